@@ -1,0 +1,32 @@
+#pragma once
+// The agent's on-disk copy of the address lists it last knew, so an agent
+// restarted while no hub is reachable can still resolve (marked stale, with
+// the age of the data).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+
+namespace cascade::agent {
+
+struct ServiceSnapshot {
+  proto::ServiceKey service;
+  std::uint64_t version = 0;
+  WallMs fetched_wall_ms = 0;  // when the hub last confirmed this list
+  std::vector<proto::Instance> instances;
+  bool operator==(const ServiceSnapshot&) const = default;
+};
+
+class SnapshotStore {
+ public:
+  virtual ~SnapshotStore() = default;
+  virtual std::vector<ServiceSnapshot> load_all() = 0;
+  // Upserts these services and deletes `removed` in one transaction.
+  virtual void save(const std::vector<ServiceSnapshot>& services,
+                    const std::vector<proto::ServiceKey>& removed) = 0;
+};
+
+}  // namespace cascade::agent

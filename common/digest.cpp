@@ -1,0 +1,65 @@
+#include "common/digest.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace cascade::proto {
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+
+class Fnv {
+ public:
+  void bytes(std::string_view s) {
+    u64(s.size());  // length prefix keeps ("ab","c") apart from ("a","bc")
+    for (unsigned char c : s) mix(c);
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(v >> (8 * i)));
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  void mix(unsigned char c) {
+    h_ ^= c;
+    h_ *= kFnvPrime;
+  }
+  std::uint64_t h_ = kFnvOffset;
+};
+
+auto sort_key(const Registration& r) { return std::tie(r.service, r.instance.id); }
+
+}  // namespace
+
+void canonicalize(std::vector<Registration>& regs) {
+  std::sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {
+    return sort_key(a) < sort_key(b);
+  });
+  regs.erase(std::unique(regs.begin(), regs.end()), regs.end());
+}
+
+std::uint64_t digest_of(const std::vector<Registration>& canonical_regs) {
+  if (canonical_regs.empty()) return 0;
+  Fnv h;
+  h.u64(canonical_regs.size());
+  for (const auto& r : canonical_regs) {
+    h.bytes(r.service.name);
+    h.bytes(r.service.group);
+    const auto& in = r.instance;
+    h.bytes(in.id);
+    h.bytes(in.address);
+    h.u64(in.weight);
+    h.bytes(in.zone);
+    h.u64(static_cast<std::uint64_t>(in.status));
+    h.u64(in.metadata.size());
+    for (const auto& [k, v] : in.metadata) {
+      h.bytes(k);
+      h.bytes(v);
+    }
+  }
+  const auto d = h.value();
+  return d == 0 ? 1 : d;
+}
+
+}  // namespace cascade::proto

@@ -1,0 +1,51 @@
+#pragma once
+// Logging helpers. Bad input from the network is logged through a RateLimit so
+// a peer sending garbage cannot flood the log; everything is still counted.
+
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/clock.hpp"
+
+namespace cascade {
+
+// Allows `burst` events per `period`; reports how many were suppressed since
+// the last allowed one so the log line can say so.
+class RateLimit {
+ public:
+  RateLimit(std::uint32_t burst, Duration period) : burst_(burst), period_(period) {}
+
+  // True when this event may be logged. `suppressed` receives the number of
+  // events dropped since the previous allowed one.
+  bool allow(MonoTime now, std::uint64_t& suppressed) {
+    if (now >= window_start_ + period_) {
+      window_start_ = now;
+      used_ = 0;
+    }
+    if (used_ < burst_) {
+      ++used_;
+      suppressed = suppressed_;
+      suppressed_ = 0;
+      return true;
+    }
+    ++suppressed_;
+    return false;
+  }
+
+ private:
+  std::uint32_t burst_;
+  Duration period_;
+  MonoTime window_start_{};
+  std::uint32_t used_ = 0;
+  std::uint64_t suppressed_ = 0;
+};
+
+// Parses "trace|debug|info|warn|error|critical|off"; false when unknown.
+bool parse_log_level(std::string_view text, spdlog::level::level_enum& out);
+
+// Sets the default logger's pattern and level (stderr, so stdout stays for data).
+void init_logging(std::string_view program, spdlog::level::level_enum level);
+
+}  // namespace cascade

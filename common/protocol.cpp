@@ -1,0 +1,58 @@
+#include "common/protocol.hpp"
+
+namespace cascade::proto {
+
+const char* to_string(InstanceStatus s) {
+  switch (s) {
+    case InstanceStatus::kUp: return "UP";
+    case InstanceStatus::kDown: return "DOWN";
+    case InstanceStatus::kOutOfService: return "OUT_OF_SERVICE";
+    case InstanceStatus::kStarting: return "STARTING";
+  }
+  return "UNKNOWN";
+}
+
+std::optional<InstanceStatus> parse_status(std::string_view s) {
+  for (std::uint8_t i = 0; i <= kMaxInstanceStatus; ++i) {
+    const auto status = static_cast<InstanceStatus>(i);
+    if (s == to_string(status)) return status;
+  }
+  return std::nullopt;
+}
+
+const char* to_string(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kUnknownVersion: return "unknown_version";
+    case ErrorCode::kMalformed: return "malformed";
+    case ErrorCode::kTooLarge: return "too_large";
+    case ErrorCode::kUnknownType: return "unknown_type";
+    case ErrorCode::kStaleEpoch: return "stale_epoch";
+    case ErrorCode::kInvalid: return "invalid";
+  }
+  return "unknown";
+}
+
+const char* to_string(MsgType t) {
+  switch (t) {
+    case MsgType::kUpBeat: return "UpBeat";
+    case MsgType::kDownBeat: return "DownBeat";
+    case MsgType::kQuery: return "Query";
+    case MsgType::kQueryReply: return "QueryReply";
+    case MsgType::kDeregister: return "Deregister";
+    case MsgType::kDeregisterAck: return "DeregisterAck";
+    case MsgType::kStatusRequest: return "StatusRequest";
+    case MsgType::kStatusReply: return "StatusReply";
+    case MsgType::kServicesRequest: return "ServicesRequest";
+    case MsgType::kServicesReply: return "ServicesReply";
+    case MsgType::kError: return "Error";
+    case MsgType::kBatch: return "Batch";
+  }
+  return "Unknown";
+}
+
+MsgType type_of(const Message& m) {
+  // Variant alternatives are declared in MsgType order, UpBeat = 1.
+  return static_cast<MsgType>(m.index() + 1);
+}
+
+}  // namespace cascade::proto

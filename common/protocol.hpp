@@ -1,0 +1,224 @@
+#pragma once
+// cascade wire messages, version 1. The normative description with field
+// tables lives in schemas/protocol-v1.md; golden samples in schemas/golden/.
+// Every message is a MessagePack array [protocol_version, type, fields...];
+// decoders ignore trailing fields they do not know (forward compatibility).
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace cascade::proto {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::string_view kDefaultGroup = "default";
+
+// Limits enforced by the decoder (and by the agent before it sends).
+inline constexpr std::size_t kMaxServiceNameBytes = 255;
+inline constexpr std::size_t kMaxIdBytes = 255;
+inline constexpr std::size_t kMaxAddressBytes = 1024;
+inline constexpr std::size_t kMaxMetadataEntries = 64;
+inline constexpr std::size_t kMaxMetadataKeyBytes = 128;
+inline constexpr std::size_t kMaxMetadataValueBytes = 1024;
+inline constexpr std::size_t kMaxBatchMessages = 4096;
+inline constexpr std::size_t kDefaultMaxFrameBytes = 4 * 1024 * 1024;
+
+enum class MsgType : std::uint8_t {
+  kUpBeat = 1,
+  kDownBeat = 2,
+  kQuery = 3,
+  kQueryReply = 4,
+  kDeregister = 5,
+  kDeregisterAck = 6,
+  kStatusRequest = 7,
+  kStatusReply = 8,
+  kServicesRequest = 9,
+  kServicesReply = 10,
+  kError = 11,
+  kBatch = 12,
+};
+
+enum class InstanceStatus : std::uint8_t { kUp = 0, kDown = 1, kOutOfService = 2, kStarting = 3 };
+inline constexpr std::uint8_t kMaxInstanceStatus = 3;
+
+struct ServiceKey {
+  std::string name;
+  std::string group{kDefaultGroup};
+  auto operator<=>(const ServiceKey&) const = default;
+};
+
+struct Instance {
+  std::string id;       // unique within its service
+  std::string address;  // host:port or URL
+  std::uint32_t weight = 100;
+  std::string zone;
+  InstanceStatus status = InstanceStatus::kUp;
+  std::map<std::string, std::string> metadata;
+  bool operator==(const Instance&) const = default;
+};
+
+// One instance an agent provides, as carried in its registration set.
+struct Registration {
+  ServiceKey service;
+  Instance instance;
+  bool operator==(const Registration&) const = default;
+};
+
+// "I use this service and hold this version of it" (0 = nothing held yet).
+struct ServiceUse {
+  ServiceKey service;
+  std::uint64_t version = 0;
+  bool operator==(const ServiceUse&) const = default;
+};
+
+// agent -> hub, every beat interval. `registrations` is present only when the
+// set changed since the hub last acknowledged it, or when the hub asked for it.
+struct UpBeat {
+  std::string node_id;
+  std::uint64_t epoch = 0;  // changes on every agent start
+  std::uint64_t seq = 0;    // increases per message within an epoch
+  std::uint64_t digest = 0; // digest of the full registration set (common/digest.hpp)
+  std::optional<std::vector<Registration>> registrations;
+  std::vector<ServiceUse> uses;
+  bool operator==(const UpBeat&) const = default;
+};
+
+enum class UpdateKind : std::uint8_t {
+  kDelta = 0,  // upserts are added or changed instances, removed are ids
+  kFull = 1,   // upserts are the whole list; drop anything not in it
+  kGone = 2,   // the service has no instances at this hub
+};
+inline constexpr std::uint8_t kMaxUpdateKind = 2;
+
+struct ServiceUpdate {
+  ServiceKey service;
+  std::uint64_t from_version = 0;  // a delta applies only on top of exactly this version
+  std::uint64_t version = 0;       // the version the receiver holds after applying
+  UpdateKind kind = UpdateKind::kDelta;
+  std::vector<Instance> upserts;
+  std::vector<std::string> removed;
+  bool operator==(const ServiceUpdate&) const = default;
+};
+
+// hub -> agent, the reply to every UpBeat.
+struct DownBeat {
+  std::string hub_id;
+  std::uint64_t hub_epoch = 0;
+  std::string node_id;        // echoed, so proxies can fan replies out
+  std::uint64_t ack_seq = 0;  // the UpBeat seq this answers
+  bool send_full = false;     // the hub does not know the digest: resend the set
+  std::uint32_t lease_ms = 0; // the lease the hub granted
+  std::vector<ServiceUpdate> updates;
+  bool operator==(const DownBeat&) const = default;
+};
+
+struct Query {
+  std::uint64_t request_id = 0;
+  std::string node_id;  // who asks; may be empty for tools
+  ServiceKey service;
+  bool operator==(const Query&) const = default;
+};
+
+struct QueryReply {
+  std::uint64_t request_id = 0;
+  std::string hub_id;
+  std::uint64_t hub_epoch = 0;
+  ServiceKey service;
+  bool found = false;
+  std::uint64_t version = 0;
+  std::vector<Instance> instances;
+  bool operator==(const QueryReply&) const = default;
+};
+
+// Graceful stop: drop every instance of this node at once.
+struct Deregister {
+  std::string node_id;
+  std::uint64_t epoch = 0;
+  std::uint64_t seq = 0;
+  bool operator==(const Deregister&) const = default;
+};
+
+struct DeregisterAck {
+  std::string node_id;
+  std::uint64_t seq = 0;
+  std::uint32_t removed = 0;
+  bool operator==(const DeregisterAck&) const = default;
+};
+
+struct StatusRequest {
+  std::uint64_t request_id = 0;
+  bool operator==(const StatusRequest&) const = default;
+};
+
+struct StatusReply {
+  std::uint64_t request_id = 0;
+  std::string hub_id;
+  std::uint32_t tier = 1;
+  std::uint64_t hub_epoch = 0;
+  std::int64_t uptime_ms = 0;
+  std::uint64_t nodes = 0;
+  std::uint64_t services = 0;
+  std::uint64_t instances = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> counters;
+  bool operator==(const StatusReply&) const = default;
+};
+
+struct ServicesRequest {
+  std::uint64_t request_id = 0;
+  bool operator==(const ServicesRequest&) const = default;
+};
+
+struct ServiceSummary {
+  ServiceKey service;
+  std::uint64_t version = 0;
+  std::uint32_t instances = 0;
+  std::uint32_t up = 0;
+  bool operator==(const ServiceSummary&) const = default;
+};
+
+struct ServicesReply {
+  std::uint64_t request_id = 0;
+  std::vector<ServiceSummary> services;
+  bool operator==(const ServicesReply&) const = default;
+};
+
+enum class ErrorCode : std::uint8_t {
+  kUnknownVersion = 1,
+  kMalformed = 2,
+  kTooLarge = 3,
+  kUnknownType = 4,
+  kStaleEpoch = 5,
+  kInvalid = 6,  // well-formed but violates a limit or rule
+};
+inline constexpr std::uint8_t kMaxErrorCode = 6;
+
+struct ErrorReply {
+  ErrorCode code = ErrorCode::kMalformed;
+  std::string message;
+  std::uint64_t ref = 0;  // request id or seq of the offending message, 0 if unknown
+  bool operator==(const ErrorReply&) const = default;
+};
+
+using Message = std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck,
+                             StatusRequest, StatusReply, ServicesRequest, ServicesReply, ErrorReply>;
+
+const char* to_string(InstanceStatus s);
+std::optional<InstanceStatus> parse_status(std::string_view s);
+const char* to_string(ErrorCode c);
+const char* to_string(MsgType t);
+MsgType type_of(const Message& m);
+
+}  // namespace cascade::proto
+
+template <>
+struct std::hash<cascade::proto::ServiceKey> {
+  std::size_t operator()(const cascade::proto::ServiceKey& k) const noexcept {
+    const std::size_t h = std::hash<std::string>{}(k.name);
+    return h ^ (std::hash<std::string>{}(k.group) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  }
+};
