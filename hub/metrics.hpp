@@ -1,0 +1,45 @@
+#pragma once
+// Hub counters, declared once. Detected, enforced and rejected events are
+// counted separately so an operator can tell "saw" from "did".
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cascade::hub {
+
+#define CASCADE_HUB_COUNTERS(X)                                                     \
+  X(beats)                /* UpBeats handled */                                     \
+  X(beats_stale_seq)      /* UpBeats older than one already applied */              \
+  X(stale_epoch)          /* messages from an agent incarnation already replaced */ \
+  X(full_sets_received)   /* registration sets applied */                           \
+  X(full_sets_requested)  /* DownBeats that asked for the full set */               \
+  X(queries)              /* Query messages answered */                             \
+  X(queries_not_found)    /* ... of which the service had no instance */            \
+  X(deregistrations)      /* graceful Deregister messages */                        \
+  X(nodes_expired)        /* agents whose lease ran out */                          \
+  X(instances_expired)    /* instances removed by lease expiry */                   \
+  X(expiry_deferred)      /* ticks that hit the per-tick expiry cap */              \
+  X(updates_delta)        /* service deltas sent downstream */                      \
+  X(updates_full)         /* full service lists sent downstream */                  \
+  X(updates_gone)         /* "service gone" updates sent downstream */              \
+  X(decode_errors)        /* frames or messages that failed to decode */            \
+  X(invalid_messages)     /* well-formed messages that broke a rule */              \
+  X(unexpected_messages)  /* reply-type messages sent to the hub */
+
+struct HubCounters {
+#define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;
+  CASCADE_HUB_COUNTERS(CASCADE_DECLARE_COUNTER)
+#undef CASCADE_DECLARE_COUNTER
+
+  std::vector<std::pair<std::string, std::uint64_t>> list() const {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+#define CASCADE_LIST_COUNTER(name) out.emplace_back(#name, name);
+    CASCADE_HUB_COUNTERS(CASCADE_LIST_COUNTER)
+#undef CASCADE_LIST_COUNTER
+    return out;
+  }
+};
+
+}  // namespace cascade::hub

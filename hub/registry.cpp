@@ -1,0 +1,162 @@
+#include "hub/registry.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace cascade::hub {
+
+namespace {
+constexpr int kVersionEpochShift = 40;
+
+template <typename T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+}  // namespace
+
+std::uint32_t ServiceEntry::up_count() const {
+  return static_cast<std::uint32_t>(std::count_if(instances.begin(), instances.end(), [](const auto& kv) {
+    return kv.second.instance.status == proto::InstanceStatus::kUp;
+  }));
+}
+
+Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
+    : version_base_(hub_epoch << kVersionEpochShift), log_capacity_(change_log_capacity) {}
+
+ServiceEntry& Registry::service(const proto::ServiceKey& key) {
+  auto [it, inserted] = services_.try_emplace(key);
+  if (inserted) it->second = std::make_unique<ServiceEntry>(key);
+  return *it->second;
+}
+
+ServiceEntry* Registry::find(const proto::ServiceKey& key) {
+  auto it = services_.find(key);
+  return it == services_.end() ? nullptr : it->second.get();
+}
+
+const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
+  auto it = services_.find(key);
+  return it == services_.end() ? nullptr : it->second.get();
+}
+
+bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner) {
+  auto [it, inserted] = svc.instances.try_emplace(instance.id);
+  InstanceEntry& entry = it->second;
+  if (!inserted && entry.instance == instance && entry.owner == owner) return false;
+  const bool content_changed = inserted || !(entry.instance == instance);
+  entry.instance = instance;
+  entry.owner = owner;
+  if (inserted) ++instance_count_;
+  dirty_instances_.push_back({&svc, instance.id});
+  // A takeover by another owner with identical content is not news to clients.
+  if (content_changed) record_change(svc, instance.id);
+  return true;
+}
+
+bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view owner) {
+  auto it = svc.instances.find(id);
+  if (it == svc.instances.end() || it->second.owner != owner) return false;
+  svc.instances.erase(it);
+  --instance_count_;
+  dirty_instances_.push_back({&svc, id});
+  record_change(svc, id);
+  return true;
+}
+
+void Registry::record_change(ServiceEntry& svc, const std::string& id) {
+  if (svc.txn != txn_) {
+    svc.txn = txn_;
+    svc.version = version_base_ | ++version_counter_;
+    dirty_services_.push_back(&svc);
+  }
+  svc.log.push_back({svc.version, id});
+  while (svc.log.size() > log_capacity_) {
+    svc.log_floor = svc.log.front().version;
+    svc.log.pop_front();
+  }
+}
+
+bool Registry::can_delta_from(const ServiceEntry& svc, std::uint64_t held) const {
+  if (held == 0 || held > svc.version) return false;
+  if (held == svc.log_floor) return true;
+  auto it = std::lower_bound(svc.log.begin(), svc.log.end(), held,
+                             [](const ChangeRecord& c, std::uint64_t v) { return c.version < v; });
+  return it != svc.log.end() && it->version == held;
+}
+
+proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc, std::uint64_t from_version) const {
+  proto::ServiceUpdate u;
+  u.service = svc.key;
+  u.from_version = from_version;
+  u.version = svc.version;
+  u.kind = proto::UpdateKind::kFull;
+  u.upserts.reserve(svc.instances.size());
+  for (const auto& [id, entry] : svc.instances) u.upserts.push_back(entry.instance);
+  return u;
+}
+
+std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc,
+                                                         std::uint64_t held) const {
+  if (held == svc.version) return std::nullopt;
+  if (!can_delta_from(svc, held)) return full_update(svc, held);
+  std::set<std::string_view> changed;
+  for (auto it = svc.log.rbegin(); it != svc.log.rend() && it->version > held; ++it)
+    changed.insert(it->instance_id);
+  proto::ServiceUpdate u;
+  u.service = svc.key;
+  u.from_version = held;
+  u.version = svc.version;
+  u.kind = proto::UpdateKind::kDelta;
+  for (auto id : changed) {
+    auto found = svc.instances.find(std::string(id));
+    if (found != svc.instances.end())
+      u.upserts.push_back(found->second.instance);
+    else
+      u.removed.emplace_back(id);
+  }
+  // A delta re-sending most of the list is no cheaper than the list itself.
+  if (!u.upserts.empty() && u.upserts.size() >= svc.instances.size()) return full_update(svc, held);
+  return u;
+}
+
+void Registry::restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
+                                std::string owner) {
+  auto& svc = service(key);
+  auto [it, inserted] = svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner)});
+  if (inserted) ++instance_count_;
+}
+
+void Registry::restore_version(const proto::ServiceKey& key, std::uint64_t version) {
+  auto& svc = service(key);
+  svc.version = version;
+  svc.log.clear();
+  svc.log_floor = version;
+}
+
+void Registry::stamp_unversioned() {
+  begin_txn();
+  for (auto& [key, svc] : services_) {
+    if (svc->version != 0 || svc->instances.empty()) continue;
+    svc->txn = txn_;
+    svc->version = version_base_ | ++version_counter_;
+    svc->log_floor = svc->version;
+    dirty_services_.push_back(svc.get());
+  }
+}
+
+std::vector<DirtyInstance> Registry::take_dirty_instances() {
+  auto out = std::move(dirty_instances_);
+  dirty_instances_.clear();
+  sort_unique(out);
+  return out;
+}
+
+std::vector<const ServiceEntry*> Registry::take_dirty_services() {
+  auto out = std::move(dirty_services_);
+  dirty_services_.clear();
+  sort_unique(out);
+  return out;
+}
+
+}  // namespace cascade::hub

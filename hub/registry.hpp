@@ -1,0 +1,112 @@
+#pragma once
+// The hub's service table: instances per service, service versions, and the
+// recent-change log that turns "I hold version v" into a delta.
+//
+// Versions. A version is (hub_epoch << 40) | counter. The epoch is stored
+// durably before the hub serves anything, so every version issued by this
+// incarnation is larger than any version an earlier incarnation issued, even
+// one that was never written to disk before a crash. A client's held version
+// is trusted for a delta only if this hub actually issued it for this service
+// (it is the log floor or appears in the log); anything else gets a full list.
+//
+// Transactions. All changes made while handling one message share one new
+// version per touched service, so a full registration set of N instances
+// moves each service by one version, not N.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/protocol.hpp"
+
+namespace cascade::hub {
+
+struct InstanceEntry {
+  proto::Instance instance;
+  std::string owner;  // node id of the registering agent
+};
+
+struct ChangeRecord {
+  std::uint64_t version;
+  std::string instance_id;
+};
+
+struct ServiceEntry {
+  explicit ServiceEntry(proto::ServiceKey k) : key(std::move(k)) {}
+  const proto::ServiceKey key;
+  std::uint64_t version = 0;
+  std::map<std::string, InstanceEntry> instances;  // by id: full lists come out sorted
+  std::deque<ChangeRecord> log;                    // ascending versions
+  std::uint64_t log_floor = 0;  // changes up to and including this version are not in the log
+  std::uint64_t txn = 0;        // transaction that last bumped the version
+  std::uint32_t up_count() const;
+};
+
+// A (service, instance id) pair that must be written to the store.
+struct DirtyInstance {
+  const ServiceEntry* service;
+  std::string id;
+  auto operator<=>(const DirtyInstance&) const = default;
+};
+
+class Registry {
+ public:
+  Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity);
+
+  // Starts a transaction: the next change to each service issues a new version.
+  void begin_txn() { ++txn_; }
+
+  ServiceEntry& service(const proto::ServiceKey& key);  // finds or creates
+  ServiceEntry* find(const proto::ServiceKey& key);
+  const ServiceEntry* find(const proto::ServiceKey& key) const;
+
+  // Adds or replaces an instance; the owner takes it over. True if anything changed.
+  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner);
+  // Removes the instance if `owner` still owns it. True if removed.
+  bool remove(ServiceEntry& svc, const std::string& id, std::string_view owner);
+
+  // What a client holding `held_version` needs; nullopt when it is current.
+  std::optional<proto::ServiceUpdate> update_for(const ServiceEntry& svc,
+                                                 std::uint64_t held_version) const;
+  proto::ServiceUpdate full_update(const ServiceEntry& svc, std::uint64_t from_version) const;
+
+  // Restores persisted state without issuing versions or logging changes.
+  void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
+                        std::string owner);
+  void restore_version(const proto::ServiceKey& key, std::uint64_t version);
+  // Gives a fresh version to restored services that have instances but no
+  // persisted version (a crash between the two writes), so clients see them.
+  void stamp_unversioned();
+
+  std::size_t service_count() const { return services_.size(); }
+  std::size_t instance_count() const { return instance_count_; }
+  template <typename Fn>
+  void for_each_service(Fn&& fn) const {
+    for (const auto& [key, svc] : services_) fn(*svc);
+  }
+
+  // Persistence: what changed since the last call (deduplicated).
+  std::vector<DirtyInstance> take_dirty_instances();
+  std::vector<const ServiceEntry*> take_dirty_services();
+
+ private:
+  void record_change(ServiceEntry& svc, const std::string& id);
+  bool can_delta_from(const ServiceEntry& svc, std::uint64_t held) const;
+
+  std::uint64_t version_base_;
+  std::uint64_t version_counter_ = 0;
+  std::size_t log_capacity_;
+  std::uint64_t txn_ = 1;
+  std::size_t instance_count_ = 0;
+  std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
+  std::vector<DirtyInstance> dirty_instances_;
+  std::vector<const ServiceEntry*> dirty_services_;
+};
+
+}  // namespace cascade::hub

@@ -1,0 +1,96 @@
+#include "hub/registry.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cascade::hub {
+namespace {
+
+proto::Instance inst(const std::string& id, const std::string& addr) {
+  proto::Instance i;
+  i.id = id;
+  i.address = addr;
+  return i;
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  Registry reg{/*hub_epoch=*/3, /*change_log_capacity=*/4};
+  proto::ServiceKey key{"svc", "default"};
+  ServiceEntry& svc = reg.service(key);
+
+  std::uint64_t add(const std::string& id, const std::string& addr) {
+    reg.begin_txn();
+    reg.upsert(svc, inst(id, addr), "node");
+    return svc.version;
+  }
+};
+
+TEST_F(RegistryTest, VersionsCarryTheHubEpochSoRestartsNeverReuseThem) {
+  const auto v = add("a", "h:1");
+  EXPECT_EQ(v >> 40, 3u);
+}
+
+TEST_F(RegistryTest, OneTransactionIsOneVersion) {
+  reg.begin_txn();
+  reg.upsert(svc, inst("a", "h:1"), "node");
+  const auto v = svc.version;
+  reg.upsert(svc, inst("b", "h:2"), "node");
+  EXPECT_EQ(svc.version, v);
+}
+
+TEST_F(RegistryTest, CurrentVersionGetsNoUpdate) {
+  const auto v = add("a", "h:1");
+  EXPECT_FALSE(reg.update_for(svc, v).has_value());
+}
+
+TEST_F(RegistryTest, DeltaCarriesOnlyWhatChangedSinceTheHeldVersion) {
+  add("a", "h:1");
+  add("b", "h:2");
+  const auto held = add("c", "h:3");
+  add("d", "h:4");
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  auto u = reg.update_for(svc, held);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->kind, proto::UpdateKind::kDelta);
+  EXPECT_EQ(u->from_version, held);
+  EXPECT_EQ(u->version, svc.version);
+  ASSERT_EQ(u->upserts.size(), 1u);
+  EXPECT_EQ(u->upserts[0].id, "d");
+  EXPECT_EQ(u->removed, std::vector<std::string>{"a"});
+}
+
+TEST_F(RegistryTest, VersionOlderThanTheLogGetsTheFullList) {
+  const auto held = add("a", "h:1");
+  for (int i = 0; i < 6; ++i) add("x" + std::to_string(i), "h:" + std::to_string(i));
+  auto u = reg.update_for(svc, held);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->kind, proto::UpdateKind::kFull);
+  EXPECT_EQ(u->upserts.size(), 7u);
+}
+
+TEST_F(RegistryTest, VersionThisHubNeverIssuedGetsTheFullList) {
+  add("a", "h:1");
+  auto& other = reg.service({"other", "default"});
+  reg.begin_txn();
+  reg.upsert(other, inst("x", "h:9"), "node");
+  add("b", "h:2");
+  auto u = reg.update_for(svc, other.version);  // in range, but never a version of this service
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->kind, proto::UpdateKind::kFull);
+}
+
+TEST_F(RegistryTest, RemoveByAnotherOwnerIsIgnored) {
+  add("a", "h:1");
+  reg.begin_txn();
+  EXPECT_FALSE(reg.remove(svc, "a", "someone-else"));
+  EXPECT_EQ(svc.instances.size(), 1u);
+}
+
+TEST_F(RegistryTest, IdenticalUpsertDoesNotMoveTheVersion) {
+  const auto v = add("a", "h:1");
+  EXPECT_EQ(add("a", "h:1"), v);
+}
+
+}  // namespace
+}  // namespace cascade::hub
