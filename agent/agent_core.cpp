@@ -1,0 +1,300 @@
+#include "agent/agent_core.hpp"
+
+#include <algorithm>
+
+#include "common/digest.hpp"
+
+namespace cascade::agent {
+
+namespace {
+template <typename T>
+void append(std::vector<T>& to, std::vector<T>&& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+}  // namespace
+
+void AgentActions::merge(AgentActions&& other) {
+  append(send, std::move(other.send));
+  append(changed, std::move(other.changed));
+  append(dropped, std::move(other.dropped));
+  append(answered, std::move(other.answered));
+  append(timed_out, std::move(other.timed_out));
+  deregistered |= other.deregistered;
+}
+
+AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
+    : config_(std::move(config)), rng_(rng_seed) {}
+
+AgentActions AgentCore::start(MonoTime now) {
+  AgentActions out;
+  send_beat(now, out);  // announce ourselves at once; the period is jittered from here
+  return out;
+}
+
+MonoTime AgentCore::next_deadline() const {
+  MonoTime next = next_beat_at_;
+  if (resend_full_at_) next = std::min(next, *resend_full_at_);
+  for (const auto& [id, q] : pending_) next = std::min(next, q.deadline);
+  return next;
+}
+
+AgentActions AgentCore::on_timer(MonoTime now) {
+  AgentActions out;
+  expire_queries(now, out);
+  if (resend_full_at_ && now >= *resend_full_at_) {
+    resend_full_at_.reset();
+    need_full_ = true;
+    next_beat_at_ = now;
+  }
+  if (now < next_beat_at_) return out;
+  if (awaiting_reply_ && ++misses_ >= config_.misses_before_failover) {
+    fail_over(now);
+    return out;
+  }
+  expire_unused(now, out);
+  send_beat(now, out);
+  return out;
+}
+
+void AgentCore::fail_over(MonoTime now) {
+  current_hub_ = (current_hub_ + 1) % config_.hub_count;
+  misses_ = 0;
+  awaiting_reply_ = false;
+  ++failovers_;
+  ++failover_streak_;
+  // Capped exponential backoff, jittered so a fleet losing one hub does not
+  // arrive at the next one in the same instant.
+  const auto shift = std::min<std::uint32_t>(failover_streak_ - 1, 20);
+  const Duration backoff = std::min<Duration>(config_.failover_backoff_base * (std::int64_t{1} << shift), config_.failover_backoff_max);
+  next_beat_at_ = now + rng_.jittered(backoff, 0.2);
+}
+
+proto::UpBeat AgentCore::build_beat() {
+  proto::UpBeat beat;
+  beat.node_id = config_.node_id;
+  beat.epoch = config_.epoch;
+  beat.seq = ++seq_;
+  beat.digest = digest_;
+  if (need_full_) {
+    beat.registrations = registrations_;
+    full_sent_seq_ = beat.seq;
+  }
+  std::set<proto::ServiceKey> used(pinned_);
+  for (const auto& [key, entry] : cache_) used.insert(key);
+  beat.uses.reserve(used.size());
+  for (const auto& key : used) {
+    auto it = cache_.find(key);
+    beat.uses.push_back({key, it == cache_.end() ? 0 : it->second.version});
+  }
+  return beat;
+}
+
+void AgentCore::send_beat(MonoTime now, AgentActions& out) {
+  out.send.push_back({current_hub_, build_beat()});
+  awaiting_reply_ = true;
+  next_beat_at_ = now + rng_.jittered(config_.beat_interval, config_.beat_jitter);
+}
+
+AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub, const proto::Message& message) {
+  AgentActions out;
+  if (const auto* down = std::get_if<proto::DownBeat>(&message)) {
+    // Versions are per hub: a late answer from a hub we left cannot be applied.
+    if (from_hub == current_hub_ && down->node_id == config_.node_id) on_downbeat(now, *down, out);
+  } else if (const auto* reply = std::get_if<proto::QueryReply>(&message)) {
+    on_query_reply(now, *reply, out);
+  } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
+    out.deregistered = ack->node_id == config_.node_id;
+  }
+  return out;
+}
+
+void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
+  if (down.ack_seq == seq_) awaiting_reply_ = false;
+  misses_ = 0;
+  failover_streak_ = 0;
+  last_reply_at_ = now;
+  if (hub_epoch_ != 0 && (down.hub_epoch != hub_epoch_ || down.hub_id != hub_id_)) {
+    // The hub restarted (or we moved): resend our set once, at a random point
+    // within one interval, so a whole fleet does not resend in the same instant.
+    resend_full_at_ = now + Duration{rng_.uniform(0, config_.beat_interval.count())};
+  }
+  hub_epoch_ = down.hub_epoch;
+  hub_id_ = down.hub_id;
+  if (down.send_full) {
+    need_full_ = true;
+    next_beat_at_ = now;  // the hub lacks our set: send it now rather than in an interval
+  } else if (down.ack_seq >= full_sent_seq_ && full_sent_seq_ != 0) {
+    need_full_ = false;
+  }
+  for (const auto& update : down.updates) apply_update(now, update, out);
+  // Every entry the beat declared is now confirmed current by the hub.
+  for (auto& [key, entry] : cache_) {
+    entry.confirmed_at = now;
+    entry.from_snapshot = false;
+  }
+}
+
+void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out) {
+  auto it = cache_.find(update.service);
+  if (it == cache_.end()) {
+    if (!pinned_.contains(update.service)) return;  // dropped meanwhile
+    it = cache_.emplace(update.service, CacheEntry{}).first;
+    it->second.last_used = now;
+  }
+  CacheEntry& entry = it->second;
+  switch (update.kind) {
+    case proto::UpdateKind::kDelta:
+      if (entry.version != update.from_version) return;  // stale delta: the next beat repairs it
+      for (const auto& id : update.removed) entry.instances.erase(id);
+      for (const auto& in : update.upserts) entry.instances.insert_or_assign(in.id, in);
+      break;
+    case proto::UpdateKind::kFull:
+      entry.instances.clear();
+      for (const auto& in : update.upserts) entry.instances.emplace(in.id, in);
+      break;
+    case proto::UpdateKind::kGone:
+      entry.instances.clear();
+      break;
+  }
+  entry.version = update.version;
+  out.changed.push_back(update.service);
+}
+
+void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out) {
+  auto pending = pending_.find(reply.request_id);
+  if (pending == pending_.end()) return;  // timed out already; the beat keeps the entry fresh
+  pending_.erase(pending);
+  CacheEntry& entry = cache_[reply.service];
+  entry.instances.clear();
+  for (const auto& in : reply.instances) entry.instances.emplace(in.id, in);
+  entry.version = reply.version;
+  entry.last_used = now;
+  entry.confirmed_at = now;
+  entry.from_snapshot = false;
+  out.changed.push_back(reply.service);
+  out.answered.push_back(reply.request_id);
+}
+
+void AgentCore::expire_unused(MonoTime now, AgentActions& out) {
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (!pinned_.contains(it->first) && now - it->second.last_used >= config_.subscription_ttl) {
+      out.dropped.push_back(it->first);
+      it = cache_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void AgentCore::expire_queries(MonoTime now, AgentActions& out) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (now >= it->second.deadline) {
+      out.timed_out.push_back(it->first);
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+AgentActions AgentCore::add_registration(MonoTime now, proto::Registration reg) {
+  std::erase_if(registrations_, [&](const proto::Registration& r) {
+    return r.service == reg.service && r.instance.id == reg.instance.id;
+  });
+  registrations_.push_back(std::move(reg));
+  registrations_changed(now);
+  return {};
+}
+
+AgentActions AgentCore::remove_registration(MonoTime now, const proto::ServiceKey& service,
+                                            const std::string& id) {
+  const auto removed = std::erase_if(registrations_, [&](const proto::Registration& r) {
+    return r.service == service && r.instance.id == id;
+  });
+  if (removed > 0) registrations_changed(now);
+  return {};
+}
+
+void AgentCore::registrations_changed(MonoTime now) {
+  proto::canonicalize(registrations_);
+  digest_ = proto::digest_of(registrations_);
+  need_full_ = true;
+  next_beat_at_ = std::min(next_beat_at_, now);  // changes travel at once, not next interval
+}
+
+void AgentCore::pin(const proto::ServiceKey& service) { pinned_.insert(service); }
+
+Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
+                                    WallMs wall_now) const {
+  Resolution r;
+  r.service = key;
+  r.version = e.version;
+  r.instances.reserve(e.instances.size());
+  for (const auto& [id, in] : e.instances) r.instances.push_back(in);
+  r.source = e.from_snapshot ? Source::kSnapshot : Source::kHub;
+  r.age = e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
+                          : now - e.confirmed_at;
+  r.stale = e.from_snapshot || r.age > stale_after();
+  return r;
+}
+
+std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) {
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return std::nullopt;
+  auto r = resolution_of(service, it->second, now, wall_now);
+  if (r.stale) return std::nullopt;
+  it->second.last_used = now;
+  return r;
+}
+
+std::optional<Resolution> AgentCore::lookup_any(MonoTime now, WallMs wall_now,
+                                                const proto::ServiceKey& service) {
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return std::nullopt;
+  it->second.last_used = now;
+  return resolution_of(service, it->second, now, wall_now);
+}
+
+AgentActions AgentCore::query(MonoTime now, const proto::ServiceKey& service, std::uint64_t& request_id) {
+  request_id = ++request_seq_;
+  pending_[request_id] = PendingQuery{service, now + config_.query_timeout};
+  AgentActions out;
+  out.send.push_back({current_hub_, proto::Query{request_id, config_.node_id, service}});
+  return out;
+}
+
+AgentActions AgentCore::shutdown(MonoTime) {
+  AgentActions out;
+  out.send.push_back({current_hub_, proto::Deregister{config_.node_id, config_.epoch, ++seq_}});
+  return out;
+}
+
+void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now) {
+  for (const auto& snap : services) {
+    CacheEntry& entry = cache_[snap.service];
+    entry.version = snap.version;
+    entry.instances.clear();
+    for (const auto& in : snap.instances) entry.instances.emplace(in.id, in);
+    entry.from_snapshot = true;
+    entry.snapshot_wall_ms = snap.fetched_wall_ms;
+    entry.last_used = now;  // a restored entry gets one TTL to be used again
+  }
+}
+
+ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs wall_now, MonoTime now) const {
+  ServiceSnapshot snap;
+  snap.service = service;
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return snap;
+  const CacheEntry& e = it->second;
+  snap.version = e.version;
+  snap.fetched_wall_ms = e.from_snapshot ? e.snapshot_wall_ms : wall_now - (now - e.confirmed_at).count();
+  for (const auto& [id, in] : e.instances) snap.instances.push_back(in);
+  return snap;
+}
+
+bool AgentCore::hub_reachable(MonoTime now) const {
+  return last_reply_at_ && now - *last_reply_at_ <= stale_after();
+}
+
+}  // namespace cascade::agent

@@ -1,0 +1,157 @@
+#pragma once
+// The agent's logic as a deterministic state machine: beats, registrations,
+// the cache of used services, queries and hub failover.
+//
+// AgentCore takes (now, event) and returns AgentActions: messages to send to
+// which hub, and what changed in the cache. It reads no clock and owns no
+// socket; hub indexes refer to the hub list the adapter was configured with.
+// Thread-safety: none; agent/client.hpp serialises access.
+//
+// Beat schedule: one UpBeat per beat interval ±jitter to the current hub. A
+// beat left unanswered when the next one is due is a miss; after
+// `misses_before_failover` misses the agent moves to the next hub after a
+// capped, jittered exponential backoff. A registration change beats at once.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/snapshot_store.hpp"
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+#include "common/random.hpp"
+
+namespace cascade::agent {
+
+struct AgentCoreConfig {
+  std::string node_id;
+  std::uint64_t epoch = 1;  // must change on every start
+  std::size_t hub_count = 1;
+  Duration beat_interval{2000};
+  double beat_jitter = 0.1;  // ±10%
+  std::uint32_t misses_before_failover = 3;
+  Duration failover_backoff_base{500};
+  Duration failover_backoff_max{30'000};
+  Duration subscription_ttl{std::chrono::minutes(5)};  // unused entries are dropped after this
+  Duration query_timeout{2000};
+};
+
+struct Outgoing {
+  std::size_t hub;  // index into the configured hub list
+  proto::Message message;
+};
+
+struct AgentActions {
+  std::vector<Outgoing> send;
+  std::vector<proto::ServiceKey> changed;  // cache entries whose list changed
+  std::vector<proto::ServiceKey> dropped;  // cache entries dropped (unused for the TTL)
+  std::vector<std::uint64_t> answered;     // query ids that got a reply
+  std::vector<std::uint64_t> timed_out;    // query ids that got none in time
+  bool deregistered = false;               // the hub acknowledged our Deregister
+  void merge(AgentActions&& other);
+};
+
+enum class Source : std::uint8_t { kHub, kSnapshot };
+
+struct Resolution {
+  proto::ServiceKey service;
+  std::uint64_t version = 0;
+  std::vector<proto::Instance> instances;
+  Source source = Source::kHub;
+  bool stale = false;  // not confirmed by a hub recently (or only from the snapshot)
+  Duration age{0};     // since a hub last confirmed this list
+};
+
+class AgentCore {
+ public:
+  AgentCore(AgentCoreConfig config, std::uint64_t rng_seed);
+
+  AgentActions start(MonoTime now);
+  AgentActions on_timer(MonoTime now);
+  AgentActions on_message(MonoTime now, std::size_t from_hub, const proto::Message& message);
+  MonoTime next_deadline() const;
+
+  // Registration set. A change beats at once.
+  AgentActions add_registration(MonoTime now, proto::Registration reg);
+  AgentActions remove_registration(MonoTime now, const proto::ServiceKey& service, const std::string& id);
+
+  // Keeps a service fresh regardless of use (the daemon's --use).
+  void pin(const proto::ServiceKey& service);
+
+  // A fresh cached answer (and marks the entry used), or nothing.
+  std::optional<Resolution> lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
+  // Whatever is cached, however stale (used when the hub cannot answer).
+  std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
+  // Sends a synchronous query; the reply arrives as `answered` with this id.
+  AgentActions query(MonoTime now, const proto::ServiceKey& service, std::uint64_t& request_id);
+
+  // Graceful stop: one Deregister for all instances.
+  AgentActions shutdown(MonoTime now);
+
+  void restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now);
+  ServiceSnapshot snapshot_of(const proto::ServiceKey& service, WallMs wall_now, MonoTime now) const;
+
+  bool hub_reachable(MonoTime now) const;
+  std::size_t current_hub() const { return current_hub_; }
+  std::uint64_t failovers() const { return failovers_; }
+  std::uint64_t digest() const { return digest_; }
+  const std::vector<proto::Registration>& registrations() const { return registrations_; }
+  std::size_t cache_size() const { return cache_.size(); }
+
+ private:
+  struct CacheEntry {
+    std::uint64_t version = 0;
+    std::map<std::string, proto::Instance> instances;
+    MonoTime last_used{};
+    MonoTime confirmed_at{};      // last time a hub said this list is current
+    bool from_snapshot = false;   // never confirmed since the agent started
+    WallMs snapshot_wall_ms = 0;  // when the snapshot's list was confirmed
+  };
+  struct PendingQuery {
+    proto::ServiceKey service;
+    MonoTime deadline;
+  };
+
+  proto::UpBeat build_beat();
+  void send_beat(MonoTime now, AgentActions& out);
+  void fail_over(MonoTime now);
+  void on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out);
+  void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
+  void apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
+  void expire_unused(MonoTime now, AgentActions& out);
+  void expire_queries(MonoTime now, AgentActions& out);
+  void registrations_changed(MonoTime now);
+  Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
+                           WallMs wall_now) const;
+  Duration stale_after() const { return config_.beat_interval * 3; }
+
+  AgentCoreConfig config_;
+  Rng rng_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t request_seq_ = 0;
+
+  std::vector<proto::Registration> registrations_;  // canonical
+  std::uint64_t digest_ = 0;
+  bool need_full_ = false;            // the hub may not hold our current set
+  std::uint64_t full_sent_seq_ = 0;   // seq of the last beat that carried the set
+  std::optional<MonoTime> resend_full_at_;  // after a hub restart, jittered
+
+  std::map<proto::ServiceKey, CacheEntry> cache_;
+  std::set<proto::ServiceKey> pinned_;
+  std::map<std::uint64_t, PendingQuery> pending_;
+
+  std::size_t current_hub_ = 0;
+  std::uint64_t hub_epoch_ = 0;
+  std::string hub_id_;
+  MonoTime next_beat_at_{};
+  bool awaiting_reply_ = false;
+  std::uint32_t misses_ = 0;
+  std::uint32_t failover_streak_ = 0;
+  std::uint64_t failovers_ = 0;
+  std::optional<MonoTime> last_reply_at_;
+};
+
+}  // namespace cascade::agent

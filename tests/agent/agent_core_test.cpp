@@ -1,0 +1,311 @@
+#include "agent/agent_core.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cascade::agent {
+namespace {
+
+constexpr Duration kInterval{2000};
+
+proto::ServiceKey key(const std::string& name) { return proto::ServiceKey{name, "default"}; }
+
+proto::Registration reg(const std::string& service, const std::string& id, const std::string& address) {
+  proto::Registration r;
+  r.service = key(service);
+  r.instance.id = id;
+  r.instance.address = address;
+  return r;
+}
+
+proto::Instance inst(const std::string& id, const std::string& address) {
+  proto::Instance i;
+  i.id = id;
+  i.address = address;
+  return i;
+}
+
+class AgentCoreTest : public ::testing::Test {
+ protected:
+  AgentCoreConfig config() {
+    AgentCoreConfig c;
+    c.node_id = "agent-1";
+    c.epoch = 11;
+    c.hub_count = 3;
+    c.beat_interval = kInterval;
+    c.misses_before_failover = 3;
+    c.failover_backoff_base = Duration{500};
+    c.failover_backoff_max = Duration{4000};
+    c.subscription_ttl = Duration{60'000};
+    return c;
+  }
+  FakeClock clock;
+  AgentCore core{config(), /*rng_seed=*/1};
+
+  // Runs timers until `until`, answering nothing. Returns every beat sent with its hub.
+  std::vector<Outgoing> run_silent(MonoTime until) {
+    std::vector<Outgoing> sent;
+    while (core.next_deadline() <= until) {
+      clock.set(std::max(clock.now(), core.next_deadline()));
+      auto a = core.on_timer(clock.now());
+      for (auto& o : a.send) sent.push_back(std::move(o));
+    }
+    clock.set(until);
+    return sent;
+  }
+  proto::UpBeat last_beat(const AgentActions& a) {
+    EXPECT_FALSE(a.send.empty());
+    return std::get<proto::UpBeat>(a.send.back().message);
+  }
+  proto::DownBeat down_for(const proto::UpBeat& beat, bool send_full = false) {
+    proto::DownBeat d;
+    d.hub_id = "hub-a";
+    d.hub_epoch = 1;
+    d.node_id = beat.node_id;
+    d.ack_seq = beat.seq;
+    d.send_full = send_full;
+    return d;
+  }
+  // Beats once (advancing to the next beat) and returns the beat.
+  proto::UpBeat next_beat() {
+    clock.set(core.next_deadline());
+    return last_beat(core.on_timer(clock.now()));
+  }
+};
+
+TEST_F(AgentCoreTest, FirstBeatGoesOutAtStartAndCarriesTheSet) {
+  core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto beat = last_beat(core.start(clock.now()));
+  ASSERT_TRUE(beat.registrations.has_value());
+  EXPECT_EQ(beat.registrations->size(), 1u);
+  EXPECT_NE(beat.digest, 0u);
+  EXPECT_EQ(beat.epoch, 11u);
+}
+
+TEST_F(AgentCoreTest, AcknowledgedSetIsNotResentUntilItChanges) {
+  core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto first = last_beat(core.start(clock.now()));
+  core.on_message(clock.now(), 0, down_for(first));
+  auto second = next_beat();
+  EXPECT_FALSE(second.registrations.has_value());
+  EXPECT_EQ(second.digest, first.digest);
+  core.on_message(clock.now(), 0, down_for(second));
+
+  core.add_registration(clock.now(), reg("svc", "i2", "a:2"));
+  EXPECT_EQ(core.next_deadline(), clock.now()) << "a change beats at once";
+  auto third = next_beat();
+  ASSERT_TRUE(third.registrations.has_value());
+  EXPECT_EQ(third.registrations->size(), 2u);
+  EXPECT_NE(third.digest, first.digest);
+}
+
+TEST_F(AgentCoreTest, HubAskingForTheSetGetsItOnTheNextBeatAtOnce) {
+  core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto first = last_beat(core.start(clock.now()));
+  core.on_message(clock.now(), 0, down_for(first));
+  auto second = next_beat();
+  core.on_message(clock.now(), 0, down_for(second, /*send_full=*/true));
+  EXPECT_EQ(core.next_deadline(), clock.now());
+  EXPECT_TRUE(next_beat().registrations.has_value());
+}
+
+TEST_F(AgentCoreTest, BeatIntervalIsJitteredWithinTenPercent) {
+  core.start(clock.now());
+  std::set<std::int64_t> gaps;
+  for (int i = 0; i < 50; ++i) {
+    auto before = clock.now();
+    auto b = next_beat();
+    core.on_message(clock.now(), 0, down_for(b));
+    const auto gap = (clock.now() - before).count();
+    EXPECT_GE(gap, 1800);
+    EXPECT_LE(gap, 2200);
+    gaps.insert(gap);
+  }
+  EXPECT_GT(gaps.size(), 10u) << "beats must not be in lockstep";
+}
+
+TEST_F(AgentCoreTest, FailoverAfterThreeMissesWithGrowingCappedBackoff) {
+  auto sent = core.start(clock.now()).send;
+  for (auto& o : run_silent(clock.now() + Duration{60'000})) sent.push_back(std::move(o));
+  // Hubs are tried in order 0,1,2,0,... and each gets three beats before we move.
+  ASSERT_GE(sent.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(sent[i].hub, (i / 3) % 3) << "beat " << i;
+  EXPECT_GE(core.failovers(), 4u);
+}
+
+TEST_F(AgentCoreTest, FailoverBackoffDoublesAndIsCapped) {
+  core.start(clock.now());
+  std::vector<MonoTime> first_beat_at_hub_change;
+  std::size_t hub = 0;
+  MonoTime last_beat_time = clock.now();
+  std::vector<Duration> pauses;
+  while (pauses.size() < 6) {
+    clock.set(core.next_deadline());
+    auto a = core.on_timer(clock.now());
+    if (a.send.empty()) continue;
+    if (a.send.back().hub != hub) {
+      hub = a.send.back().hub;
+      pauses.push_back(clock.now() - last_beat_time);
+    }
+    last_beat_time = clock.now();
+  }
+  // Pause = one beat interval (the third miss is noticed at the next beat) + backoff.
+  auto backoff = [&](std::size_t i) { return pauses[i] - kInterval; };
+  EXPECT_NEAR(backoff(0).count(), 500, 250);
+  EXPECT_NEAR(backoff(1).count(), 1000, 350);
+  EXPECT_NEAR(backoff(2).count(), 2000, 600);
+  for (std::size_t i = 3; i < pauses.size(); ++i) EXPECT_LE(backoff(i).count(), 4000 * 1.2 + 250);
+}
+
+TEST_F(AgentCoreTest, AReplyResetsTheMissCount) {
+  auto b = last_beat(core.start(clock.now()));
+  for (int i = 0; i < 10; ++i) {
+    next_beat();  // unanswered
+    b = next_beat();
+    core.on_message(clock.now(), 0, down_for(b));
+  }
+  EXPECT_EQ(core.failovers(), 0u);
+  EXPECT_EQ(core.current_hub(), 0u);
+}
+
+TEST_F(AgentCoreTest, UnusedSubscriptionIsDroppedAfterTheTtl) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  proto::QueryReply reply;
+  reply.request_id = id;
+  reply.service = key("svc");
+  reply.found = true;
+  reply.version = 5;
+  reply.instances = {inst("i1", "a:1")};
+  auto a = core.on_message(clock.now(), 0, reply);
+  EXPECT_EQ(a.answered, std::vector<std::uint64_t>{id});
+
+  auto beat = next_beat();
+  ASSERT_EQ(beat.uses.size(), 1u);
+  EXPECT_EQ(beat.uses[0].version, 5u);
+  std::vector<proto::ServiceKey> dropped;
+  while (clock.now() < mono_from_ms(1'000'000 + 62'500)) {
+    auto b = next_beat();
+    core.on_message(clock.now(), 0, down_for(b));
+    if (b.uses.empty()) break;
+  }
+  EXPECT_EQ(core.cache_size(), 0u);
+  EXPECT_TRUE(next_beat().uses.empty());
+}
+
+TEST_F(AgentCoreTest, UsedSubscriptionStaysPastTheTtl) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  proto::QueryReply reply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}};
+  core.on_message(clock.now(), 0, reply);
+  for (int i = 0; i < 60; ++i) {
+    auto b = next_beat();
+    core.on_message(clock.now(), 0, down_for(b));
+    EXPECT_TRUE(core.lookup(clock.now(), 0, key("svc")).has_value());
+  }
+  EXPECT_EQ(core.cache_size(), 1u);
+}
+
+TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  core.on_message(clock.now(), 0, proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
+  auto b = next_beat();
+  auto down = down_for(b);
+  down.updates.push_back({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 5u) << "delta from 4 ignored";
+
+  b = next_beat();
+  down = down_for(b);
+  down.updates.push_back({key("svc"), 5, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {"i1"}});
+  core.on_message(clock.now(), 0, down);
+  auto r = core.lookup(clock.now(), 0, key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->version, 9u);
+  ASSERT_EQ(r->instances.size(), 1u);
+  EXPECT_EQ(r->instances[0].id, "i2");
+}
+
+TEST_F(AgentCoreTest, NewHubEpochTriggersOneJitteredFullResend) {
+  core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto b = last_beat(core.start(clock.now()));
+  core.on_message(clock.now(), 0, down_for(b));
+  b = next_beat();
+  auto restarted = down_for(b);
+  restarted.hub_epoch = 2;
+  core.on_message(clock.now(), 0, restarted);
+  const auto resend_at = core.next_deadline();
+  EXPECT_LE(resend_at, clock.now() + kInterval);
+  clock.set(resend_at);
+  bool carried = false;
+  for (int i = 0; i < 3 && !carried; ++i) {
+    auto a = core.on_timer(clock.now());
+    if (!a.send.empty()) carried = std::get<proto::UpBeat>(a.send.back().message).registrations.has_value();
+    clock.set(core.next_deadline());
+  }
+  EXPECT_TRUE(carried);
+}
+
+TEST_F(AgentCoreTest, SnapshotEntriesResolveStaleWithTheirAge) {
+  ServiceSnapshot snap{key("svc"), 3, /*fetched_wall_ms=*/clock.wall_ms() - 90'000, {inst("i1", "a:1")}};
+  core.restore_snapshot({snap}, clock.now());
+  EXPECT_FALSE(core.lookup(clock.now(), clock.wall_ms(), key("svc")).has_value());
+  auto r = core.lookup_any(clock.now(), clock.wall_ms(), key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->source, Source::kSnapshot);
+  EXPECT_EQ(r->age, Duration{90'000});
+  EXPECT_EQ(r->instances.size(), 1u);
+}
+
+TEST_F(AgentCoreTest, SnapshotEntryBecomesFreshOnceAHubConfirmsIt) {
+  core.restore_snapshot({ServiceSnapshot{key("svc"), 3, clock.wall_ms(), {inst("i1", "a:1")}}}, clock.now());
+  auto b = last_beat(core.start(clock.now()));
+  ASSERT_EQ(b.uses.size(), 1u);
+  EXPECT_EQ(b.uses[0].version, 3u);
+  core.on_message(clock.now(), 0, down_for(b));
+  auto r = core.lookup(clock.now(), clock.wall_ms(), key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->stale);
+  EXPECT_EQ(r->source, Source::kHub);
+}
+
+TEST_F(AgentCoreTest, QueryWithoutReplyTimesOut) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  clock.advance(Duration{2000});
+  auto a = core.on_timer(clock.now());
+  EXPECT_EQ(a.timed_out, std::vector<std::uint64_t>{id});
+}
+
+TEST_F(AgentCoreTest, ShutdownSendsOneDeregister) {
+  core.add_registration(clock.now(), reg("a", "i1", "a:1"));
+  core.add_registration(clock.now(), reg("b", "i2", "b:1"));
+  core.start(clock.now());
+  auto a = core.shutdown(clock.now());
+  ASSERT_EQ(a.send.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<proto::Deregister>(a.send[0].message));
+  auto ack = core.on_message(clock.now(), 0, proto::DeregisterAck{"agent-1", 3, 2});
+  EXPECT_TRUE(ack.deregistered);
+}
+
+TEST_F(AgentCoreTest, LateDownBeatFromAHubWeLeftIsIgnored) {
+  core.start(clock.now());
+  run_silent(clock.now() + Duration{7000});  // failed over to hub 1
+  ASSERT_EQ(core.current_hub(), 1u);
+  proto::DownBeat late;
+  late.hub_id = "hub-0";
+  late.hub_epoch = 1;
+  late.node_id = "agent-1";
+  late.updates.push_back({key("svc"), 0, 3, proto::UpdateKind::kFull, {inst("i1", "a:1")}, {}});
+  core.pin(key("svc"));
+  auto a = core.on_message(clock.now(), 0, late);
+  EXPECT_TRUE(a.changed.empty());
+}
+
+}  // namespace
+}  // namespace cascade::agent
