@@ -270,6 +270,14 @@ proto::ServicesReply HubCore::services(std::uint64_t request_id) const {
   return reply;
 }
 
+void HubCore::requeue(const PersistBatch& failed) {
+  for (const auto& n : failed.node_upserts) dirty_nodes_.push_back(n.node_id);
+  for (const auto& id : failed.node_deletes) dirty_nodes_.push_back(id);
+  for (const auto& i : failed.instance_upserts) registry_.mark_dirty(i.service, i.instance.id);
+  for (const auto& k : failed.instance_deletes) registry_.mark_dirty(k.service, k.id);
+  for (const auto& s : failed.service_versions) registry_.mark_dirty(s.service, std::nullopt);
+}
+
 PersistBatch HubCore::take_persist_batch() {
   PersistBatch batch;
   std::sort(dirty_nodes_.begin(), dirty_nodes_.end());

@@ -58,6 +58,9 @@ class HubCore {
   std::optional<MonoTime> next_deadline() const;
 
   PersistBatch take_persist_batch();
+  // Marks everything in a batch that failed to commit dirty again, so the
+  // next batch writes its current values.
+  void requeue(const PersistBatch& failed);
 
   const HubCounters& counters() const { return counters_; }
   const Registry& registry() const { return registry_; }

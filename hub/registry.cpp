@@ -145,6 +145,14 @@ void Registry::stamp_unversioned() {
   }
 }
 
+void Registry::mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id) {
+  ServiceEntry& svc = service(key);
+  if (id)
+    dirty_instances_.push_back({&svc, *id});
+  else
+    dirty_services_.push_back(&svc);
+}
+
 std::vector<DirtyInstance> Registry::take_dirty_instances() {
   auto out = std::move(dirty_instances_);
   dirty_instances_.clear();

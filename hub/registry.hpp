@@ -91,6 +91,9 @@ class Registry {
     for (const auto& [key, svc] : services_) fn(*svc);
   }
 
+  // Persistence: marks an instance (or, without an id, the service version)
+  // for rewriting. Service entries are never deleted, so the key always resolves.
+  void mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id);
   // Persistence: what changed since the last call (deduplicated).
   std::vector<DirtyInstance> take_dirty_instances();
   std::vector<const ServiceEntry*> take_dirty_services();

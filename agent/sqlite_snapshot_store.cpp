@@ -1,0 +1,143 @@
+#include "agent/sqlite_snapshot_store.hpp"
+
+#include <msgpack.hpp>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace cascade::agent {
+namespace {
+
+constexpr std::int64_t kSchemaVersion = 1;
+constexpr const char* kFileName = "agent-snapshot.db";
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS services("
+    "  name TEXT NOT NULL,"
+    "  group_name TEXT NOT NULL,"
+    "  version INTEGER NOT NULL,"
+    "  fetched_wall_ms INTEGER NOT NULL,"
+    "  instances BLOB NOT NULL,"
+    "  PRIMARY KEY (name, group_name)"
+    ") WITHOUT ROWID";
+
+// One instance as stored: the wire order of proto::Instance's fields.
+using StoredInstance = std::tuple<std::string, std::string, std::uint32_t, std::string,
+                                  std::uint8_t, std::map<std::string, std::string>>;
+
+std::string encode_instances(const std::vector<proto::Instance>& instances) {
+  std::vector<StoredInstance> rows;
+  rows.reserve(instances.size());
+  for (const auto& in : instances) {
+    rows.emplace_back(in.id, in.address, in.weight, in.zone, static_cast<std::uint8_t>(in.status),
+                      in.metadata);
+  }
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, rows);
+  return std::string(buffer.data(), buffer.size());
+}
+
+std::optional<std::vector<StoredInstance>> unpack_instances(std::string_view bytes) {
+  try {
+    std::size_t offset = 0;
+    const msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size(), offset);
+    if (offset != bytes.size()) return std::nullopt;
+    return handle.get().as<std::vector<StoredInstance>>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// nullopt when the blob is not a list of well-formed instances.
+std::optional<std::vector<proto::Instance>> decode_instances(std::string_view bytes) {
+  auto rows = unpack_instances(bytes);
+  if (!rows) return std::nullopt;
+  std::vector<proto::Instance> instances;
+  instances.reserve(rows->size());
+  for (auto& [id, address, weight, zone, status, metadata] : *rows) {
+    if (status > proto::kMaxInstanceStatus) return std::nullopt;
+    instances.push_back(proto::Instance{std::move(id), std::move(address), weight, std::move(zone),
+                                        static_cast<proto::InstanceStatus>(status),
+                                        std::move(metadata)});
+  }
+  return instances;
+}
+
+// Columns as selected in load_all().
+ServiceSnapshot snapshot_from_row(const sqlite::Statement& row, const std::filesystem::path& file) {
+  ServiceSnapshot snapshot;
+  snapshot.service = proto::ServiceKey{row.column_text(0), row.column_text(1)};
+  snapshot.version = sqlite::to_u64(row.column_int64(2));
+  snapshot.fetched_wall_ms = row.column_int64(3);
+  auto instances = decode_instances(row.column_blob(4));
+  if (!instances) {
+    throw StoreError(file,
+                     "corrupt snapshot of " + snapshot.service.name + "/" + snapshot.service.group,
+                     "instances are not a MessagePack list of instances");
+  }
+  snapshot.instances = std::move(*instances);
+  return snapshot;
+}
+
+}  // namespace
+
+struct SqliteSnapshotStore::Statements {
+  explicit Statements(sqlite::Db& db)
+      : upsert(db,
+               "INSERT INTO services(name, group_name, version, fetched_wall_ms, instances) "
+               "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name, group_name) DO UPDATE SET "
+               "version = excluded.version, fetched_wall_ms = excluded.fetched_wall_ms, "
+               "instances = excluded.instances"),
+        remove(db, "DELETE FROM services WHERE name = ?1 AND group_name = ?2") {}
+
+  sqlite::Statement upsert;
+  sqlite::Statement remove;
+};
+
+std::unique_ptr<SqliteSnapshotStore> SqliteSnapshotStore::open(
+    const std::filesystem::path& data_dir) {
+  ensure_data_dir(data_dir);
+  return std::unique_ptr<SqliteSnapshotStore>(new SqliteSnapshotStore(data_dir / kFileName));
+}
+
+SqliteSnapshotStore::SqliteSnapshotStore(const std::filesystem::path& file)
+    : db_(file, sqlite::DbOptions{.synchronous = sqlite::Synchronous::kNormal}) {
+  sqlite::Transaction txn(db_);
+  sqlite::check_schema_version(db_, kSchemaVersion);
+  db_.exec(kSchema);
+  txn.commit();
+  // Prepared only now: SQLite refuses to prepare statements on missing tables.
+  sql_ = std::make_unique<Statements>(db_);
+}
+
+SqliteSnapshotStore::~SqliteSnapshotStore() = default;
+
+std::vector<ServiceSnapshot> SqliteSnapshotStore::load_all() {
+  sqlite::Statement select(db_,
+                           "SELECT name, group_name, version, fetched_wall_ms, instances "
+                           "FROM services ORDER BY name, group_name");
+  std::vector<ServiceSnapshot> services;
+  while (select.step())
+    services.push_back(snapshot_from_row(select, db_.path()));
+  return services;
+}
+
+void SqliteSnapshotStore::save(const std::vector<ServiceSnapshot>& services,
+                               const std::vector<proto::ServiceKey>& removed) {
+  if (services.empty() && removed.empty()) return;
+  sqlite::Transaction txn(db_);
+  for (const auto& s : services) {
+    sql_->upsert.bind_text(1, s.service.name)
+        .bind_text(2, s.service.group)
+        .bind_int64(3, sqlite::from_u64(s.version))
+        .bind_int64(4, s.fetched_wall_ms)
+        .bind_blob(5, encode_instances(s.instances))
+        .run();
+  }
+  for (const auto& key : removed)
+    sql_->remove.bind_text(1, key.name).bind_text(2, key.group).run();
+  txn.commit();
+}
+
+}  // namespace cascade::agent

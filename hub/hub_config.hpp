@@ -1,0 +1,44 @@
+#pragma once
+// The hub's configuration: every option of `cascade-hub` (flags or the TOML
+// file given with --config) as one typed struct with units in the names.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <spdlog/common.h>
+
+#include "common/clock.hpp"
+#include "hub/hub_core.hpp"
+
+namespace cascade::hub {
+
+struct HubConfig {
+  std::string id = "hub-1";
+  std::uint32_t tier = 1;
+  std::string listen = "tcp://127.0.0.1:7400";
+  std::filesystem::path data_dir = "./cascade-hub-data";
+  Duration beat_interval{2000};
+  Duration lease{0};  // 0 = three beat intervals
+  Duration flush_interval{20};  // write-behind period for registry changes
+  std::size_t max_frame_bytes = 4 * 1024 * 1024;
+  bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
+  spdlog::level::level_enum log_level = spdlog::level::info;
+
+  Duration effective_lease() const { return lease.count() > 0 ? lease : beat_interval * 3; }
+  HubCoreConfig core_config() const;
+};
+
+// The result of parsing a command line: a config to run with, or an exit code
+// and the text to print (help, or a clear error).
+struct ParsedHubOptions {
+  std::optional<HubConfig> config;
+  int exit_code = 0;
+  std::string message;
+};
+
+ParsedHubOptions parse_hub_options(int argc, const char* const* argv);
+
+}  // namespace cascade::hub

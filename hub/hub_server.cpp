@@ -1,0 +1,145 @@
+#include "hub/hub_server.hpp"
+
+#include <zmq_addon.hpp>
+
+#include <algorithm>
+
+#include "common/codec.hpp"
+#include "hub/sqlite_store.hpp"
+
+namespace cascade::hub {
+
+namespace {
+
+constexpr std::size_t kMaxFramesPerPass = 4096;   // keeps timers and flushes timely under load
+constexpr Duration kMaxPollWait{100};             // how soon a stop request is noticed
+constexpr int kReceiveHighWaterMark = 100'000;
+
+HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
+  const auto epoch = store.next_epoch();
+  HubCore core(config.core_config(), epoch, clock.now());
+  core.restore(store.load(), clock.now());
+  return core;
+}
+
+}  // namespace
+
+HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& store, zmq::context_t& context)
+    : config_(config),
+      clock_(clock),
+      store_(store),
+      socket_(context, zmq::socket_type::router),
+      core_(make_core(config, clock, store)),
+      next_flush_(clock.now() + config.flush_interval) {
+  limits_.max_frame_bytes = config.max_frame_bytes;
+  socket_.set(zmq::sockopt::linger, 1000);
+  socket_.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);
+  socket_.set(zmq::sockopt::sndhwm, kReceiveHighWaterMark);
+  // ZeroMQ drops a peer that sends a larger message before we ever see it; the
+  // decoder enforces the exact limit for anything smaller.
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
+}
+
+std::string HubServer::bind() {
+  socket_.bind(config_.listen);
+  return socket_.get(zmq::sockopt::last_endpoint);
+}
+
+void HubServer::run(const std::atomic<bool>& stop) {
+  spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms", config_.id, config_.tier, core_.epoch(),
+               core_.config().lease.count());
+  while (!stop.load(std::memory_order_relaxed)) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, poll_timeout());
+    if (item.revents & ZMQ_POLLIN) serve_pending_frames();
+    core_.tick(clock_.now());
+    if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();
+  }
+  flush();
+  spdlog::info("hub {} stopped", config_.id);
+}
+
+std::chrono::milliseconds HubServer::poll_timeout() const {
+  const auto now = clock_.now();
+  auto wake = std::min(now + kMaxPollWait, next_flush_);
+  if (auto lease = core_.next_deadline()) wake = std::min(wake, *lease);
+  return std::max(Duration{0}, wake - now);
+}
+
+void HubServer::serve_pending_frames() {
+  Multipart frames;
+  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+    frames.clear();
+    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait)) return;
+    handle(frames);
+  }
+}
+
+// frames = [routing id, (empty delimiter from a REQ peer,) payload]. The
+// reply reuses the envelope, so DEALER and REQ peers both get their answer.
+void HubServer::handle(Multipart& frames) {
+  if (frames.size() < 2 || frames.size() > 3) {
+    log_bad_input(proto::DecodeFailure{proto::ErrorCode::kMalformed, "unexpected number of frames", 0});
+    core_.on_decode_failure({});
+    return;
+  }
+  const auto payload = frames.back().to_string_view();
+  const auto now = clock_.now();
+  auto decoded = proto::decode_frame(payload, limits_);
+  std::vector<proto::Message> replies;
+  replies.reserve(decoded.items.size());
+  bool durable = false;
+  for (auto& item : decoded.items) {
+    if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
+      log_bad_input(*failure);
+      replies.emplace_back(core_.on_decode_failure(*failure));
+      continue;
+    }
+    auto result = core_.handle(now, std::get<proto::Message>(item));
+    durable |= result.durable;
+    replies.push_back(std::move(result.reply));
+  }
+  const auto bytes = decoded.batched ? proto::encode_batch(replies) : proto::encode(replies.front());
+  frames.back() = zmq::message_t(bytes.data(), bytes.size());
+  if (durable)
+    awaiting_commit_.push_back(std::move(frames));
+  else
+    send_now(frames);
+}
+
+void HubServer::send_now(Multipart& frames) {
+  // A peer that vanished or is over its high-water mark loses the reply; it
+  // will beat again. ROUTER never blocks here.
+  zmq::send_multipart(socket_, frames, zmq::send_flags::dontwait);
+}
+
+void HubServer::flush() {
+  next_flush_ = clock_.now() + config_.flush_interval;
+  auto batch = core_.take_persist_batch();
+  if (!batch.empty()) {
+    try {
+      store_.apply(batch);
+    } catch (const std::exception& e) {
+      // Nothing of the batch is on disk: mark it dirty again for the next
+      // flush, and drop the acks it would have released. Agents that get no
+      // ack resend (the set stays "unacknowledged" on their side).
+      core_.requeue(batch);
+      awaiting_commit_.clear();
+      std::uint64_t suppressed = 0;
+      if (store_error_log_.allow(clock_.now(), suppressed))
+        spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(), suppressed);
+      return;
+    }
+  }
+  for (auto& frames : awaiting_commit_) send_now(frames);
+  awaiting_commit_.clear();
+}
+
+void HubServer::log_bad_input(const proto::DecodeFailure& failure) {
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(clock_.now(), suppressed))
+    spdlog::warn("rejected a message: {} ({}){}", failure.what, proto::to_string(failure.code),
+                 suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+}
+
+}  // namespace cascade::hub

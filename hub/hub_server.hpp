@@ -1,0 +1,63 @@
+#pragma once
+// The hub's I/O shell: a ZeroMQ ROUTER socket, the clock and the store around
+// a HubCore. One thread (the caller of run()) owns the core, the socket and
+// the store; nothing else touches them.
+//
+// Durable acknowledgement: a reply that acknowledges a state change
+// (HandleResult::durable) is held back until the write-behind batch holding
+// that change has committed, so an agent never sees an ack for something a
+// crash could lose. Group commit: one transaction per loop pass, never per
+// message; steady-state beats write nothing and are answered at once.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "common/clock.hpp"
+#include "common/log.hpp"
+#include "hub/hub_config.hpp"
+#include "hub/hub_core.hpp"
+#include "hub/store.hpp"
+
+namespace cascade::hub {
+
+class HubServer {
+ public:
+  // Takes the next epoch from the store and restores its snapshot.
+  HubServer(const HubConfig& config, const Clock& clock, HubStore& store, zmq::context_t& context);
+
+  // Binds the listen endpoint and returns the one actually bound (a port of
+  // `*` resolved). Throws zmq::error_t (e.g. EADDRINUSE).
+  std::string bind();
+
+  // Serves until `stop` is set, then commits what is pending.
+  void run(const std::atomic<bool>& stop);
+
+  const HubCore& core() const { return core_; }
+
+ private:
+  using Multipart = std::vector<zmq::message_t>;
+
+  void serve_pending_frames();
+  void handle(Multipart& frames);
+  void flush();
+  void send_now(Multipart& frames);
+  void log_bad_input(const proto::DecodeFailure& failure);
+  std::chrono::milliseconds poll_timeout() const;
+
+  HubConfig config_;
+  const Clock& clock_;
+  HubStore& store_;
+  zmq::socket_t socket_;
+  HubCore core_;
+  proto::DecodeLimits limits_;
+  std::vector<Multipart> awaiting_commit_;
+  MonoTime next_flush_;
+  RateLimit bad_input_log_{10, Duration{10'000}};
+  RateLimit store_error_log_{5, Duration{10'000}};
+};
+
+}  // namespace cascade::hub

@@ -1,0 +1,65 @@
+// cascade-hub: parses options, opens the store, binds, serves until SIGTERM/SIGINT.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+#include "common/log.hpp"
+#include "hub/hub_server.hpp"
+#include "hub/sqlite_store.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void request_stop(int) { g_stop.store(true); }
+
+// Tools and tests read the bound endpoint from here when the port was `*`.
+void write_endpoint_file(const std::filesystem::path& dir, const std::string& endpoint) {
+  std::ofstream out(dir / "hub.endpoint", std::ios::trunc);
+  out << endpoint << "\n";
+}
+
+int serve(const cascade::hub::HubConfig& config) {
+  using namespace cascade;
+  std::unique_ptr<hub::SqliteHubStore> store;
+  try {
+    store = hub::SqliteHubStore::open(config.data_dir, config.fsync_each_batch ? sqlite::Synchronous::kFull
+                                                                                : sqlite::Synchronous::kNormal);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot use data directory: {}", e.what());
+    return 1;
+  }
+  SystemClock clock;
+  zmq::context_t context(1);
+  hub::HubServer server(config, clock, *store, context);
+  std::string endpoint;
+  try {
+    endpoint = server.bind();
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot listen on {}: {}", config.listen, e.what());
+    return 1;
+  }
+  write_endpoint_file(config.data_dir, endpoint);
+  spdlog::info("listening on {}", endpoint);
+  std::signal(SIGTERM, request_stop);
+  std::signal(SIGINT, request_stop);
+  server.run(g_stop);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = cascade::hub::parse_hub_options(argc, argv);
+  if (!parsed.config) {
+    std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
+    std::fputs("\n", parsed.exit_code == 0 ? stdout : stderr);
+    return parsed.exit_code;
+  }
+  cascade::init_logging("hub", parsed.config->log_level);
+  try {
+    return serve(*parsed.config);
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+    return 1;
+  }
+}

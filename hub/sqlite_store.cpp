@@ -1,0 +1,255 @@
+#include "hub/sqlite_store.hpp"
+
+#include <msgpack.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace cascade::hub {
+namespace {
+
+using sqlite::from_u64;
+using sqlite::to_u64;
+
+constexpr std::int64_t kSchemaVersion = 1;
+constexpr const char* kFileName = "hub.db";
+
+// WITHOUT ROWID: every table is looked up by its text primary key only, so
+// the key itself is the b-tree key and no hidden rowid index is kept.
+std::string schema_sql() {
+  return "CREATE TABLE IF NOT EXISTS nodes("
+         "  node_id TEXT PRIMARY KEY NOT NULL,"
+         "  epoch INTEGER NOT NULL,"
+         "  digest INTEGER NOT NULL"
+         ") WITHOUT ROWID;"
+         "CREATE TABLE IF NOT EXISTS instances("
+         "  name TEXT NOT NULL,"
+         "  group_name TEXT NOT NULL,"
+         "  id TEXT NOT NULL,"
+         "  owner TEXT NOT NULL,"
+         "  address TEXT NOT NULL,"
+         "  weight INTEGER NOT NULL CHECK (weight BETWEEN 0 AND 4294967295),"
+         "  zone TEXT NOT NULL,"
+         "  status INTEGER NOT NULL CHECK (status BETWEEN 0 AND " +
+         std::to_string(proto::kMaxInstanceStatus) +
+         "),"
+         "  metadata BLOB NOT NULL,"
+         "  PRIMARY KEY (name, group_name, id)"
+         ") WITHOUT ROWID;"
+         "CREATE TABLE IF NOT EXISTS services("
+         "  name TEXT NOT NULL,"
+         "  group_name TEXT NOT NULL,"
+         "  version INTEGER NOT NULL,"
+         "  PRIMARY KEY (name, group_name)"
+         ") WITHOUT ROWID;";
+}
+
+std::string encode_metadata(const std::map<std::string, std::string>& metadata) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, metadata);
+  return std::string(buffer.data(), buffer.size());
+}
+
+// nullopt when the blob is not exactly one MessagePack map of strings.
+std::optional<std::map<std::string, std::string>> decode_metadata(std::string_view bytes) {
+  try {
+    std::size_t offset = 0;
+    const msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size(), offset);
+    if (offset != bytes.size()) return std::nullopt;
+    return handle.get().as<std::map<std::string, std::string>>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string describe_key(const proto::ServiceKey& service, std::string_view id) {
+  return service.name + "/" + service.group + "/" + std::string(id);
+}
+
+// Columns as selected in read_instances(). Throws StoreError for a row that no
+// version of this code could have written.
+InstanceRecord instance_from_row(const sqlite::Statement& row, const std::filesystem::path& file) {
+  InstanceRecord record;
+  record.service = proto::ServiceKey{row.column_text(0), row.column_text(1)};
+  record.instance.id = row.column_text(2);
+  record.owner = row.column_text(3);
+  record.instance.address = row.column_text(4);
+  // The schema's CHECK constraints keep weight and status in range.
+  record.instance.weight = static_cast<std::uint32_t>(row.column_int64(5));
+  record.instance.zone = row.column_text(6);
+  record.instance.status = static_cast<proto::InstanceStatus>(row.column_int64(7));
+  auto metadata = decode_metadata(row.column_blob(8));
+  if (!metadata) {
+    throw StoreError(file, "corrupt instance " + describe_key(record.service, record.instance.id),
+                     "metadata is not a MessagePack map of strings");
+  }
+  record.instance.metadata = std::move(*metadata);
+  return record;
+}
+
+}  // namespace
+
+struct SqliteHubStore::Statements {
+  explicit Statements(sqlite::Db& db)
+      : upsert_node(db,
+                    "INSERT INTO nodes(node_id, epoch, digest) VALUES (?1, ?2, ?3) "
+                    "ON CONFLICT(node_id) DO UPDATE SET "
+                    "epoch = excluded.epoch, digest = excluded.digest"),
+        delete_node(db, "DELETE FROM nodes WHERE node_id = ?1"),
+        upsert_instance(db,
+                        "INSERT INTO instances(name, group_name, id, owner, address, weight, "
+                        "zone, status, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+                        "ON CONFLICT(name, group_name, id) DO UPDATE SET "
+                        "owner = excluded.owner, address = excluded.address, "
+                        "weight = excluded.weight, zone = excluded.zone, "
+                        "status = excluded.status, metadata = excluded.metadata"),
+        delete_instance(db,
+                        "DELETE FROM instances WHERE name = ?1 AND group_name = ?2 AND id = ?3"),
+        upsert_service(db,
+                       "INSERT INTO services(name, group_name, version) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT(name, group_name) DO UPDATE SET version = excluded.version") {}
+
+  sqlite::Statement upsert_node;
+  sqlite::Statement delete_node;
+  sqlite::Statement upsert_instance;
+  sqlite::Statement delete_instance;
+  sqlite::Statement upsert_service;
+};
+
+std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
+                                                     sqlite::Synchronous mode) {
+  ensure_data_dir(data_dir);
+  return std::unique_ptr<SqliteHubStore>(new SqliteHubStore(data_dir / kFileName, mode));
+}
+
+SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode)
+    : db_(file, sqlite::DbOptions{.synchronous = mode}), mode_(mode) {
+  sqlite::Transaction txn(db_);
+  sqlite::check_schema_version(db_, kSchemaVersion);
+  db_.exec(schema_sql());
+  txn.commit();
+  // Prepared only now: SQLite refuses to prepare statements on missing tables.
+  sql_ = std::make_unique<Statements>(db_);
+}
+
+SqliteHubStore::~SqliteHubStore() = default;
+
+// ---------------------------------------------------------------- epoch
+
+std::uint64_t SqliteHubStore::next_epoch() {
+  // Agents read a changed hub epoch as "the hub restarted". An epoch handed
+  // out and then lost to a power cut would be handed out again after a state
+  // that differs, so this one commit waits for the disk whatever `mode_` says.
+  // If it throws, FULL stays on: slower, never less safe.
+  db_.set_synchronous(sqlite::Synchronous::kFull);
+  const std::uint64_t epoch = increment_epoch();
+  db_.set_synchronous(mode_);
+  return epoch;
+}
+
+std::uint64_t SqliteHubStore::increment_epoch() {
+  sqlite::Transaction txn(db_);
+  const std::uint64_t epoch = to_u64(sqlite::read_meta(db_, "epoch", 0)) + 1;
+  sqlite::write_meta(db_, "epoch", from_u64(epoch));
+  txn.commit();
+  return epoch;
+}
+
+// ---------------------------------------------------------------- apply
+
+void SqliteHubStore::apply(const PersistBatch& batch) {
+  if (batch.empty()) return;
+  sqlite::Transaction txn(db_);
+  write_nodes(batch);
+  write_instances(batch);
+  write_services(batch);
+  txn.commit();
+}
+
+// A key appears in at most one list of a batch, so the order of deletes and
+// upserts does not matter.
+void SqliteHubStore::write_nodes(const PersistBatch& batch) {
+  for (const auto& node_id : batch.node_deletes)
+    sql_->delete_node.bind_text(1, node_id).run();
+  for (const auto& node : batch.node_upserts) {
+    sql_->upsert_node.bind_text(1, node.node_id)
+        .bind_int64(2, from_u64(node.epoch))
+        .bind_int64(3, from_u64(node.digest))
+        .run();
+  }
+}
+
+void SqliteHubStore::write_instances(const PersistBatch& batch) {
+  for (const auto& key : batch.instance_deletes) {
+    sql_->delete_instance.bind_text(1, key.service.name)
+        .bind_text(2, key.service.group)
+        .bind_text(3, key.id)
+        .run();
+  }
+  for (const auto& record : batch.instance_upserts) {
+    const proto::Instance& in = record.instance;
+    sql_->upsert_instance.bind_text(1, record.service.name)
+        .bind_text(2, record.service.group)
+        .bind_text(3, in.id)
+        .bind_text(4, record.owner)
+        .bind_text(5, in.address)
+        .bind_int64(6, in.weight)
+        .bind_text(7, in.zone)
+        .bind_int64(8, static_cast<std::int64_t>(in.status))
+        .bind_blob(9, encode_metadata(in.metadata))
+        .run();
+  }
+}
+
+void SqliteHubStore::write_services(const PersistBatch& batch) {
+  for (const auto& service : batch.service_versions) {
+    sql_->upsert_service.bind_text(1, service.service.name)
+        .bind_text(2, service.service.group)
+        .bind_int64(3, from_u64(service.version))
+        .run();
+  }
+}
+
+// ----------------------------------------------------------------- load
+
+HubSnapshot SqliteHubStore::load() {
+  // One transaction, so the three tables are read as of the same commit.
+  sqlite::Transaction txn(db_);
+  HubSnapshot snapshot{read_nodes(), read_instances(), read_services()};
+  txn.commit();
+  return snapshot;
+}
+
+std::vector<NodeRecord> SqliteHubStore::read_nodes() {
+  sqlite::Statement select(db_, "SELECT node_id, epoch, digest FROM nodes ORDER BY node_id");
+  std::vector<NodeRecord> nodes;
+  while (select.step()) {
+    nodes.push_back(NodeRecord{select.column_text(0), to_u64(select.column_int64(1)),
+                               to_u64(select.column_int64(2))});
+  }
+  return nodes;
+}
+
+std::vector<InstanceRecord> SqliteHubStore::read_instances() {
+  sqlite::Statement select(db_,
+                           "SELECT name, group_name, id, owner, address, weight, zone, status, "
+                           "metadata FROM instances ORDER BY name, group_name, id");
+  std::vector<InstanceRecord> instances;
+  while (select.step())
+    instances.push_back(instance_from_row(select, db_.path()));
+  return instances;
+}
+
+std::vector<ServiceRecord> SqliteHubStore::read_services() {
+  sqlite::Statement select(
+      db_, "SELECT name, group_name, version FROM services ORDER BY name, group_name");
+  std::vector<ServiceRecord> services;
+  while (select.step()) {
+    services.push_back(
+        ServiceRecord{proto::ServiceKey{select.column_text(0), select.column_text(1)},
+                      to_u64(select.column_int64(2))});
+  }
+  return services;
+}
+
+}  // namespace cascade::hub

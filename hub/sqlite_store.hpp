@@ -1,0 +1,59 @@
+#pragma once
+// HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by the hub's
+// owning thread only.
+//
+// Schema version 1 (created on first open; a file of another version is
+// refused with StoreError, there are no migrations yet):
+//   meta(key TEXT PRIMARY KEY, value INTEGER)    "epoch", "schema_version"
+//   nodes(node_id PRIMARY KEY, epoch, digest)
+//   instances(name, group_name, id, owner, address, weight, zone, status,
+//             metadata BLOB, PRIMARY KEY(name, group_name, id))
+//   services(name, group_name, version, PRIMARY KEY(name, group_name))
+// Unsigned 64-bit values (epochs, digests, versions) are stored bit for bit in
+// SQLite's signed integers, so values above 2^63 read as negative in a sqlite3
+// shell. `status` is the numeric proto::InstanceStatus. `metadata` is a
+// MessagePack map of string to string, the same shape as on the wire (see
+// schemas/protocol-v1.md), so the file stays compact and needs no second codec
+// library; an empty map is the single byte 0x80.
+
+#include <filesystem>
+#include <memory>
+
+#include "common/sqlite_db.hpp"
+#include "hub/store.hpp"
+
+namespace cascade::hub {
+
+class SqliteHubStore final : public HubStore {
+ public:
+  // Creates `data_dir` when missing and opens (or creates) DATA_DIR/hub.db.
+  // `mode` governs batches (apply); next_epoch() always commits with FULL.
+  // Throws StoreError naming the directory or file when either is unusable.
+  static std::unique_ptr<SqliteHubStore> open(const std::filesystem::path& data_dir,
+                                              sqlite::Synchronous mode);
+  ~SqliteHubStore() override;
+
+  std::uint64_t next_epoch() override;
+  HubSnapshot load() override;
+  void apply(const PersistBatch& batch) override;
+
+  const std::filesystem::path& file() const { return db_.path(); }
+
+ private:
+  struct Statements;  // the prepared writes, defined with the SQL in the .cpp
+
+  SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode);
+  std::uint64_t increment_epoch();
+  void write_nodes(const PersistBatch& batch);
+  void write_instances(const PersistBatch& batch);
+  void write_services(const PersistBatch& batch);
+  std::vector<NodeRecord> read_nodes();
+  std::vector<InstanceRecord> read_instances();
+  std::vector<ServiceRecord> read_services();
+
+  sqlite::Db db_;  // declared first: statements must be finalized before it closes
+  sqlite::Synchronous mode_;
+  std::unique_ptr<Statements> sql_;
+};
+
+}  // namespace cascade::hub

@@ -1,0 +1,268 @@
+// SqliteHubStore against real files in a temporary directory.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include "hub/sqlite_store.hpp"
+#include "tests/store/temp_dir.hpp"
+
+namespace cascade::hub {
+namespace {
+
+using proto::InstanceStatus;
+using ::testing::HasSubstr;
+
+constexpr auto kNormal = sqlite::Synchronous::kNormal;
+
+InstanceRecord make_instance(std::string service, std::string id, std::string owner,
+                             InstanceStatus status = InstanceStatus::kUp,
+                             std::map<std::string, std::string> metadata = {}) {
+  InstanceRecord r;
+  r.service = proto::ServiceKey{std::move(service), "default"};
+  r.instance.id = std::move(id);
+  r.instance.address = "10.0.0.1:" + std::to_string(8000 + r.instance.id.size());
+  r.instance.weight = 100;
+  r.instance.zone = "z1";
+  r.instance.status = status;
+  r.instance.metadata = std::move(metadata);
+  r.owner = std::move(owner);
+  return r;
+}
+
+// load() returns rows in key order; tests build their expectations in any order.
+HubSnapshot sorted(HubSnapshot s) {
+  std::sort(s.nodes.begin(), s.nodes.end(),
+            [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
+  std::sort(s.instances.begin(), s.instances.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.service, a.instance.id) < std::tie(b.service, b.instance.id);
+  });
+  std::sort(s.services.begin(), s.services.end(),
+            [](const auto& a, const auto& b) { return a.service < b.service; });
+  return s;
+}
+
+void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
+  const HubSnapshot want = sorted(expected);
+  EXPECT_EQ(actual.nodes, want.nodes);
+  EXPECT_EQ(actual.instances, want.instances);
+  EXPECT_EQ(actual.services, want.services);
+}
+
+// A state with a bit of everything, reused as "before" in several tests.
+PersistBatch base_batch() {
+  PersistBatch b;
+  b.node_upserts = {{"node-a", 1, 11}, {"node-b", 2, 22}};
+  b.instance_upserts = {make_instance("orders", "a1", "node-a"),
+                        make_instance("orders", "b1", "node-b", InstanceStatus::kDown),
+                        make_instance("users", "a2", "node-a")};
+  b.service_versions = {{{"orders", "default"}, 5}, {{"users", "default"}, 1}};
+  return b;
+}
+
+HubSnapshot as_snapshot(const PersistBatch& b) {
+  return HubSnapshot{b.node_upserts, b.instance_upserts, b.service_versions};
+}
+
+class SqliteHubStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<SqliteHubStore> open() const { return SqliteHubStore::open(dir(), kNormal); }
+  std::filesystem::path dir() const { return tmp_.path() / "hub-data"; }
+
+  store_test::TempDir tmp_;
+};
+
+TEST_F(SqliteHubStoreTest, FirstEpochIsOneAndEpochsKeepCountingAcrossReopen) {
+  {
+    auto store = open();
+    EXPECT_EQ(store->next_epoch(), 1u);
+    EXPECT_EQ(store->next_epoch(), 2u);
+  }
+  auto reopened = SqliteHubStore::open(dir(), sqlite::Synchronous::kFull);
+  EXPECT_EQ(reopened->next_epoch(), 3u);
+}
+
+TEST_F(SqliteHubStoreTest, MissingDataDirIsCreatedAndHoldsHubDb) {
+  const auto nested = tmp_.path() / "a" / "b";
+  auto store = SqliteHubStore::open(nested, kNormal);
+  EXPECT_EQ(store->file(), nested / "hub.db");
+  EXPECT_TRUE(std::filesystem::exists(nested / "hub.db"));
+}
+
+TEST_F(SqliteHubStoreTest, NewStoreLoadsAnEmptySnapshot) {
+  const HubSnapshot s = open()->load();
+  EXPECT_TRUE(s.nodes.empty());
+  EXPECT_TRUE(s.instances.empty());
+  EXPECT_TRUE(s.services.empty());
+}
+
+TEST_F(SqliteHubStoreTest, ApplyThenLoadReturnsEverythingAsWritten) {
+  PersistBatch b;
+  constexpr auto kU64Max = std::numeric_limits<std::uint64_t>::max();
+  b.node_upserts = {{"node-a", std::uint64_t{1} << 63, kU64Max}, {"node-b", 0, 0}};
+  for (std::uint8_t s = 0; s <= proto::kMaxInstanceStatus; ++s) {
+    b.instance_upserts.push_back(make_instance("svc", "i" + std::to_string(s), "node-a",
+                                               static_cast<InstanceStatus>(s),
+                                               {{"k" + std::to_string(s), "v"}}));
+  }
+  auto rich = make_instance("svc", "rich", "node-b", InstanceStatus::kStarting,
+                            {{"", ""}, {"version", "1.2.3"}, {"bytes", std::string("\0\xff", 2)}});
+  rich.service.group = "canary";
+  rich.instance.weight = std::numeric_limits<std::uint32_t>::max();
+  rich.instance.zone = "";
+  b.instance_upserts.push_back(rich);
+  auto light = make_instance("svc", "light", "node-b");
+  light.instance.weight = 0;
+  b.instance_upserts.push_back(light);
+  b.service_versions = {{{"svc", "default"}, kU64Max}, {{"svc", "canary"}, 0}};
+
+  auto store = open();
+  store->apply(b);
+  expect_snapshot(store->load(), as_snapshot(b));
+}
+
+TEST_F(SqliteHubStoreTest, DeletesRemoveOnlyTheNamedNodesAndInstances) {
+  auto store = open();
+  store->apply(base_batch());
+
+  PersistBatch del;
+  del.node_deletes = {"node-b", "never-existed"};
+  del.instance_deletes = {{{"orders", "default"}, "b1"}, {{"orders", "other-group"}, "a1"}};
+  store->apply(del);
+
+  PersistBatch expected = base_batch();
+  expected.node_upserts.erase(expected.node_upserts.begin() + 1);
+  expected.instance_upserts.erase(expected.instance_upserts.begin() + 1);
+  expect_snapshot(store->load(), as_snapshot(expected));
+}
+
+TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
+  auto store = open();
+  store->apply(base_batch());
+
+  PersistBatch change;
+  change.node_upserts = {{"node-a", 9, 99}};
+  auto moved =
+      make_instance("orders", "a1", "node-b", InstanceStatus::kOutOfService, {{"drain", "yes"}});
+  moved.instance.address = "10.9.9.9:1";
+  moved.instance.weight = 7;
+  moved.instance.zone = "z2";
+  change.instance_upserts = {moved};
+  change.service_versions = {{{"orders", "default"}, 6}};
+  store->apply(change);
+
+  PersistBatch expected = base_batch();
+  expected.node_upserts[0] = change.node_upserts[0];
+  expected.instance_upserts[0] = moved;
+  expected.service_versions[0].version = 6;
+  expect_snapshot(store->load(), as_snapshot(expected));
+}
+
+TEST_F(SqliteHubStoreTest, BatchFailingMidwayLeavesThePreviousStateIntact) {
+  auto store = open();
+  store->apply(base_batch());
+
+  // Nodes, deletes and a good instance are written before the bad instance
+  // trips the schema's status CHECK; none of it may stay.
+  PersistBatch doomed;
+  doomed.node_upserts = {{"node-c", 3, 33}};
+  doomed.node_deletes = {"node-a"};
+  doomed.instance_deletes = {{{"users", "default"}, "a2"}};
+  doomed.instance_upserts = {make_instance("orders", "c1", "node-c"),
+                             make_instance("orders", "c2", "node-c", InstanceStatus{9})};
+  doomed.service_versions = {{{"orders", "default"}, 6}};
+  EXPECT_THROW(store->apply(doomed), StoreError);
+
+  expect_snapshot(store->load(), as_snapshot(base_batch()));
+
+  // And the store keeps working after the failure.
+  PersistBatch next;
+  next.node_upserts = {{"node-c", 3, 33}};
+  store->apply(next);
+  EXPECT_EQ(store->load().nodes.size(), 3u);
+}
+
+TEST_F(SqliteHubStoreTest, EmptyBatchChangesNothing) {
+  auto store = open();
+  store->apply(base_batch());
+  store->apply(PersistBatch{});
+  expect_snapshot(store->load(), as_snapshot(base_batch()));
+}
+
+TEST_F(SqliteHubStoreTest, CommittedStateSurvivesDestroyingTheStore) {
+  open()->apply(base_batch());  // no close call exists: the destructor is all there is
+  expect_snapshot(open()->load(), as_snapshot(base_batch()));
+}
+
+TEST_F(SqliteHubStoreTest, CommittedStateSurvivesAProcessExitingWithoutCleanup) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // _exit skips every destructor: SQLite never closes, the WAL is never
+    // checkpointed, as after a crash.
+    try {
+      auto store = open();
+      store->next_epoch();
+      store->apply(base_batch());
+    } catch (...) {
+      _exit(2);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+
+  auto store = open();
+  expect_snapshot(store->load(), as_snapshot(base_batch()));
+  EXPECT_EQ(store->next_epoch(), 2u);
+}
+
+TEST_F(SqliteHubStoreTest, UnwritableDataDirThrowsStoreErrorNamingThePath) {
+  const auto bad = tmp_.unwritable_dir();
+  try {
+    SqliteHubStore::open(bad, kNormal);
+    FAIL() << "opened a store under " << bad;
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(bad.string()));
+  }
+}
+
+TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
+  open().reset();
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    sqlite::write_meta(raw, "schema_version", 2);
+  }
+  try {
+    open();
+    FAIL() << "opened a schema version 2 file";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 2"));
+    EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
+  }
+}
+
+TEST_F(SqliteHubStoreTest, CorruptMetadataIsReportedWithTheInstanceKey) {
+  auto store = open();
+  store->apply(base_batch());
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    raw.exec("UPDATE instances SET metadata = x'c1' WHERE id = 'b1'");  // 0xc1: never used
+  }
+  try {
+    store->load();
+    FAIL() << "loaded a corrupt metadata blob";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("orders/default/b1"));
+  }
+}
+
+}  // namespace
+}  // namespace cascade::hub

@@ -1,0 +1,115 @@
+#include "tools/ctl/hub_client.hpp"
+
+#include <chrono>
+#include <type_traits>
+
+#include "common/codec.hpp"
+
+namespace cascade::ctl {
+namespace {
+
+// The wait itself is real I/O, so the deadline reads the real steady clock
+// (this adapter is one of the places allowed to).
+using SteadyClock = std::chrono::steady_clock;
+
+Duration remaining(SteadyClock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<Duration>(deadline - SteadyClock::now());
+  return left.count() > 0 ? left : Duration{0};
+}
+
+// Waits until `events` are possible on `socket` or the deadline passes.
+bool wait_for(zmq::socket_t& socket, short events, SteadyClock::time_point deadline) {
+  zmq::pollitem_t item{socket.handle(), 0, events, 0};
+  for (;;) {
+    const Duration left = remaining(deadline);
+    if (zmq::poll(&item, 1, left) > 0 && (item.revents & events) != 0) return true;
+    if (left.count() == 0) return false;
+  }
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> request_id_of(const proto::Message& m) {
+  return std::visit(
+      [](const auto& msg) -> std::optional<std::uint64_t> {
+        using T = std::decay_t<decltype(msg)>;
+        if constexpr (std::is_same_v<T, proto::ErrorReply>) {
+          return msg.ref;
+        } else if constexpr (requires { msg.request_id; }) {
+          return msg.request_id;
+        } else {
+          return std::nullopt;
+        }
+      },
+      m);
+}
+
+bool is_reply_to(const proto::Message& reply, std::uint64_t request_id) {
+  switch (proto::type_of(reply)) {
+    case proto::MsgType::kStatusReply:
+    case proto::MsgType::kServicesReply:
+    case proto::MsgType::kQueryReply:
+      return request_id_of(reply) == request_id;
+    case proto::MsgType::kError: {
+      const auto ref = request_id_of(reply);
+      return ref == request_id || ref == std::uint64_t{0};
+    }
+    default:
+      return false;
+  }
+}
+
+HubClient::HubClient(zmq::context_t& context, const std::string& endpoint)
+    : socket_(context, zmq::socket_type::dealer), endpoint_(endpoint) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::immediate, 1);
+  socket_.connect(endpoint_);
+}
+
+std::optional<proto::Message> HubClient::request(const proto::Message& request, Duration timeout) {
+  const auto deadline = SteadyClock::now() + timeout;
+  const std::uint64_t id = request_id_of(request).value_or(0);
+  const std::string within = " within " + std::to_string(timeout.count()) + " ms";
+  failure_.clear();
+
+  if (!wait_for(socket_, ZMQ_POLLOUT, deadline)) {
+    failure_ = "no connection to the hub at " + endpoint_ + within;
+    return std::nullopt;
+  }
+  const proto::Bytes frame = proto::encode(request);
+  if (!socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait)) {
+    failure_ = "could not send to the hub at " + endpoint_;
+    return std::nullopt;
+  }
+
+  std::uint64_t skipped = 0;
+  while (wait_for(socket_, ZMQ_POLLIN, deadline)) {
+    zmq::message_t part;
+    if (!socket_.recv(part, zmq::recv_flags::dontwait)) continue;
+    if (part.more()) {
+      // Not the one-frame shape: drop the whole multi-part message.
+      while (part.more() && socket_.recv(part, zmq::recv_flags::dontwait)) {
+      }
+      ++skipped;
+      continue;
+    }
+    const proto::DecodedFrame decoded = proto::decode_frame(part.to_string_view());
+    for (const auto& item : decoded.items) {
+      const auto* message = std::get_if<proto::Message>(&item);
+      if (message != nullptr && is_reply_to(*message, id)) {
+        discarded_ += skipped;
+        return *message;
+      }
+    }
+    ++skipped;
+  }
+  discarded_ += skipped;
+  failure_ = "no reply from the hub at " + endpoint_ + within;
+  if (skipped > 0) {
+    failure_ +=
+        " (skipped " + std::to_string(skipped) + " unusable frame" + (skipped == 1 ? ")" : "s)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace cascade::ctl

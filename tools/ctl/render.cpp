@@ -1,0 +1,232 @@
+#include "tools/ctl/render.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace cascade::ctl {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::size_t display_width(std::string_view text) {
+  // Code points, not bytes: count every byte that is not a UTF-8 continuation.
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+  }));
+}
+
+std::string dump(const Json& json) {
+  return json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string count_noun(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20U || byte == 0x7FU) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_table(const std::vector<Column>& columns,
+                         const std::vector<std::vector<std::string>>& rows, bool header) {
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(rows.size() + 1);
+  if (header) {
+    std::vector<std::string> headings;
+    for (const auto& column : columns)
+      headings.push_back(column.heading);
+    cells.push_back(std::move(headings));
+  }
+  for (const auto& row : rows) {
+    std::vector<std::string> line;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const std::string cell = i < row.size() ? printable(row[i]) : std::string{};
+      line.push_back(cell.empty() ? "-" : cell);
+    }
+    cells.push_back(std::move(line));
+  }
+
+  std::vector<std::size_t> widths(columns.size(), 0);
+  for (const auto& line : cells) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      widths[i] = std::max(widths[i], display_width(line[i]));
+    }
+  }
+
+  std::string out;
+  for (const auto& line : cells) {
+    std::string text;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const std::size_t pad = widths[i] - display_width(line[i]);
+      if (i > 0) text += "  ";
+      if (columns[i].align == Align::kRight) text.append(pad, ' ');
+      text += line[i];
+      if (columns[i].align == Align::kLeft) text.append(pad, ' ');
+    }
+    while (!text.empty() && text.back() == ' ')
+      text.pop_back();
+    out += text;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_uptime(std::int64_t uptime_ms) {
+  if (uptime_ms < 1000) return std::to_string(uptime_ms) + "ms";
+  std::int64_t s = uptime_ms / 1000;
+  const std::int64_t days = s / 86400;
+  s %= 86400;
+  const std::int64_t hours = s / 3600;
+  s %= 3600;
+  const std::int64_t minutes = s / 60;
+  s %= 60;
+  char buf[64];
+  if (days > 0) {
+    std::snprintf(buf, sizeof buf, "%lldd %02lldh %02lldm %02llds", static_cast<long long>(days),
+                  static_cast<long long>(hours), static_cast<long long>(minutes),
+                  static_cast<long long>(s));
+  } else if (hours > 0) {
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm %02llds", static_cast<long long>(hours),
+                  static_cast<long long>(minutes), static_cast<long long>(s));
+  } else if (minutes > 0) {
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", static_cast<long long>(minutes),
+                  static_cast<long long>(s));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  }
+  return buf;
+}
+
+// ------------------------------------------------------------------- status
+
+std::string status_table(const proto::StatusReply& reply) {
+  const std::vector<std::vector<std::string>> summary = {
+      {"hub", reply.hub_id},
+      {"tier", std::to_string(reply.tier)},
+      {"epoch", std::to_string(reply.hub_epoch)},
+      {"uptime", format_uptime(reply.uptime_ms)},
+      {"nodes", std::to_string(reply.nodes)},
+      {"services", std::to_string(reply.services)},
+      {"instances", std::to_string(reply.instances)},
+  };
+  std::string out = format_table({{"", Align::kLeft}, {"", Align::kLeft}}, summary, false);
+  if (!reply.counters.empty()) {
+    std::vector<std::vector<std::string>> counters;
+    for (const auto& [name, value] : reply.counters) {
+      counters.push_back({name, std::to_string(value)});
+    }
+    out += '\n';
+    out += format_table({{"COUNTER", Align::kLeft}, {"VALUE", Align::kRight}}, counters);
+  }
+  return out;
+}
+
+std::string status_json(const proto::StatusReply& reply) {
+  Json counters = Json::object();
+  for (const auto& [name, value] : reply.counters)
+    counters[name] = value;
+  Json json = {
+      {"hub", reply.hub_id},          {"tier", reply.tier},
+      {"epoch", reply.hub_epoch},     {"uptime_ms", reply.uptime_ms},
+      {"nodes", reply.nodes},         {"services", reply.services},
+      {"instances", reply.instances}, {"counters", std::move(counters)},
+  };
+  return dump(json);
+}
+
+// ----------------------------------------------------------------- services
+
+std::string services_table(const proto::ServicesReply& reply) {
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(reply.services.size());
+  for (const auto& s : reply.services) {
+    rows.push_back({s.service.name, s.service.group, std::to_string(s.version),
+                    std::to_string(s.instances), std::to_string(s.up)});
+  }
+  return format_table({{"SERVICE", Align::kLeft},
+                       {"GROUP", Align::kLeft},
+                       {"VERSION", Align::kRight},
+                       {"INSTANCES", Align::kRight},
+                       {"UP", Align::kRight}},
+                      rows);
+}
+
+std::string services_json(const proto::ServicesReply& reply) {
+  Json list = Json::array();
+  for (const auto& s : reply.services) {
+    list.push_back({
+        {"service", s.service.name},
+        {"group", s.service.group},
+        {"version", s.version},
+        {"instances", s.instances},
+        {"up", s.up},
+    });
+  }
+  return dump(Json{{"services", std::move(list)}});
+}
+
+// ------------------------------------------------------------------ resolve
+
+std::string resolve_table(const proto::QueryReply& reply) {
+  std::string out =
+      printable(reply.service.name) + " (group " + printable(reply.service.group) + ") ";
+  if (reply.found) {
+    out += "version " + std::to_string(reply.version) + " at hub " + printable(reply.hub_id) +
+           ": " + count_noun(reply.instances.size(), "instance") + "\n";
+  } else {
+    out += "not found at hub " + printable(reply.hub_id) + "\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(reply.instances.size());
+  for (const auto& in : reply.instances) {
+    rows.push_back(
+        {in.id, in.address, proto::to_string(in.status), std::to_string(in.weight), in.zone});
+  }
+  out += format_table({{"ID", Align::kLeft},
+                       {"ADDRESS", Align::kLeft},
+                       {"STATUS", Align::kLeft},
+                       {"WEIGHT", Align::kRight},
+                       {"ZONE", Align::kLeft}},
+                      rows);
+  return out;
+}
+
+std::string resolve_json(const proto::QueryReply& reply) {
+  Json instances = Json::array();
+  for (const auto& in : reply.instances) {
+    Json metadata = Json::object();
+    for (const auto& [key, value] : in.metadata)
+      metadata[key] = value;
+    instances.push_back({
+        {"id", in.id},
+        {"address", in.address},
+        {"status", proto::to_string(in.status)},
+        {"weight", in.weight},
+        {"zone", in.zone},
+        {"metadata", std::move(metadata)},
+    });
+  }
+  Json json = {
+      {"service", reply.service.name},     {"group", reply.service.group},
+      {"version", reply.version},          {"hub", reply.hub_id},
+      {"instances", std::move(instances)},
+  };
+  return dump(json);
+}
+
+}  // namespace cascade::ctl

@@ -1,0 +1,58 @@
+#pragma once
+// Pure rendering of hub replies for cascadectl: human tables and JSON.
+//
+// Every function returns the complete text including the final newline and
+// touches no I/O, so tests compare strings. Human output escapes control bytes
+// (a registered name cannot move the operator's cursor); JSON output replaces
+// invalid UTF-8 with U+FFFD (the wire format does not promise valid UTF-8).
+//
+// JSON shapes (keys are part of the tool's contract; scripts read them):
+//   status:   {"hub", "tier", "epoch", "uptime_ms", "nodes", "services",
+//              "instances", "counters": {name: value, ...}}
+//   services: {"services": [{"service", "group", "version", "instances", "up"}]}
+//   resolve:  {"service", "group", "version", "hub",
+//              "instances": [{"id", "address", "status", "weight", "zone",
+//                             "metadata": {key: value, ...}}]}
+// Numbers are JSON numbers (uint64 values are printed exactly); status is the
+// protocol name ("UP", "DOWN", "OUT_OF_SERVICE", "STARTING").
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/protocol.hpp"
+
+namespace cascade::ctl {
+
+enum class Align { kLeft, kRight };
+
+struct Column {
+  std::string heading;
+  Align align = Align::kLeft;
+};
+
+// Columns separated by two spaces, widths from the widest cell (counted in
+// UTF-8 code points), no trailing blanks. An empty cell prints as "-".
+// `header` false leaves the heading line out.
+std::string format_table(const std::vector<Column>& columns,
+                         const std::vector<std::vector<std::string>>& rows, bool header = true);
+
+// Control bytes (< 0x20 and 0x7f) as \xNN; everything else unchanged.
+std::string printable(std::string_view text);
+
+// "3d 04h 05m 06s", "2h 00m 01s", "5m 00s", "42s", "850ms"; negative values as "<n>ms".
+std::string format_uptime(std::int64_t uptime_ms);
+
+std::string status_table(const proto::StatusReply& reply);
+std::string status_json(const proto::StatusReply& reply);
+
+std::string services_table(const proto::ServicesReply& reply);
+std::string services_json(const proto::ServicesReply& reply);
+
+// A header line (service, group, version, hub, instance count or "not found")
+// followed by the instance table ID ADDRESS STATUS WEIGHT ZONE.
+std::string resolve_table(const proto::QueryReply& reply);
+std::string resolve_json(const proto::QueryReply& reply);
+
+}  // namespace cascade::ctl
