@@ -247,6 +247,12 @@ std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now, const
   return r;
 }
 
+std::optional<Resolution> AgentCore::peek(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) const {
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return std::nullopt;
+  return resolution_of(service, it->second, now, wall_now);
+}
+
 std::optional<Resolution> AgentCore::lookup_any(MonoTime now, WallMs wall_now,
                                                 const proto::ServiceKey& service) {
   auto it = cache_.find(service);

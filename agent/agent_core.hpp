@@ -83,6 +83,8 @@ class AgentCore {
 
   // A fresh cached answer (and marks the entry used), or nothing.
   std::optional<Resolution> lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
+  // Whatever is cached, however stale, without marking it used.
+  std::optional<Resolution> peek(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) const;
   // Whatever is cached, however stale (used when the hub cannot answer).
   std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
   // Sends a synchronous query; the reply arrives as `answered` with this id.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/codec.hpp"
+#include "common/zmq_util.hpp"
 #include "hub/sqlite_store.hpp"
 
 namespace cascade::hub {
@@ -50,7 +51,7 @@ void HubServer::run(const std::atomic<bool>& stop) {
                core_.config().lease.count());
   while (!stop.load(std::memory_order_relaxed)) {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, poll_timeout());
+    poll_ignoring_signals(&item, 1, poll_timeout());
     if (item.revents & ZMQ_POLLIN) serve_pending_frames();
     core_.tick(clock_.now());
     if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();

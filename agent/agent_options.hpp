@@ -1,0 +1,29 @@
+#pragma once
+// Options of the cascade-agent daemon (flags or a TOML file via --config).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/common.h>
+
+#include "agent/client.hpp"
+
+namespace cascade::agent {
+
+struct DaemonConfig {
+  ClientOptions client;
+  std::vector<proto::Registration> registrations;
+  std::vector<proto::ServiceKey> uses;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+};
+
+struct ParsedAgentOptions {
+  std::optional<DaemonConfig> config;
+  int exit_code = 0;
+  std::string message;
+};
+
+ParsedAgentOptions parse_agent_options(int argc, const char* const* argv);
+
+}  // namespace cascade::agent

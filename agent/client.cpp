@@ -1,0 +1,290 @@
+#include "agent/client.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <zmq.hpp>
+
+#include "agent/sqlite_snapshot_store.hpp"
+#include "common/codec.hpp"
+#include "common/zmq_util.hpp"
+
+namespace cascade::agent {
+
+namespace {
+
+constexpr Duration kMaxPollWait{200};  // how soon a stop request is noticed at the latest
+
+std::string default_node_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+// Changes on every start of a process on this host (wall clock in µs); the
+// hub treats a larger epoch as a newer incarnation of the same node id.
+std::uint64_t new_epoch() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) {
+  if (o.hubs.empty()) throw std::invalid_argument("at least one hub endpoint is required");
+  AgentCoreConfig c;
+  c.node_id = node_id;
+  c.epoch = new_epoch();
+  c.hub_count = o.hubs.size();
+  c.beat_interval = o.beat_interval;
+  c.misses_before_failover = o.misses_before_failover;
+  c.failover_backoff_base = o.failover_backoff_base;
+  c.failover_backoff_max = o.failover_backoff_max;
+  c.subscription_ttl = o.subscription_ttl;
+  c.query_timeout = o.query_timeout;
+  return c;
+}
+
+}  // namespace
+
+Client::Client(ClientOptions options)
+    : options_(std::move(options)),
+      node_id_(options_.node_id.empty() ? default_node_id() : options_.node_id),
+      core_(core_config(options_, node_id_), new_epoch()),
+      pick_rng_(new_epoch()) {
+  if (options_.data_dir) {
+    store_ = SqliteSnapshotStore::open(*options_.data_dir);
+    core_.restore_snapshot(store_->load_all(), clock_.now());
+  }
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
+  io_ = std::thread([this] { io_loop(); });
+}
+
+Client::~Client() {
+  shutdown();
+  ::close(wake_fd_);
+}
+
+void Client::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof(one));
+}
+
+template <typename Fn>
+void Client::with_core(Fn&& fn) {
+  {
+    std::lock_guard lock(mu_);
+    AgentActions actions = fn(core_, clock_.now());
+    for (auto& out : actions.send) outbox_.push_back(std::move(out));
+  }
+  wake();
+}
+
+void Client::register_instance(proto::Registration registration) {
+  with_core([&](AgentCore& core, MonoTime now) { return core.add_registration(now, std::move(registration)); });
+}
+
+void Client::deregister_instance(const proto::ServiceKey& service, const std::string& instance_id) {
+  with_core([&](AgentCore& core, MonoTime now) { return core.remove_registration(now, service, instance_id); });
+}
+
+void Client::keep_fresh(const proto::ServiceKey& service) {
+  with_core([&](AgentCore& core, MonoTime) {
+    core.pin(service);
+    return AgentActions{};
+  });
+}
+
+void Client::on_change(std::function<void(const Resolution&)> callback) {
+  std::lock_guard lock(mu_);
+  on_change_ = std::move(callback);
+}
+
+bool Client::wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id) {
+  // The core times the query out itself; the extra margin only guards against a stalled I/O thread.
+  const auto deadline = std::chrono::steady_clock::now() + options_.query_timeout + Duration{500};
+  cv_.wait_until(lock, deadline, [&] { return finished_queries_.contains(id) || shut_down_; });
+  return finished_queries_.erase(id) > 0;
+}
+
+std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
+  std::unique_lock lock(mu_);
+  const auto now = clock_.now();
+  if (auto fresh = core_.lookup(now, clock_.wall_ms(), service)) return fresh;
+  // Known-unreachable hubs: answer from what we have rather than wait.
+  auto known = core_.lookup_any(now, clock_.wall_ms(), service);
+  if (known && !core_.hub_reachable(now) && core_.failovers() > 0) return known;
+  if (shut_down_) return known;
+  std::uint64_t id = 0;
+  auto actions = core_.query(now, service, id);
+  for (auto& out : actions.send) outbox_.push_back(std::move(out));
+  wake();
+  wait_for_query(lock, id);
+  return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
+}
+
+std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, PickPolicy policy) {
+  auto resolution = resolve(service);
+  if (!resolution) return std::nullopt;
+  std::lock_guard lock(mu_);
+  return pick_instance(resolution->instances, policy, pick_rng_, rr_cursors_[service]);
+}
+
+bool Client::shutdown() {
+  {
+    std::unique_lock lock(mu_);
+    if (shut_down_) return deregistered_;
+    auto actions = core_.shutdown(clock_.now());
+    for (auto& out : actions.send) outbox_.push_back(std::move(out));
+    wake();
+    cv_.wait_for(lock, options_.shutdown_timeout, [&] { return deregistered_; });
+    shut_down_ = true;
+    if (!deregistered_) spdlog::warn("hub did not acknowledge the deregistration within {} ms", options_.shutdown_timeout.count());
+  }
+  cv_.notify_all();
+  stop_ = true;
+  wake();
+  if (io_.joinable()) io_.join();
+  return deregistered_;
+}
+
+ClientStatus Client::status() const {
+  std::lock_guard lock(mu_);
+  return ClientStatus{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()), core_.failovers(),
+                      core_.cache_size()};
+}
+
+// ---------------------------------------------------------------- I/O thread
+
+namespace {
+
+struct HubSockets {
+  std::vector<zmq::socket_t> sockets;
+  HubSockets(zmq::context_t& ctx, const std::vector<std::string>& endpoints) {
+    for (const auto& ep : endpoints) {
+      auto& s = sockets.emplace_back(ctx, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::linger, 0);
+      // Do not queue beats for a hub that is not connected: a beat that
+      // cannot go out is a miss, and stale beats must not burst on reconnect.
+      s.set(zmq::sockopt::immediate, 1);
+      s.connect(ep);
+    }
+  }
+};
+
+}  // namespace
+
+void Client::io_loop() {
+  zmq::context_t ctx(1);
+  HubSockets hubs(ctx, options_.hubs);
+  sockets_ = &hubs.sockets;
+  AgentActions first;
+  {
+    std::lock_guard lock(mu_);
+    first = core_.start(clock_.now());
+  }
+  dispatch(std::move(first));
+  std::vector<zmq::pollitem_t> items;
+  for (auto& s : hubs.sockets) items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
+  items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
+  while (!stop_) {
+    Duration wait;
+    {
+      std::lock_guard lock(mu_);
+      wait = std::clamp(core_.next_deadline() - clock_.now(), Duration{0}, kMaxPollWait);
+    }
+    poll_ignoring_signals(items.data(), items.size(), wait);
+    if (items.back().revents & ZMQ_POLLIN) {
+      std::uint64_t drained = 0;
+      [[maybe_unused]] auto n = ::read(wake_fd_, &drained, sizeof(drained));
+    }
+    for (std::size_t hub = 0; hub < hubs.sockets.size(); ++hub)
+      if (items[hub].revents & ZMQ_POLLIN) receive_from(hub);
+    AgentActions due;
+    {
+      std::lock_guard lock(mu_);
+      if (clock_.now() >= core_.next_deadline()) due = core_.on_timer(clock_.now());
+      for (auto& out : outbox_) due.send.push_back(std::move(out));
+      outbox_.clear();
+    }
+    dispatch(std::move(due));
+  }
+  sockets_ = nullptr;
+}
+
+void Client::receive_from(std::size_t hub) {
+  auto& socket = (*sockets_)[hub];
+  zmq::message_t frame;
+  while (socket.recv(frame, zmq::recv_flags::dontwait)) {
+    auto decoded = proto::decode_frame(frame.to_string_view());
+    for (auto& item : decoded.items) {
+      if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
+        spdlog::warn("undecodable reply from hub {}: {}", options_.hubs[hub], failure->what);
+        continue;
+      }
+      const auto& message = std::get<proto::Message>(item);
+      if (const auto* error = std::get_if<proto::ErrorReply>(&message))
+        spdlog::warn("hub {} rejected a message: {} ({})", options_.hubs[hub], error->message,
+                     proto::to_string(error->code));
+      AgentActions actions;
+      {
+        std::lock_guard lock(mu_);
+        actions = core_.on_message(clock_.now(), hub, message);
+      }
+      dispatch(std::move(actions));
+    }
+  }
+}
+
+void Client::dispatch(AgentActions actions) {
+  for (const auto& out : actions.send) send(out);
+  if (!actions.answered.empty() || !actions.timed_out.empty() || actions.deregistered) {
+    {
+      std::lock_guard lock(mu_);
+      finished_queries_.insert(actions.answered.begin(), actions.answered.end());
+      finished_queries_.insert(actions.timed_out.begin(), actions.timed_out.end());
+      deregistered_ |= actions.deregistered;
+    }
+    cv_.notify_all();
+  }
+  persist(actions);
+  notify_changes(actions.changed);
+}
+
+void Client::send(const Outgoing& out) {
+  const auto bytes = proto::encode(out.message);
+  // Not connected (immediate) or over the high-water mark: the core counts the
+  // unanswered beat as a miss and fails over; nothing queues up meanwhile.
+  [[maybe_unused]] auto sent = (*sockets_)[out.hub].send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+}
+
+void Client::persist(const AgentActions& actions) {
+  if (!store_ || (actions.changed.empty() && actions.dropped.empty())) return;
+  std::vector<ServiceSnapshot> snapshots;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& key : actions.changed) snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
+  }
+  try {
+    store_->save(snapshots, actions.dropped);
+  } catch (const std::exception& e) {
+    spdlog::error("could not save the service snapshot: {}", e.what());
+  }
+}
+
+void Client::notify_changes(const std::vector<proto::ServiceKey>& changed) {
+  std::function<void(const Resolution&)> callback;
+  std::vector<Resolution> resolutions;
+  {
+    std::lock_guard lock(mu_);
+    if (!on_change_ || changed.empty()) return;
+    callback = on_change_;
+    for (const auto& key : changed)
+      if (auto r = core_.peek(clock_.now(), clock_.wall_ms(), key)) resolutions.push_back(std::move(*r));
+  }
+  for (const auto& r : resolutions) callback(r);
+}
+
+}  // namespace cascade::agent

@@ -1,0 +1,131 @@
+#pragma once
+// cascade::agent::Client — the in-process agent library for C++ applications.
+//
+//   agent::ClientOptions opts;
+//   opts.hubs = {"tcp://10.0.0.1:7400", "tcp://10.0.0.2:7400"};
+//   agent::Client client(opts);
+//   client.register_instance({{"orders", "default"}, {"orders-1", "10.0.0.7:8080"}});
+//   if (auto instance = client.pick({"payments", "default"})) call(instance->address);
+//   client.shutdown();  // deregisters everything, acknowledged, then stops
+//
+// Threading: every public method is thread-safe. A background I/O thread owns
+// the ZeroMQ sockets and beats to the hub; public calls lock the AgentCore,
+// queue what must be sent and wake the I/O thread through an eventfd.
+//
+// Lookups: the first resolve() of a service is a synchronous query to the hub
+// (bounded by query_timeout); from then on the service is kept fresh by the
+// beats and resolve() answers from memory. A service not resolved for
+// subscription_ttl is dropped. With a data_dir, the last known lists are kept
+// in SQLite: an agent restarted while no hub answers still resolves from them
+// (Resolution::stale, with the age of the data).
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "agent/agent_core.hpp"
+#include "agent/picker.hpp"
+#include "agent/snapshot_store.hpp"
+#include "common/clock.hpp"
+
+namespace cascade::agent {
+
+struct ClientOptions {
+  std::string node_id;            // empty: HOSTNAME-PID
+  std::vector<std::string> hubs;  // ZeroMQ endpoints, tried in order on failover
+  Duration beat_interval{2000};
+  std::uint32_t misses_before_failover = 3;
+  Duration failover_backoff_base{500};
+  Duration failover_backoff_max{30'000};
+  Duration subscription_ttl{std::chrono::minutes(5)};
+  Duration query_timeout{2000};     // a first lookup waits at most this long
+  Duration shutdown_timeout{2000};  // how long shutdown() waits for the hub's ack
+  std::optional<std::filesystem::path> data_dir;  // where the snapshot of used services lives
+};
+
+struct ClientStatus {
+  std::string node_id;
+  std::size_t current_hub = 0;
+  bool hub_reachable = false;
+  std::uint64_t failovers = 0;
+  std::size_t cached_services = 0;
+};
+
+class Client {
+ public:
+  // Starts the I/O thread. Throws std::invalid_argument for bad options and
+  // StoreError when the data directory cannot be used.
+  explicit Client(ClientOptions options);
+  ~Client();  // shutdown() if not done yet
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Adds or replaces (same service and id) an instance this process provides.
+  // The change reaches the hub at once, not at the next beat.
+  void register_instance(proto::Registration registration);
+  void deregister_instance(const proto::ServiceKey& service, const std::string& instance_id);
+
+  // The instances of a service (all statuses). nullopt when nothing is known:
+  // the hub did not answer in time and there is no cached or snapshot copy.
+  std::optional<Resolution> resolve(const proto::ServiceKey& service);
+  // One UP instance chosen by `policy`, or nullopt.
+  std::optional<proto::Instance> pick(const proto::ServiceKey& service,
+                                      PickPolicy policy = PickPolicy::kRoundRobin);
+  // Keeps a service fresh from now on, whether or not it is resolved.
+  void keep_fresh(const proto::ServiceKey& service);
+  // Called on the I/O thread whenever a kept service's list changes. Keep it short.
+  void on_change(std::function<void(const Resolution&)> callback);
+
+  // Removes every instance of this process at the hub in one acknowledged
+  // message, then stops the I/O thread. Idempotent; true if the hub acknowledged.
+  bool shutdown();
+
+  ClientStatus status() const;
+  const std::string& node_id() const { return node_id_; }
+
+ private:
+  void io_loop();
+  void receive_from(std::size_t hub);
+  void dispatch(AgentActions actions);
+  void send(const Outgoing& out);
+  void persist(const AgentActions& actions);
+  void notify_changes(const std::vector<proto::ServiceKey>& changed);
+  void wake();
+  template <typename Fn>
+  void with_core(Fn&& fn);  // locks, runs fn(core, now), queues its actions, wakes the I/O thread
+  bool wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id);
+
+  ClientOptions options_;
+  std::string node_id_;
+  SystemClock clock_;
+  std::unique_ptr<SnapshotStore> store_;  // I/O thread only (after construction)
+
+  mutable std::mutex mu_;  // guards everything below up to the I/O thread's members
+  std::condition_variable cv_;
+  AgentCore core_;
+  std::vector<Outgoing> outbox_;
+  std::set<std::uint64_t> finished_queries_;
+  bool deregistered_ = false;
+  bool shut_down_ = false;
+  std::function<void(const Resolution&)> on_change_;
+  std::map<proto::ServiceKey, std::atomic<std::uint64_t>> rr_cursors_;
+  Rng pick_rng_;
+
+  std::atomic<bool> stop_{false};
+  int wake_fd_ = -1;
+  std::vector<zmq::socket_t>* sockets_ = nullptr;  // I/O thread only
+  std::thread io_;
+};
+
+}  // namespace cascade::agent

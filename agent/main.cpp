@@ -1,0 +1,73 @@
+// cascade-agent: the sidecar daemon. Registers --register instances, keeps
+// --use services fresh and prints their changes on stdout, deregisters on
+// SIGTERM/SIGINT.
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "agent/agent_options.hpp"
+#include "agent/client.hpp"
+#include "common/log.hpp"
+
+namespace {
+
+std::string describe(const cascade::agent::Resolution& r) {
+  std::ostringstream out;
+  out << r.service.name << " v" << r.version << " (" << r.instances.size() << " instances"
+      << (r.stale ? ", STALE" : "") << ", age " << r.age.count() << " ms):";
+  for (const auto& in : r.instances) out << " " << in.address << "[" << cascade::proto::to_string(in.status) << "]";
+  return out.str();
+}
+
+int wait_for_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cascade;
+  auto parsed = agent::parse_agent_options(argc, argv);
+  if (!parsed.config) {
+    std::fprintf(parsed.exit_code == 0 ? stdout : stderr, "%s\n", parsed.message.c_str());
+    return parsed.exit_code;
+  }
+  init_logging("agent", parsed.config->log_level);
+  // Block the stop signals before any thread starts, so only sigwait sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  try {
+    agent::Client client(parsed.config->client);
+    client.on_change([](const agent::Resolution& r) { std::cout << "changed " << describe(r) << std::endl; });
+    for (const auto& reg : parsed.config->registrations) {
+      spdlog::info("registering {} -> {} (id {})", reg.service.name, reg.instance.address, reg.instance.id);
+      client.register_instance(reg);
+    }
+    for (const auto& key : parsed.config->uses) {
+      client.keep_fresh(key);
+      if (auto r = client.resolve(key))
+        std::cout << "resolved " << describe(*r) << std::endl;
+      else
+        std::cout << "unresolved " << key.name << " (no hub answered, no snapshot)" << std::endl;
+    }
+    const int sig = wait_for_signal();
+    spdlog::info("signal {}: deregistering", sig);
+    const bool acked = client.shutdown();
+    spdlog::info(acked ? "deregistered" : "stopped without the hub's acknowledgement");
+    return 0;
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+#include "agent/picker.hpp"
+
+namespace cascade::agent {
+
+std::optional<PickPolicy> parse_pick_policy(std::string_view name) {
+  if (name == "round_robin" || name == "rr") return PickPolicy::kRoundRobin;
+  if (name == "random") return PickPolicy::kRandom;
+  if (name == "weighted") return PickPolicy::kWeighted;
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<const proto::Instance*> candidates(const std::vector<proto::Instance>& instances) {
+  std::vector<const proto::Instance*> up;
+  up.reserve(instances.size());
+  for (const auto& in : instances)
+    if (in.status == proto::InstanceStatus::kUp && in.weight > 0) up.push_back(&in);
+  return up;
+}
+
+const proto::Instance* weighted(const std::vector<const proto::Instance*>& up, Rng& rng) {
+  std::uint64_t total = 0;
+  for (const auto* in : up) total += in->weight;
+  auto point = static_cast<std::uint64_t>(rng.uniform(0, static_cast<std::int64_t>(total) - 1));
+  for (const auto* in : up) {
+    if (point < in->weight) return in;
+    point -= in->weight;
+  }
+  return up.back();
+}
+
+}  // namespace
+
+std::optional<proto::Instance> pick_instance(const std::vector<proto::Instance>& instances,
+                                             PickPolicy policy, Rng& rng,
+                                             std::atomic<std::uint64_t>& cursor) {
+  const auto up = candidates(instances);
+  if (up.empty()) return std::nullopt;
+  switch (policy) {
+    case PickPolicy::kRoundRobin:
+      return *up[cursor.fetch_add(1, std::memory_order_relaxed) % up.size()];
+    case PickPolicy::kRandom:
+      return *up[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(up.size()) - 1))];
+    case PickPolicy::kWeighted:
+      return *weighted(up, rng);
+  }
+  return std::nullopt;
+}
+
+}  // namespace cascade::agent
