@@ -34,7 +34,8 @@ AgentActions AgentCore::start(MonoTime now) {
 MonoTime AgentCore::next_deadline() const {
   MonoTime next = next_beat_at_;
   if (resend_full_at_) next = std::min(next, *resend_full_at_);
-  for (const auto& [id, q] : pending_) next = std::min(next, q.deadline);
+  for (const auto& [id, q] : pending_)
+    next = std::min(next, q.deadline);
   return next;
 }
 
@@ -47,6 +48,11 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     next_beat_at_ = now;
   }
   if (now < next_beat_at_) return out;
+  if (deregister_) {  // stopping: no more beats, only the Deregister until it is acknowledged
+    next_beat_at_ = now + retry_pause();
+    out.send.push_back({current_hub_, *deregister_});
+    return out;
+  }
   if (awaiting_reply_ && ++misses_ >= config_.misses_before_failover) {
     fail_over(now);
     return out;
@@ -65,7 +71,8 @@ void AgentCore::fail_over(MonoTime now) {
   // Capped exponential backoff, jittered so a fleet losing one hub does not
   // arrive at the next one in the same instant.
   const auto shift = std::min<std::uint32_t>(failover_streak_ - 1, 20);
-  const Duration backoff = std::min<Duration>(config_.failover_backoff_base * (std::int64_t{1} << shift), config_.failover_backoff_max);
+  const Duration backoff = std::min<Duration>(
+      config_.failover_backoff_base * (std::int64_t{1} << shift), config_.failover_backoff_max);
   next_beat_at_ = now + rng_.jittered(backoff, 0.2);
 }
 
@@ -80,7 +87,8 @@ proto::UpBeat AgentCore::build_beat() {
     full_sent_seq_ = beat.seq;
   }
   std::set<proto::ServiceKey> used(pinned_);
-  for (const auto& [key, entry] : cache_) used.insert(key);
+  for (const auto& [key, entry] : cache_)
+    used.insert(key);
   beat.uses.reserve(used.size());
   for (const auto& key : used) {
     auto it = cache_.find(key);
@@ -95,7 +103,8 @@ void AgentCore::send_beat(MonoTime now, AgentActions& out) {
   next_beat_at_ = now + rng_.jittered(config_.beat_interval, config_.beat_jitter);
 }
 
-AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub, const proto::Message& message) {
+AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
+                                   const proto::Message& message) {
   AgentActions out;
   if (const auto* down = std::get_if<proto::DownBeat>(&message)) {
     // Versions are per hub: a late answer from a hub we left cannot be applied.
@@ -104,6 +113,7 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub, const pro
     on_query_reply(now, *reply, out);
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
     out.deregistered = ack->node_id == config_.node_id;
+    if (out.deregistered) deregister_.reset();
   }
   return out;
 }
@@ -126,7 +136,8 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   } else if (down.ack_seq >= full_sent_seq_ && full_sent_seq_ != 0) {
     need_full_ = false;
   }
-  for (const auto& update : down.updates) apply_update(now, update, out);
+  for (const auto& update : down.updates)
+    apply_update(now, update, out);
   // Every entry the beat declared is now confirmed current by the hub.
   for (auto& [key, entry] : cache_) {
     entry.confirmed_at = now;
@@ -145,12 +156,17 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
   switch (update.kind) {
     case proto::UpdateKind::kDelta:
       if (entry.version != update.from_version) return;  // stale delta: the next beat repairs it
-      for (const auto& id : update.removed) entry.instances.erase(id);
-      for (const auto& in : update.upserts) entry.instances.insert_or_assign(in.id, in);
+      for (const auto& id : update.removed)
+        entry.instances.erase(id);
+      for (const auto& in : update.upserts)
+        entry.instances.insert_or_assign(in.id, in);
       break;
     case proto::UpdateKind::kFull:
+      if (entry.version == update.version)
+        return;  // a repeat of what we hold (e.g. crossed a query reply)
       entry.instances.clear();
-      for (const auto& in : update.upserts) entry.instances.emplace(in.id, in);
+      for (const auto& in : update.upserts)
+        entry.instances.emplace(in.id, in);
       break;
     case proto::UpdateKind::kGone:
       entry.instances.clear();
@@ -166,7 +182,8 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   pending_.erase(pending);
   CacheEntry& entry = cache_[reply.service];
   entry.instances.clear();
-  for (const auto& in : reply.instances) entry.instances.emplace(in.id, in);
+  for (const auto& in : reply.instances)
+    entry.instances.emplace(in.id, in);
   entry.version = reply.version;
   entry.last_used = now;
   entry.confirmed_at = now;
@@ -222,7 +239,9 @@ void AgentCore::registrations_changed(MonoTime now) {
   next_beat_at_ = std::min(next_beat_at_, now);  // changes travel at once, not next interval
 }
 
-void AgentCore::pin(const proto::ServiceKey& service) { pinned_.insert(service); }
+void AgentCore::pin(const proto::ServiceKey& service) {
+  pinned_.insert(service);
+}
 
 Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                                     WallMs wall_now) const {
@@ -230,7 +249,8 @@ Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEnt
   r.service = key;
   r.version = e.version;
   r.instances.reserve(e.instances.size());
-  for (const auto& [id, in] : e.instances) r.instances.push_back(in);
+  for (const auto& [id, in] : e.instances)
+    r.instances.push_back(in);
   r.source = e.from_snapshot ? Source::kSnapshot : Source::kHub;
   r.age = e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
                           : now - e.confirmed_at;
@@ -238,7 +258,8 @@ Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEnt
   return r;
 }
 
-std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) {
+std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now,
+                                            const proto::ServiceKey& service) {
   auto it = cache_.find(service);
   if (it == cache_.end()) return std::nullopt;
   auto r = resolution_of(service, it->second, now, wall_now);
@@ -247,7 +268,8 @@ std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now, const
   return r;
 }
 
-std::optional<Resolution> AgentCore::peek(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) const {
+std::optional<Resolution> AgentCore::peek(MonoTime now, WallMs wall_now,
+                                          const proto::ServiceKey& service) const {
   auto it = cache_.find(service);
   if (it == cache_.end()) return std::nullopt;
   return resolution_of(service, it->second, now, wall_now);
@@ -261,7 +283,8 @@ std::optional<Resolution> AgentCore::lookup_any(MonoTime now, WallMs wall_now,
   return resolution_of(service, it->second, now, wall_now);
 }
 
-AgentActions AgentCore::query(MonoTime now, const proto::ServiceKey& service, std::uint64_t& request_id) {
+AgentActions AgentCore::query(MonoTime now, const proto::ServiceKey& service,
+                              std::uint64_t& request_id) {
   request_id = ++request_seq_;
   pending_[request_id] = PendingQuery{service, now + config_.query_timeout};
   AgentActions out;
@@ -269,10 +292,16 @@ AgentActions AgentCore::query(MonoTime now, const proto::ServiceKey& service, st
   return out;
 }
 
-AgentActions AgentCore::shutdown(MonoTime) {
+AgentActions AgentCore::shutdown(MonoTime now) {
+  deregister_ = proto::Deregister{config_.node_id, config_.epoch, ++seq_};
+  next_beat_at_ = now + retry_pause();
   AgentActions out;
-  out.send.push_back({current_hub_, proto::Deregister{config_.node_id, config_.epoch, ++seq_}});
+  out.send.push_back({current_hub_, *deregister_});
   return out;
+}
+
+void AgentCore::beat_not_sent(MonoTime now) {
+  next_beat_at_ = std::min(next_beat_at_, now + retry_pause());
 }
 
 void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now) {
@@ -280,22 +309,26 @@ void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, M
     CacheEntry& entry = cache_[snap.service];
     entry.version = snap.version;
     entry.instances.clear();
-    for (const auto& in : snap.instances) entry.instances.emplace(in.id, in);
+    for (const auto& in : snap.instances)
+      entry.instances.emplace(in.id, in);
     entry.from_snapshot = true;
     entry.snapshot_wall_ms = snap.fetched_wall_ms;
     entry.last_used = now;  // a restored entry gets one TTL to be used again
   }
 }
 
-ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs wall_now, MonoTime now) const {
+ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
+                                       MonoTime now) const {
   ServiceSnapshot snap;
   snap.service = service;
   auto it = cache_.find(service);
   if (it == cache_.end()) return snap;
   const CacheEntry& e = it->second;
   snap.version = e.version;
-  snap.fetched_wall_ms = e.from_snapshot ? e.snapshot_wall_ms : wall_now - (now - e.confirmed_at).count();
-  for (const auto& [id, in] : e.instances) snap.instances.push_back(in);
+  snap.fetched_wall_ms =
+      e.from_snapshot ? e.snapshot_wall_ms : wall_now - (now - e.confirmed_at).count();
+  for (const auto& [id, in] : e.instances)
+    snap.instances.push_back(in);
   return snap;
 }
 

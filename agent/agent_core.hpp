@@ -76,7 +76,8 @@ class AgentCore {
 
   // Registration set. A change beats at once.
   AgentActions add_registration(MonoTime now, proto::Registration reg);
-  AgentActions remove_registration(MonoTime now, const proto::ServiceKey& service, const std::string& id);
+  AgentActions remove_registration(MonoTime now, const proto::ServiceKey& service,
+                                   const std::string& id);
 
   // Keeps a service fresh regardless of use (the daemon's --use).
   void pin(const proto::ServiceKey& service);
@@ -84,17 +85,27 @@ class AgentCore {
   // A fresh cached answer (and marks the entry used), or nothing.
   std::optional<Resolution> lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
   // Whatever is cached, however stale, without marking it used.
-  std::optional<Resolution> peek(MonoTime now, WallMs wall_now, const proto::ServiceKey& service) const;
+  std::optional<Resolution> peek(MonoTime now, WallMs wall_now,
+                                 const proto::ServiceKey& service) const;
   // Whatever is cached, however stale (used when the hub cannot answer).
-  std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
+  std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now,
+                                       const proto::ServiceKey& service);
   // Sends a synchronous query; the reply arrives as `answered` with this id.
   AgentActions query(MonoTime now, const proto::ServiceKey& service, std::uint64_t& request_id);
 
-  // Graceful stop: one Deregister for all instances.
+  // Graceful stop: one Deregister for all instances. Beats stop; the
+  // Deregister is repeated every retry interval until the hub acknowledges it.
   AgentActions shutdown(MonoTime now);
 
+  // The adapter could not even hand a beat to the transport (no connection
+  // yet, or gone). The beat is retried after a short pause instead of a full
+  // interval, and still counts as a miss: a hub that refuses connections is
+  // left quickly, while a connection that is merely being set up costs little.
+  void beat_not_sent(MonoTime now);
+
   void restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now);
-  ServiceSnapshot snapshot_of(const proto::ServiceKey& service, WallMs wall_now, MonoTime now) const;
+  ServiceSnapshot snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
+                              MonoTime now) const;
 
   bool hub_reachable(MonoTime now) const;
   std::size_t current_hub() const { return current_hub_; }
@@ -129,6 +140,7 @@ class AgentCore {
   Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                            WallMs wall_now) const;
   Duration stale_after() const { return config_.beat_interval * 3; }
+  Duration retry_pause() const { return std::min(config_.beat_interval / 4, Duration{100}); }
 
   AgentCoreConfig config_;
   Rng rng_;
@@ -137,8 +149,8 @@ class AgentCore {
 
   std::vector<proto::Registration> registrations_;  // canonical
   std::uint64_t digest_ = 0;
-  bool need_full_ = false;            // the hub may not hold our current set
-  std::uint64_t full_sent_seq_ = 0;   // seq of the last beat that carried the set
+  bool need_full_ = false;                  // the hub may not hold our current set
+  std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set
   std::optional<MonoTime> resend_full_at_;  // after a hub restart, jittered
 
   std::map<proto::ServiceKey, CacheEntry> cache_;
@@ -154,6 +166,7 @@ class AgentCore {
   std::uint32_t failover_streak_ = 0;
   std::uint64_t failovers_ = 0;
   std::optional<MonoTime> last_reply_at_;
+  std::optional<proto::Deregister> deregister_;  // set by shutdown() until acknowledged
 };
 
 }  // namespace cascade::agent

@@ -1,7 +1,8 @@
 // Command line and TOML config of cascade-agent (CLI11 stays in this file).
+#include "agent/agent_options.hpp"
+
 #include <CLI/CLI.hpp>
 
-#include "agent/agent_options.hpp"
 #include "agent/registration_spec.hpp"
 #include "common/log.hpp"
 
@@ -28,9 +29,12 @@ std::string check_ranges(const DaemonConfig& c, const RawOptions& raw) {
       return "--hub must be a ZeroMQ endpoint such as tcp://127.0.0.1:7400 (got '" + hub + "')";
   if (raw.beat_interval_ms < 10 || raw.beat_interval_ms > 3'600'000)
     return "--beat-interval-ms must be between 10 and 3600000 milliseconds";
-  if (raw.misses < 1 || raw.misses > 100) return "--misses-before-failover must be between 1 and 100";
-  if (raw.subscription_ttl_ms < raw.beat_interval_ms) return "--subscription-ttl-ms must be at least one beat interval";
-  if (raw.query_timeout_ms < 1 || raw.shutdown_timeout_ms < 1) return "timeouts must be positive milliseconds";
+  if (raw.misses < 1 || raw.misses > 100)
+    return "--misses-before-failover must be between 1 and 100";
+  if (raw.subscription_ttl_ms < raw.beat_interval_ms)
+    return "--subscription-ttl-ms must be at least one beat interval";
+  if (raw.query_timeout_ms < 1 || raw.shutdown_timeout_ms < 1)
+    return "timeouts must be positive milliseconds";
   return {};
 }
 
@@ -42,15 +46,18 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   o.shutdown_timeout = Duration{raw.shutdown_timeout_ms};
   o.misses_before_failover = raw.misses;
   if (!raw.data_dir.empty()) o.data_dir = raw.data_dir;
-  if (!parse_log_level(raw.log_level, c.log_level)) return "--log-level: unknown level '" + raw.log_level + "'";
+  if (!parse_log_level(raw.log_level, c.log_level))
+    return "--log-level: unknown level '" + raw.log_level + "'";
   if (auto error = check_ranges(c, raw); !error.empty()) return error;
   const std::string node = o.node_id.empty() ? "agent" : o.node_id;
   for (const auto& spec : raw.registrations) {
     auto parsed = parse_registration(spec, node);
-    if (auto* error = std::get_if<std::string>(&parsed)) return "--register " + spec + ": " + *error;
+    if (auto* error = std::get_if<std::string>(&parsed))
+      return "--register " + spec + ": " + *error;
     c.registrations.push_back(std::get<proto::Registration>(parsed));
   }
-  for (const auto& use : raw.uses) c.uses.push_back(parse_service_key(use));
+  for (const auto& use : raw.uses)
+    c.uses.push_back(parse_service_key(use));
   return {};
 }
 
@@ -59,30 +66,49 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
 ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   DaemonConfig c;
   RawOptions raw;
-  CLI::App app{"cascade-agent: registers this instance's services with a cascade hub by heartbeat\n"
-               "and keeps the services it uses fresh."};
-  app.set_config("--config", "", "Read options from this TOML file (keys as the long flags, e.g. beat-interval-ms = 2000)");
+  CLI::App app{
+      "cascade-agent: registers this instance's services with a cascade hub by heartbeat\n"
+      "and keeps the services it uses fresh."};
+  app.set_config(
+      "--config", "",
+      "Read options from this TOML file (keys as the long flags, e.g. beat-interval-ms = 2000)");
   app.allow_config_extras(CLI::config_extras_mode::error);
-  app.add_option("--hub", c.client.hubs, "Hub endpoint (repeatable; fail over in order after missed beats)");
+  app.add_option("--hub", c.client.hubs,
+                 "Hub endpoint (repeatable; fail over in order after missed beats)");
   app.add_option("--id", c.client.node_id, "Node id (default: HOSTNAME-PID)");
-  app.add_option("--register", raw.registrations,
-                 "SERVICE=ADDRESS[,weight=N][,zone=Z][,id=ID][,group=G][,status=S][,meta.K=V] (repeatable)");
+  app.add_option(
+      "--register", raw.registrations,
+      "SERVICE=ADDRESS[,weight=N][,zone=Z][,id=ID][,group=G][,status=S][,meta.K=V] (repeatable)");
   app.add_option("--use", raw.uses, "SERVICE[@GROUP] to keep fresh and report (repeatable)");
-  app.add_option("--data", raw.data_dir, "Directory for the snapshot of used services (agent-snapshot.db)");
-  app.add_option("--beat-interval-ms", raw.beat_interval_ms, "Beat interval in milliseconds (jittered ±10%)")->capture_default_str();
-  app.add_option("--misses-before-failover", raw.misses, "Unanswered beats before moving to the next hub")->capture_default_str();
-  app.add_option("--subscription-ttl-ms", raw.subscription_ttl_ms, "Drop a used service after this long without use, in milliseconds")->capture_default_str();
-  app.add_option("--query-timeout-ms", raw.query_timeout_ms, "How long a first lookup waits for the hub, in milliseconds")->capture_default_str();
-  app.add_option("--shutdown-timeout-ms", raw.shutdown_timeout_ms, "How long to wait for the hub to acknowledge deregistration, in milliseconds")->capture_default_str();
-  app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")->capture_default_str();
+  app.add_option("--data", raw.data_dir,
+                 "Directory for the snapshot of used services (agent-snapshot.db)");
+  app.add_option("--beat-interval-ms", raw.beat_interval_ms,
+                 "Beat interval in milliseconds (jittered ±10%)")
+      ->capture_default_str();
+  app.add_option("--misses-before-failover", raw.misses,
+                 "Unanswered beats before moving to the next hub")
+      ->capture_default_str();
+  app.add_option("--subscription-ttl-ms", raw.subscription_ttl_ms,
+                 "Drop a used service after this long without use, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--query-timeout-ms", raw.query_timeout_ms,
+                 "How long a first lookup waits for the hub, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--shutdown-timeout-ms", raw.shutdown_timeout_ms,
+                 "How long to wait for the hub to acknowledge deregistration, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};
   } catch (const CLI::ParseError& e) {
-    return {std::nullopt, 2, std::string("cascade-agent: ") + e.what() + "\nRun with --help for usage."};
+    return {std::nullopt, 2,
+            std::string("cascade-agent: ") + e.what() + "\nRun with --help for usage."};
   }
-  if (auto error = fill(c, raw); !error.empty()) return {std::nullopt, 2, "cascade-agent: " + error};
+  if (auto error = fill(c, raw); !error.empty())
+    return {std::nullopt, 2, "cascade-agent: " + error};
   return {c, 0, {}};
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // Options of the cascade-agent daemon (flags or a TOML file via --config).
 
+#include <spdlog/common.h>
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <spdlog/common.h>
 
 #include "agent/client.hpp"
 

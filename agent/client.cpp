@@ -77,17 +77,22 @@ void Client::with_core(Fn&& fn) {
   {
     std::lock_guard lock(mu_);
     AgentActions actions = fn(core_, clock_.now());
-    for (auto& out : actions.send) outbox_.push_back(std::move(out));
+    for (auto& out : actions.send)
+      outbox_.push_back(std::move(out));
   }
   wake();
 }
 
 void Client::register_instance(proto::Registration registration) {
-  with_core([&](AgentCore& core, MonoTime now) { return core.add_registration(now, std::move(registration)); });
+  with_core([&](AgentCore& core, MonoTime now) {
+    return core.add_registration(now, std::move(registration));
+  });
 }
 
 void Client::deregister_instance(const proto::ServiceKey& service, const std::string& instance_id) {
-  with_core([&](AgentCore& core, MonoTime now) { return core.remove_registration(now, service, instance_id); });
+  with_core([&](AgentCore& core, MonoTime now) {
+    return core.remove_registration(now, service, instance_id);
+  });
 }
 
 void Client::keep_fresh(const proto::ServiceKey& service) {
@@ -119,7 +124,8 @@ std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
   if (shut_down_) return known;
   std::uint64_t id = 0;
   auto actions = core_.query(now, service, id);
-  for (auto& out : actions.send) outbox_.push_back(std::move(out));
+  for (auto& out : actions.send)
+    outbox_.push_back(std::move(out));
   wake();
   wait_for_query(lock, id);
   return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
@@ -137,11 +143,14 @@ bool Client::shutdown() {
     std::unique_lock lock(mu_);
     if (shut_down_) return deregistered_;
     auto actions = core_.shutdown(clock_.now());
-    for (auto& out : actions.send) outbox_.push_back(std::move(out));
+    for (auto& out : actions.send)
+      outbox_.push_back(std::move(out));
     wake();
     cv_.wait_for(lock, options_.shutdown_timeout, [&] { return deregistered_; });
     shut_down_ = true;
-    if (!deregistered_) spdlog::warn("hub did not acknowledge the deregistration within {} ms", options_.shutdown_timeout.count());
+    if (!deregistered_)
+      spdlog::warn("hub did not acknowledge the deregistration within {} ms",
+                   options_.shutdown_timeout.count());
   }
   cv_.notify_all();
   stop_ = true;
@@ -152,8 +161,8 @@ bool Client::shutdown() {
 
 ClientStatus Client::status() const {
   std::lock_guard lock(mu_);
-  return ClientStatus{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()), core_.failovers(),
-                      core_.cache_size()};
+  return ClientStatus{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()),
+                      core_.failovers(), core_.cache_size()};
 }
 
 // ---------------------------------------------------------------- I/O thread
@@ -187,7 +196,8 @@ void Client::io_loop() {
   }
   dispatch(std::move(first));
   std::vector<zmq::pollitem_t> items;
-  for (auto& s : hubs.sockets) items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
+  for (auto& s : hubs.sockets)
+    items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
   while (!stop_) {
     Duration wait;
@@ -206,7 +216,8 @@ void Client::io_loop() {
     {
       std::lock_guard lock(mu_);
       if (clock_.now() >= core_.next_deadline()) due = core_.on_timer(clock_.now());
-      for (auto& out : outbox_) due.send.push_back(std::move(out));
+      for (auto& out : outbox_)
+        due.send.push_back(std::move(out));
       outbox_.clear();
     }
     dispatch(std::move(due));
@@ -225,6 +236,8 @@ void Client::receive_from(std::size_t hub) {
         continue;
       }
       const auto& message = std::get<proto::Message>(item);
+      spdlog::debug("{} <- {} from {}", node_id_, proto::to_string(proto::type_of(message)),
+                    options_.hubs[hub]);
       if (const auto* error = std::get_if<proto::ErrorReply>(&message))
         spdlog::warn("hub {} rejected a message: {} ({})", options_.hubs[hub], error->message,
                      proto::to_string(error->code));
@@ -239,7 +252,8 @@ void Client::receive_from(std::size_t hub) {
 }
 
 void Client::dispatch(AgentActions actions) {
-  for (const auto& out : actions.send) send(out);
+  for (const auto& out : actions.send)
+    send(out);
   if (!actions.answered.empty() || !actions.timed_out.empty() || actions.deregistered) {
     {
       std::lock_guard lock(mu_);
@@ -257,7 +271,13 @@ void Client::send(const Outgoing& out) {
   const auto bytes = proto::encode(out.message);
   // Not connected (immediate) or over the high-water mark: the core counts the
   // unanswered beat as a miss and fails over; nothing queues up meanwhile.
-  [[maybe_unused]] auto sent = (*sockets_)[out.hub].send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  const auto sent = (*sockets_)[out.hub].send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  spdlog::debug("{} -> {} to {}{}", node_id_, proto::to_string(proto::type_of(out.message)),
+                options_.hubs[out.hub], sent ? "" : " (not sent)");
+  if (!sent && std::holds_alternative<proto::UpBeat>(out.message)) {
+    std::lock_guard lock(mu_);
+    core_.beat_not_sent(clock_.now());
+  }
 }
 
 void Client::persist(const AgentActions& actions) {
@@ -265,7 +285,8 @@ void Client::persist(const AgentActions& actions) {
   std::vector<ServiceSnapshot> snapshots;
   {
     std::lock_guard lock(mu_);
-    for (const auto& key : actions.changed) snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
+    for (const auto& key : actions.changed)
+      snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
   }
   try {
     store_->save(snapshots, actions.dropped);
@@ -282,9 +303,11 @@ void Client::notify_changes(const std::vector<proto::ServiceKey>& changed) {
     if (!on_change_ || changed.empty()) return;
     callback = on_change_;
     for (const auto& key : changed)
-      if (auto r = core_.peek(clock_.now(), clock_.wall_ms(), key)) resolutions.push_back(std::move(*r));
+      if (auto r = core_.peek(clock_.now(), clock_.wall_ms(), key))
+        resolutions.push_back(std::move(*r));
   }
-  for (const auto& r : resolutions) callback(r);
+  for (const auto& r : resolutions)
+    callback(r);
 }
 
 }  // namespace cascade::agent

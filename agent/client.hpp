@@ -31,7 +31,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "agent/agent_core.hpp"
@@ -49,8 +48,8 @@ struct ClientOptions {
   Duration failover_backoff_base{500};
   Duration failover_backoff_max{30'000};
   Duration subscription_ttl{std::chrono::minutes(5)};
-  Duration query_timeout{2000};     // a first lookup waits at most this long
-  Duration shutdown_timeout{2000};  // how long shutdown() waits for the hub's ack
+  Duration query_timeout{2000};                   // a first lookup waits at most this long
+  Duration shutdown_timeout{2000};                // how long shutdown() waits for the hub's ack
   std::optional<std::filesystem::path> data_dir;  // where the snapshot of used services lives
 };
 

@@ -17,7 +17,8 @@ std::string describe(const cascade::agent::Resolution& r) {
   std::ostringstream out;
   out << r.service.name << " v" << r.version << " (" << r.instances.size() << " instances"
       << (r.stale ? ", STALE" : "") << ", age " << r.age.count() << " ms):";
-  for (const auto& in : r.instances) out << " " << in.address << "[" << cascade::proto::to_string(in.status) << "]";
+  for (const auto& in : r.instances)
+    out << " " << in.address << "[" << cascade::proto::to_string(in.status) << "]";
   return out.str();
 }
 
@@ -49,9 +50,11 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   try {
     agent::Client client(parsed.config->client);
-    client.on_change([](const agent::Resolution& r) { std::cout << "changed " << describe(r) << std::endl; });
+    client.on_change(
+        [](const agent::Resolution& r) { std::cout << "changed " << describe(r) << std::endl; });
     for (const auto& reg : parsed.config->registrations) {
-      spdlog::info("registering {} -> {} (id {})", reg.service.name, reg.instance.address, reg.instance.id);
+      spdlog::info("registering {} -> {} (id {})", reg.service.name, reg.instance.address,
+                   reg.instance.id);
       client.register_instance(reg);
     }
     for (const auto& key : parsed.config->uses) {

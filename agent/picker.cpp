@@ -21,7 +21,8 @@ std::vector<const proto::Instance*> candidates(const std::vector<proto::Instance
 
 const proto::Instance* weighted(const std::vector<const proto::Instance*>& up, Rng& rng) {
   std::uint64_t total = 0;
-  for (const auto* in : up) total += in->weight;
+  for (const auto* in : up)
+    total += in->weight;
   auto point = static_cast<std::uint64_t>(rng.uniform(0, static_cast<std::int64_t>(total) - 1));
   for (const auto* in : up) {
     if (point < in->weight) return in;
@@ -41,7 +42,8 @@ std::optional<proto::Instance> pick_instance(const std::vector<proto::Instance>&
     case PickPolicy::kRoundRobin:
       return *up[cursor.fetch_add(1, std::memory_order_relaxed) % up.size()];
     case PickPolicy::kRandom:
-      return *up[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(up.size()) - 1))];
+      return *up[static_cast<std::size_t>(
+          rng.uniform(0, static_cast<std::int64_t>(up.size()) - 1))];
     case PickPolicy::kWeighted:
       return *weighted(up, rng);
   }

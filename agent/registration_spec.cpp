@@ -52,17 +52,21 @@ std::string check_limits(const proto::Registration& r) {
   if (r.service.name.empty() || r.service.name.size() > proto::kMaxServiceNameBytes)
     return "service name must be 1.." + std::to_string(proto::kMaxServiceNameBytes) + " bytes";
   if (r.service.group.empty()) return "group must not be empty";
-  if (r.instance.address.empty() || r.instance.address.size() > proto::kMaxAddressBytes) return "address is empty or too long";
-  if (r.instance.id.empty() || r.instance.id.size() > proto::kMaxIdBytes) return "instance id is empty or too long";
+  if (r.instance.address.empty() || r.instance.address.size() > proto::kMaxAddressBytes)
+    return "address is empty or too long";
+  if (r.instance.id.empty() || r.instance.id.size() > proto::kMaxIdBytes)
+    return "instance id is empty or too long";
   if (r.instance.metadata.size() > proto::kMaxMetadataEntries) return "too many metadata entries";
   return {};
 }
 
 }  // namespace
 
-std::variant<proto::Registration, std::string> parse_registration(std::string_view spec, std::string_view node_id) {
+std::variant<proto::Registration, std::string> parse_registration(std::string_view spec,
+                                                                  std::string_view node_id) {
   const auto eq = spec.find('=');
-  if (eq == std::string_view::npos) return "expected SERVICE=ADDRESS[,weight=N][,zone=Z], got '" + std::string(spec) + "'";
+  if (eq == std::string_view::npos)
+    return "expected SERVICE=ADDRESS[,weight=N][,zone=Z], got '" + std::string(spec) + "'";
   proto::Registration r;
   r.service.name = spec.substr(0, eq);
   auto fields = split(spec.substr(eq + 1), ',');

@@ -14,8 +14,12 @@ using MonoTime = std::chrono::time_point<std::chrono::steady_clock, Duration>;
 // Milliseconds since the Unix epoch; display and persisted "fetched at" stamps only.
 using WallMs = std::int64_t;
 
-inline std::int64_t to_ms(MonoTime t) { return t.time_since_epoch().count(); }
-inline MonoTime mono_from_ms(std::int64_t ms) { return MonoTime{Duration{ms}}; }
+inline std::int64_t to_ms(MonoTime t) {
+  return t.time_since_epoch().count();
+}
+inline MonoTime mono_from_ms(std::int64_t ms) {
+  return MonoTime{Duration{ms}};
+}
 
 // The one place that reads real clocks. Adapters hold a Clock&; tests hold a FakeClock.
 class Clock {
@@ -31,8 +35,7 @@ class SystemClock final : public Clock {
     return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
   }
   WallMs wall_ms() const override {
-    return std::chrono::duration_cast<Duration>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
 };

@@ -1,8 +1,7 @@
 #include "common/codec.hpp"
 
-#include <msgpack.hpp>
-
 #include <limits>
+#include <msgpack.hpp>
 #include <stdexcept>
 
 namespace cascade::proto {
@@ -46,12 +45,14 @@ void pack_instance(Packer& pk, const Instance& in) {
 
 void pack_instances(Packer& pk, const std::vector<Instance>& list) {
   pk.pack_array(static_cast<std::uint32_t>(list.size()));
-  for (const auto& in : list) pack_instance(pk, in);
+  for (const auto& in : list)
+    pack_instance(pk, in);
 }
 
 void pack_strings(Packer& pk, const std::vector<std::string>& list) {
   pk.pack_array(static_cast<std::uint32_t>(list.size()));
-  for (const auto& s : list) pack_str(pk, s);
+  for (const auto& s : list)
+    pack_str(pk, s);
 }
 
 void pack_header(Packer& pk, std::uint32_t fields, MsgType type) {
@@ -92,7 +93,10 @@ void pack_body(Packer& pk, const DownBeat& m) {
   pk.pack_uint64(m.hub_epoch);
   pack_str(pk, m.node_id);
   pk.pack_uint64(m.ack_seq);
-  if (m.send_full) pk.pack_true(); else pk.pack_false();
+  if (m.send_full)
+    pk.pack_true();
+  else
+    pk.pack_false();
   pk.pack_uint32(m.lease_ms);
   pk.pack_array(static_cast<std::uint32_t>(m.updates.size()));
   for (const auto& u : m.updates) {
@@ -122,7 +126,10 @@ void pack_body(Packer& pk, const QueryReply& m) {
   pk.pack_uint64(m.hub_epoch);
   pack_str(pk, m.service.name);
   pack_str(pk, m.service.group);
-  if (m.found) pk.pack_true(); else pk.pack_false();
+  if (m.found)
+    pk.pack_true();
+  else
+    pk.pack_false();
   pk.pack_uint64(m.version);
   pack_instances(pk, m.instances);
 }
@@ -196,10 +203,13 @@ struct DecodeException {
   std::string what;
 };
 
-[[noreturn]] void fail(ErrorCode code, std::string what) { throw DecodeException{code, std::move(what)}; }
+[[noreturn]] void fail(ErrorCode code, std::string what) {
+  throw DecodeException{code, std::move(what)};
+}
 
 std::span<const msgpack::object> as_array(const msgpack::object& o, const char* name) {
-  if (o.type != msgpack::type::ARRAY) fail(ErrorCode::kMalformed, std::string(name) + ": not an array");
+  if (o.type != msgpack::type::ARRAY)
+    fail(ErrorCode::kMalformed, std::string(name) + ": not an array");
   return {o.via.array.ptr, o.via.array.size};
 }
 
@@ -209,7 +219,8 @@ class Fields {
  public:
   Fields(const msgpack::object& o, const char* what, std::size_t at_least)
       : items_(as_array(o, what)), what_(what) {
-    if (items_.size() < at_least) fail(ErrorCode::kMalformed, std::string(what) + ": too few fields");
+    if (items_.size() < at_least)
+      fail(ErrorCode::kMalformed, std::string(what) + ": too few fields");
   }
 
   const msgpack::object& next() { return items_[pos_++]; }
@@ -221,7 +232,8 @@ class Fields {
   }
   std::uint32_t u32(const char* name) {
     const auto v = u64(name);
-    if (v > std::numeric_limits<std::uint32_t>::max()) fail(ErrorCode::kInvalid, field(name) + " out of range");
+    if (v > std::numeric_limits<std::uint32_t>::max())
+      fail(ErrorCode::kInvalid, field(name) + " out of range");
     return static_cast<std::uint32_t>(v);
   }
   std::uint8_t enum_u8(const char* name, std::uint8_t max) {
@@ -256,14 +268,16 @@ class Fields {
   std::string string_of(const msgpack::object& o, const char* name, std::size_t max_bytes) const {
     if (o.type != msgpack::type::STR) bad_type(name, "a string");
     if (o.via.str.size > max_bytes)
-      fail(ErrorCode::kInvalid, field(name) + " longer than " + std::to_string(max_bytes) + " bytes");
+      fail(ErrorCode::kInvalid,
+           field(name) + " longer than " + std::to_string(max_bytes) + " bytes");
     return std::string(o.via.str.ptr, o.via.str.size);
   }
 
   void check_printable(std::string_view s, const char* name) const {
     if (s.empty()) fail(ErrorCode::kInvalid, field(name) + " is empty");
     for (unsigned char c : s)
-      if (c < 0x20 || c == 0x7f) fail(ErrorCode::kInvalid, field(name) + " has a control character");
+      if (c < 0x20 || c == 0x7f)
+        fail(ErrorCode::kInvalid, field(name) + " has a control character");
   }
 
   [[noreturn]] void bad_type(const char* name, const char* expected) const {
@@ -280,7 +294,8 @@ class Fields {
 std::map<std::string, std::string> read_metadata(Fields& f) {
   const auto& o = f.next();
   if (o.type != msgpack::type::MAP) f.bad_type("metadata", "a map");
-  if (o.via.map.size > kMaxMetadataEntries) fail(ErrorCode::kInvalid, "metadata has too many entries");
+  if (o.via.map.size > kMaxMetadataEntries)
+    fail(ErrorCode::kInvalid, "metadata has too many entries");
   std::map<std::string, std::string> md;
   for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
     const auto& kv = o.via.map.ptr[i];
@@ -313,7 +328,8 @@ std::vector<T> read_list(const msgpack::object& o, const char* name, Fn&& read_o
   auto items = as_array(o, name);
   std::vector<T> out;
   out.reserve(items.size());
-  for (const auto& item : items) out.push_back(read_one(item));
+  for (const auto& item : items)
+    out.push_back(read_one(item));
   return out;
 }
 
@@ -352,9 +368,8 @@ UpBeat read_upbeat(Fields& f) {
 
 std::vector<std::string> read_strings(const msgpack::object& o, const char* name) {
   Fields holder(o, name, 0);
-  return read_list<std::string>(o, name, [&](const msgpack::object& s) {
-    return holder.string_of(s, name, kMaxIdBytes);
-  });
+  return read_list<std::string>(
+      o, name, [&](const msgpack::object& s) { return holder.string_of(s, name, kMaxIdBytes); });
 }
 
 DownBeat read_downbeat(Fields& f) {
@@ -429,7 +444,8 @@ StatusReply read_status_reply(Fields& f) {
   if (o.type != msgpack::type::MAP) f.bad_type("counters", "a map");
   for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
     const auto& kv = o.via.map.ptr[i];
-    if (kv.val.type != msgpack::type::POSITIVE_INTEGER) f.bad_type("counter value", "an unsigned integer");
+    if (kv.val.type != msgpack::type::POSITIVE_INTEGER)
+      f.bad_type("counter value", "an unsigned integer");
     m.counters.emplace_back(f.string_of(kv.key, "counter", kMaxIdBytes), kv.val.via.u64);
   }
   return m;
@@ -461,18 +477,30 @@ ErrorReply read_error(Fields& f) {
 // Fields each type needs beyond [version, type].
 std::size_t required_fields(MsgType t) {
   switch (t) {
-    case MsgType::kUpBeat: return 6;
-    case MsgType::kDownBeat: return 7;
-    case MsgType::kQuery: return 4;
-    case MsgType::kQueryReply: return 8;
-    case MsgType::kDeregister: return 3;
-    case MsgType::kDeregisterAck: return 3;
-    case MsgType::kStatusRequest: return 1;
-    case MsgType::kStatusReply: return 9;
-    case MsgType::kServicesRequest: return 1;
-    case MsgType::kServicesReply: return 2;
-    case MsgType::kError: return 3;
-    case MsgType::kBatch: return 1;
+    case MsgType::kUpBeat:
+      return 6;
+    case MsgType::kDownBeat:
+      return 7;
+    case MsgType::kQuery:
+      return 4;
+    case MsgType::kQueryReply:
+      return 8;
+    case MsgType::kDeregister:
+      return 3;
+    case MsgType::kDeregisterAck:
+      return 3;
+    case MsgType::kStatusRequest:
+      return 1;
+    case MsgType::kStatusReply:
+      return 9;
+    case MsgType::kServicesRequest:
+      return 1;
+    case MsgType::kServicesReply:
+      return 2;
+    case MsgType::kError:
+      return 3;
+    case MsgType::kBatch:
+      return 1;
   }
   return 0;
 }
@@ -481,23 +509,34 @@ std::size_t required_fields(MsgType t) {
 std::uint64_t best_effort_ref(std::span<const msgpack::object> items, MsgType t) {
   std::size_t index = 0;
   switch (t) {
-    case MsgType::kUpBeat: index = 4; break;       // seq
-    case MsgType::kDeregister: index = 4; break;   // seq
+    case MsgType::kUpBeat:
+      index = 4;
+      break;  // seq
+    case MsgType::kDeregister:
+      index = 4;
+      break;  // seq
     case MsgType::kQuery:
     case MsgType::kStatusRequest:
-    case MsgType::kServicesRequest: index = 2; break;  // request_id
-    default: return 0;
+    case MsgType::kServicesRequest:
+      index = 2;
+      break;  // request_id
+    default:
+      return 0;
   }
-  if (items.size() > index && items[index].type == msgpack::type::POSITIVE_INTEGER) return items[index].via.u64;
+  if (items.size() > index && items[index].type == msgpack::type::POSITIVE_INTEGER)
+    return items[index].via.u64;
   return 0;
 }
 
 MsgType read_type(std::span<const msgpack::object> items) {
   if (items.size() < 2) fail(ErrorCode::kMalformed, "message: fewer than 2 fields");
-  if (items[0].type != msgpack::type::POSITIVE_INTEGER) fail(ErrorCode::kMalformed, "message: version is not an unsigned integer");
+  if (items[0].type != msgpack::type::POSITIVE_INTEGER)
+    fail(ErrorCode::kMalformed, "message: version is not an unsigned integer");
   if (items[0].via.u64 != kProtocolVersion)
-    fail(ErrorCode::kUnknownVersion, "unsupported protocol version " + std::to_string(items[0].via.u64));
-  if (items[1].type != msgpack::type::POSITIVE_INTEGER) fail(ErrorCode::kMalformed, "message: type is not an unsigned integer");
+    fail(ErrorCode::kUnknownVersion,
+         "unsupported protocol version " + std::to_string(items[0].via.u64));
+  if (items[1].type != msgpack::type::POSITIVE_INTEGER)
+    fail(ErrorCode::kMalformed, "message: type is not an unsigned integer");
   const auto t = items[1].via.u64;
   if (t < 1 || t > static_cast<std::uint64_t>(MsgType::kBatch))
     fail(ErrorCode::kUnknownType, "unknown message type " + std::to_string(t));
@@ -509,18 +548,30 @@ Message read_body(MsgType type, const msgpack::object& whole) {
   f.next();  // version
   f.next();  // type
   switch (type) {
-    case MsgType::kUpBeat: return read_upbeat(f);
-    case MsgType::kDownBeat: return read_downbeat(f);
-    case MsgType::kQuery: return read_query(f);
-    case MsgType::kQueryReply: return read_query_reply(f);
-    case MsgType::kDeregister: return read_deregister(f);
-    case MsgType::kDeregisterAck: return read_deregister_ack(f);
-    case MsgType::kStatusRequest: return StatusRequest{f.u64("request_id")};
-    case MsgType::kStatusReply: return read_status_reply(f);
-    case MsgType::kServicesRequest: return ServicesRequest{f.u64("request_id")};
-    case MsgType::kServicesReply: return read_services_reply(f);
-    case MsgType::kError: return read_error(f);
-    case MsgType::kBatch: break;
+    case MsgType::kUpBeat:
+      return read_upbeat(f);
+    case MsgType::kDownBeat:
+      return read_downbeat(f);
+    case MsgType::kQuery:
+      return read_query(f);
+    case MsgType::kQueryReply:
+      return read_query_reply(f);
+    case MsgType::kDeregister:
+      return read_deregister(f);
+    case MsgType::kDeregisterAck:
+      return read_deregister_ack(f);
+    case MsgType::kStatusRequest:
+      return StatusRequest{f.u64("request_id")};
+    case MsgType::kStatusReply:
+      return read_status_reply(f);
+    case MsgType::kServicesRequest:
+      return ServicesRequest{f.u64("request_id")};
+    case MsgType::kServicesReply:
+      return read_services_reply(f);
+    case MsgType::kError:
+      return read_error(f);
+    case MsgType::kBatch:
+      break;
   }
   fail(ErrorCode::kMalformed, "a batch cannot be nested");
 }
@@ -566,9 +617,11 @@ DecodedFrame decode_frame(std::string_view bytes, const DecodeLimits& limits) {
     std::size_t offset = 0;
     handle = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr,
                              wire_limits(limits.max_frame_bytes));
-    if (offset != bytes.size()) return single_failure(ErrorCode::kMalformed, "trailing bytes after the message");
+    if (offset != bytes.size())
+      return single_failure(ErrorCode::kMalformed, "trailing bytes after the message");
   } catch (const msgpack::size_overflow& e) {
-    return single_failure(ErrorCode::kTooLarge, std::string("an element exceeds a limit: ") + e.what());
+    return single_failure(ErrorCode::kTooLarge,
+                          std::string("an element exceeds a limit: ") + e.what());
   } catch (const std::exception& e) {
     return single_failure(ErrorCode::kMalformed, std::string("not valid MessagePack: ") + e.what());
   }
@@ -578,10 +631,12 @@ DecodedFrame decode_frame(std::string_view bytes, const DecodeLimits& limits) {
     if (read_type(items) != MsgType::kBatch) return DecodedFrame{false, {decode_message(root)}};
     if (items.size() < 3) fail(ErrorCode::kMalformed, "batch: too few fields");
     auto inner = as_array(items[2], "batch");
-    if (inner.size() > kMaxBatchMessages) fail(ErrorCode::kTooLarge, "batch holds too many messages");
+    if (inner.size() > kMaxBatchMessages)
+      fail(ErrorCode::kTooLarge, "batch holds too many messages");
     DecodedFrame frame{true, {}};
     frame.items.reserve(inner.size());
-    for (const auto& m : inner) frame.items.push_back(decode_message(m));
+    for (const auto& m : inner)
+      frame.items.push_back(decode_message(m));
     return frame;
   } catch (const DecodeException& e) {
     return single_failure(e.code, e.what);
@@ -606,7 +661,8 @@ Bytes encode_batch(std::span<const Message> messages) {
   Packer pk(sink);
   pack_header(pk, 1, MsgType::kBatch);
   pk.pack_array(static_cast<std::uint32_t>(messages.size()));
-  for (const auto& m : messages) encode_into(m, out);
+  for (const auto& m : messages)
+    encode_into(m, out);
   return out;
 }
 

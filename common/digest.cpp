@@ -13,10 +13,12 @@ class Fnv {
  public:
   void bytes(std::string_view s) {
     u64(s.size());  // length prefix keeps ("ab","c") apart from ("a","bc")
-    for (unsigned char c : s) mix(c);
+    for (unsigned char c : s)
+      mix(c);
   }
   void u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(v >> (8 * i)));
+    for (int i = 0; i < 8; ++i)
+      mix(static_cast<unsigned char>(v >> (8 * i)));
   }
   std::uint64_t value() const { return h_; }
 
@@ -28,14 +30,15 @@ class Fnv {
   std::uint64_t h_ = kFnvOffset;
 };
 
-auto sort_key(const Registration& r) { return std::tie(r.service, r.instance.id); }
+auto sort_key(const Registration& r) {
+  return std::tie(r.service, r.instance.id);
+}
 
 }  // namespace
 
 void canonicalize(std::vector<Registration>& regs) {
-  std::sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {
-    return sort_key(a) < sort_key(b);
-  });
+  std::sort(regs.begin(), regs.end(),
+            [](const Registration& a, const Registration& b) { return sort_key(a) < sort_key(b); });
   regs.erase(std::unique(regs.begin(), regs.end()), regs.end());
 }
 

@@ -4,10 +4,14 @@ namespace cascade::proto {
 
 const char* to_string(InstanceStatus s) {
   switch (s) {
-    case InstanceStatus::kUp: return "UP";
-    case InstanceStatus::kDown: return "DOWN";
-    case InstanceStatus::kOutOfService: return "OUT_OF_SERVICE";
-    case InstanceStatus::kStarting: return "STARTING";
+    case InstanceStatus::kUp:
+      return "UP";
+    case InstanceStatus::kDown:
+      return "DOWN";
+    case InstanceStatus::kOutOfService:
+      return "OUT_OF_SERVICE";
+    case InstanceStatus::kStarting:
+      return "STARTING";
   }
   return "UNKNOWN";
 }
@@ -22,30 +26,48 @@ std::optional<InstanceStatus> parse_status(std::string_view s) {
 
 const char* to_string(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kUnknownVersion: return "unknown_version";
-    case ErrorCode::kMalformed: return "malformed";
-    case ErrorCode::kTooLarge: return "too_large";
-    case ErrorCode::kUnknownType: return "unknown_type";
-    case ErrorCode::kStaleEpoch: return "stale_epoch";
-    case ErrorCode::kInvalid: return "invalid";
+    case ErrorCode::kUnknownVersion:
+      return "unknown_version";
+    case ErrorCode::kMalformed:
+      return "malformed";
+    case ErrorCode::kTooLarge:
+      return "too_large";
+    case ErrorCode::kUnknownType:
+      return "unknown_type";
+    case ErrorCode::kStaleEpoch:
+      return "stale_epoch";
+    case ErrorCode::kInvalid:
+      return "invalid";
   }
   return "unknown";
 }
 
 const char* to_string(MsgType t) {
   switch (t) {
-    case MsgType::kUpBeat: return "UpBeat";
-    case MsgType::kDownBeat: return "DownBeat";
-    case MsgType::kQuery: return "Query";
-    case MsgType::kQueryReply: return "QueryReply";
-    case MsgType::kDeregister: return "Deregister";
-    case MsgType::kDeregisterAck: return "DeregisterAck";
-    case MsgType::kStatusRequest: return "StatusRequest";
-    case MsgType::kStatusReply: return "StatusReply";
-    case MsgType::kServicesRequest: return "ServicesRequest";
-    case MsgType::kServicesReply: return "ServicesReply";
-    case MsgType::kError: return "Error";
-    case MsgType::kBatch: return "Batch";
+    case MsgType::kUpBeat:
+      return "UpBeat";
+    case MsgType::kDownBeat:
+      return "DownBeat";
+    case MsgType::kQuery:
+      return "Query";
+    case MsgType::kQueryReply:
+      return "QueryReply";
+    case MsgType::kDeregister:
+      return "Deregister";
+    case MsgType::kDeregisterAck:
+      return "DeregisterAck";
+    case MsgType::kStatusRequest:
+      return "StatusRequest";
+    case MsgType::kStatusReply:
+      return "StatusReply";
+    case MsgType::kServicesRequest:
+      return "ServicesRequest";
+    case MsgType::kServicesReply:
+      return "ServicesReply";
+    case MsgType::kError:
+      return "Error";
+    case MsgType::kBatch:
+      return "Batch";
   }
   return "Unknown";
 }

@@ -80,9 +80,9 @@ struct ServiceUse {
 // set changed since the hub last acknowledged it, or when the hub asked for it.
 struct UpBeat {
   std::string node_id;
-  std::uint64_t epoch = 0;  // changes on every agent start
-  std::uint64_t seq = 0;    // increases per message within an epoch
-  std::uint64_t digest = 0; // digest of the full registration set (common/digest.hpp)
+  std::uint64_t epoch = 0;   // changes on every agent start
+  std::uint64_t seq = 0;     // increases per message within an epoch
+  std::uint64_t digest = 0;  // digest of the full registration set (common/digest.hpp)
   std::optional<std::vector<Registration>> registrations;
   std::vector<ServiceUse> uses;
   bool operator==(const UpBeat&) const = default;
@@ -109,10 +109,10 @@ struct ServiceUpdate {
 struct DownBeat {
   std::string hub_id;
   std::uint64_t hub_epoch = 0;
-  std::string node_id;        // echoed, so proxies can fan replies out
-  std::uint64_t ack_seq = 0;  // the UpBeat seq this answers
-  bool send_full = false;     // the hub does not know the digest: resend the set
-  std::uint32_t lease_ms = 0; // the lease the hub granted
+  std::string node_id;         // echoed, so proxies can fan replies out
+  std::uint64_t ack_seq = 0;   // the UpBeat seq this answers
+  bool send_full = false;      // the hub does not know the digest: resend the set
+  std::uint32_t lease_ms = 0;  // the lease the hub granted
   std::vector<ServiceUpdate> updates;
   bool operator==(const DownBeat&) const = default;
 };
@@ -204,8 +204,9 @@ struct ErrorReply {
   bool operator==(const ErrorReply&) const = default;
 };
 
-using Message = std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck,
-                             StatusRequest, StatusReply, ServicesRequest, ServicesReply, ErrorReply>;
+using Message =
+    std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck, StatusRequest,
+                 StatusReply, ServicesRequest, ServicesReply, ErrorReply>;
 
 const char* to_string(InstanceStatus s);
 std::optional<InstanceStatus> parse_status(std::string_view s);

@@ -2,13 +2,13 @@
 // The hub's configuration: every option of `cascade-hub` (flags or the TOML
 // file given with --config) as one typed struct with units in the names.
 
+#include <spdlog/common.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <variant>
-
-#include <spdlog/common.h>
 
 #include "common/clock.hpp"
 #include "hub/hub_core.hpp"
@@ -21,7 +21,7 @@ struct HubConfig {
   std::string listen = "tcp://127.0.0.1:7400";
   std::filesystem::path data_dir = "./cascade-hub-data";
   Duration beat_interval{2000};
-  Duration lease{0};  // 0 = three beat intervals
+  Duration lease{0};            // 0 = three beat intervals
   Duration flush_interval{20};  // write-behind period for registry changes
   std::size_t max_frame_bytes = 4 * 1024 * 1024;
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower

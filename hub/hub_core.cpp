@@ -15,7 +15,8 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       registry_(hub_epoch, config_.change_log_per_service) {}
 
 void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
-  for (const auto& rec : snapshot.services) registry_.restore_version(rec.service, rec.version);
+  for (const auto& rec : snapshot.services)
+    registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {
     auto [it, inserted] = nodes_.try_emplace(rec.node_id);
     Node& node = it->second;
@@ -31,7 +32,8 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
     node->second.owned.push_back({registry_.find(rec.service), rec.instance.id});
   }
-  for (auto& [id, node] : nodes_) std::sort(node.owned.begin(), node.owned.end());
+  for (auto& [id, node] : nodes_)
+    std::sort(node.owned.begin(), node.owned.end());
   registry_.stamp_unversioned();
   spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
                nodes_.size(), registry_.service_count(), registry_.instance_count(),
@@ -54,10 +56,10 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
           return {services(m.request_id)};
         } else {
           ++counters_.unexpected_messages;
-          return {proto::ErrorReply{proto::ErrorCode::kUnknownType,
-                                    std::string("a hub does not accept ") +
-                                        proto::to_string(proto::type_of(message)),
-                                    0}};
+          return {proto::ErrorReply{
+              proto::ErrorCode::kUnknownType,
+              std::string("a hub does not accept ") + proto::to_string(proto::type_of(message)),
+              0}};
         }
       },
       message);
@@ -96,9 +98,11 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, bool& sta
 
 HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   ++counters_.beats;
-  if (auto known = nodes_.find(beat.node_id); known != nodes_.end() && beat.epoch < known->second.epoch) {
+  if (auto known = nodes_.find(beat.node_id);
+      known != nodes_.end() && beat.epoch < known->second.epoch) {
     ++counters_.stale_epoch;
-    return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch, "a newer incarnation of this node is registered", beat.seq}};
+    return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
+                              "a newer incarnation of this node is registered", beat.seq}};
   }
   if (beat.registrations && beat.registrations->size() > config_.max_registrations_per_node)
     return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
@@ -144,7 +148,8 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   std::vector<OwnedInstance> dropped;
   std::set_difference(node.owned.begin(), node.owned.end(), now_owned.begin(), now_owned.end(),
                       std::back_inserter(dropped));
-  for (const auto& gone : dropped) changed |= registry_.remove(*gone.service, gone.id, node.id);
+  for (const auto& gone : dropped)
+    changed |= registry_.remove(*gone.service, gone.id, node.id);
   node.owned = std::move(now_owned);
   node.digest = digest;
   node.set_known = true;
@@ -158,7 +163,8 @@ void HubCore::collect_updates(Node& node, const std::vector<proto::ServiceUse>& 
     const ServiceEntry* svc = registry_.find(use.service);
     if (svc == nullptr) {
       if (use.version != 0) {
-        out.push_back(proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
+        out.push_back(
+            proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
         ++counters_.updates_gone;
       }
       continue;
@@ -195,7 +201,8 @@ HandleResult HubCore::on_deregister(const proto::Deregister& msg) {
   auto it = nodes_.find(msg.node_id);
   if (it != nodes_.end() && msg.epoch < it->second.epoch) {
     ++counters_.stale_epoch;
-    return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch, "a newer incarnation of this node is registered", msg.seq}};
+    return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
+                              "a newer incarnation of this node is registered", msg.seq}};
   }
   ++counters_.deregistrations;
   std::uint32_t removed = 0;
@@ -222,7 +229,8 @@ void HubCore::tick(MonoTime now) {
   std::vector<Node*> expired;
   const auto n = leases_.expire(now, config_.max_expirations_per_tick,
                                 [&](Node* node) { expired.push_back(node); });
-  if (n == config_.max_expirations_per_tick && leases_.next_deadline() && *leases_.next_deadline() <= now)
+  if (n == config_.max_expirations_per_tick && leases_.next_deadline() &&
+      *leases_.next_deadline() <= now)
     ++counters_.expiry_deferred;
   for (Node* node : expired) {
     const std::string id = node->id;
@@ -234,11 +242,14 @@ void HubCore::tick(MonoTime now) {
   }
 }
 
-std::optional<MonoTime> HubCore::next_deadline() const { return leases_.next_deadline(); }
+std::optional<MonoTime> HubCore::next_deadline() const {
+  return leases_.next_deadline();
+}
 
 std::size_t HubCore::subscription_count() const {
   std::size_t n = 0;
-  for (const auto& [id, node] : nodes_) n += node.uses.size();
+  for (const auto& [id, node] : nodes_)
+    n += node.uses.size();
   return n;
 }
 
@@ -262,8 +273,8 @@ proto::ServicesReply HubCore::services(std::uint64_t request_id) const {
   reply.request_id = request_id;
   registry_.for_each_service([&](const ServiceEntry& svc) {
     if (svc.instances.empty()) return;
-    reply.services.push_back({svc.key, svc.version, static_cast<std::uint32_t>(svc.instances.size()),
-                              svc.up_count()});
+    reply.services.push_back(
+        {svc.key, svc.version, static_cast<std::uint32_t>(svc.instances.size()), svc.up_count()});
   });
   std::sort(reply.services.begin(), reply.services.end(),
             [](const auto& a, const auto& b) { return a.service < b.service; });
@@ -271,11 +282,16 @@ proto::ServicesReply HubCore::services(std::uint64_t request_id) const {
 }
 
 void HubCore::requeue(const PersistBatch& failed) {
-  for (const auto& n : failed.node_upserts) dirty_nodes_.push_back(n.node_id);
-  for (const auto& id : failed.node_deletes) dirty_nodes_.push_back(id);
-  for (const auto& i : failed.instance_upserts) registry_.mark_dirty(i.service, i.instance.id);
-  for (const auto& k : failed.instance_deletes) registry_.mark_dirty(k.service, k.id);
-  for (const auto& s : failed.service_versions) registry_.mark_dirty(s.service, std::nullopt);
+  for (const auto& n : failed.node_upserts)
+    dirty_nodes_.push_back(n.node_id);
+  for (const auto& id : failed.node_deletes)
+    dirty_nodes_.push_back(id);
+  for (const auto& i : failed.instance_upserts)
+    registry_.mark_dirty(i.service, i.instance.id);
+  for (const auto& k : failed.instance_deletes)
+    registry_.mark_dirty(k.service, k.id);
+  for (const auto& s : failed.service_versions)
+    registry_.mark_dirty(s.service, std::nullopt);
 }
 
 PersistBatch HubCore::take_persist_batch() {

@@ -27,8 +27,8 @@ namespace cascade::hub {
 struct HubCoreConfig {
   std::string hub_id = "hub";
   std::uint32_t tier = 1;
-  Duration lease{6000};                    // an agent that misses this long is expired
-  std::size_t change_log_per_service = 256;  // deltas reach back this many changes
+  Duration lease{6000};                          // an agent that misses this long is expired
+  std::size_t change_log_per_service = 256;      // deltas reach back this many changes
   std::size_t max_expirations_per_tick = 10000;  // bounds the work of one tick
   std::size_t max_registrations_per_node = 10000;
 };
@@ -80,7 +80,7 @@ class HubCore {
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
-    bool set_known = false;  // the hub holds the set that `digest` names
+    bool set_known = false;            // the hub holds the set that `digest` names
     std::vector<OwnedInstance> owned;  // sorted
     std::vector<const ServiceEntry*> uses;
     LeaseQueue<Node*>::Handle lease;

@@ -28,12 +28,15 @@ struct RawOptions {
 std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (c.id.empty() || c.id.size() > 255) return "--id must be 1..255 characters";
   if (c.tier < 1 || c.tier > 16) return "--tier must be between 1 and 16";
-  if (!c.listen.starts_with("tcp://") && !c.listen.starts_with("ipc://") && !c.listen.starts_with("inproc://"))
-    return "--listen must be a ZeroMQ endpoint such as tcp://127.0.0.1:7400 (got '" + c.listen + "')";
+  if (!c.listen.starts_with("tcp://") && !c.listen.starts_with("ipc://") &&
+      !c.listen.starts_with("inproc://"))
+    return "--listen must be a ZeroMQ endpoint such as tcp://127.0.0.1:7400 (got '" + c.listen +
+           "')";
   if (raw.beat_interval_ms < 10 || raw.beat_interval_ms > 3'600'000)
     return "--beat-interval-ms must be between 10 and 3600000 milliseconds";
   if (raw.lease_ms != 0 && raw.lease_ms < raw.beat_interval_ms)
-    return "--lease-ms must be at least one beat interval (" + std::to_string(raw.beat_interval_ms) + " ms)";
+    return "--lease-ms must be at least one beat interval (" +
+           std::to_string(raw.beat_interval_ms) + " ms)";
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
@@ -45,27 +48,44 @@ std::string validate(const HubConfig& c, const RawOptions& raw) {
 ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   HubConfig c;
   RawOptions raw;
-  CLI::App app{"cascade-hub: a tier of the cascade service registry.\n"
-               "Agents beat to it; it owns their leases and answers queries."};
-  app.set_config("--config", "", "Read options from this TOML file (keys as the long flags, e.g. lease-ms = 6000)");
+  CLI::App app{
+      "cascade-hub: a tier of the cascade service registry.\n"
+      "Agents beat to it; it owns their leases and answers queries."};
+  app.set_config("--config", "",
+                 "Read options from this TOML file (keys as the long flags, e.g. lease-ms = 6000)");
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--id", c.id, "This hub's id, unique in the network")->capture_default_str();
-  app.add_option("--tier", c.tier, "Tier of this hub: 1 for a datacenter hub (L1), 2 and up above it")->capture_default_str();
-  app.add_option("--listen", c.listen, "ZeroMQ endpoint to bind (tcp://HOST:PORT; port * = any free port)")->capture_default_str();
-  app.add_option("--data", raw.data_dir, "Directory for the SQLite state (hub.db) and hub.endpoint")->default_str(c.data_dir.string());
-  app.add_option("--beat-interval-ms", raw.beat_interval_ms, "Beat interval agents are expected to keep, in milliseconds")->capture_default_str();
-  app.add_option("--lease-ms", raw.lease_ms, "Lease of an agent in milliseconds (default: 3 beat intervals)");
-  app.add_option("--flush-interval-ms", raw.flush_interval_ms, "Write-behind period for registry changes, in milliseconds")->capture_default_str();
-  app.add_option("--max-frame-bytes", c.max_frame_bytes, "Largest accepted message frame, in bytes")->capture_default_str();
-  app.add_flag("--fsync", c.fsync_each_batch, "Fsync every batch (SQLite synchronous=FULL): survives power loss, not just crashes");
-  app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")->capture_default_str();
+  app.add_option("--tier", c.tier,
+                 "Tier of this hub: 1 for a datacenter hub (L1), 2 and up above it")
+      ->capture_default_str();
+  app.add_option("--listen", c.listen,
+                 "ZeroMQ endpoint to bind (tcp://HOST:PORT; port * = any free port)")
+      ->capture_default_str();
+  app.add_option("--data", raw.data_dir, "Directory for the SQLite state (hub.db) and hub.endpoint")
+      ->default_str(c.data_dir.string());
+  app.add_option("--beat-interval-ms", raw.beat_interval_ms,
+                 "Beat interval agents are expected to keep, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--lease-ms", raw.lease_ms,
+                 "Lease of an agent in milliseconds (default: 3 beat intervals)");
+  app.add_option("--flush-interval-ms", raw.flush_interval_ms,
+                 "Write-behind period for registry changes, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--max-frame-bytes", c.max_frame_bytes, "Largest accepted message frame, in bytes")
+      ->capture_default_str();
+  app.add_flag(
+      "--fsync", c.fsync_each_batch,
+      "Fsync every batch (SQLite synchronous=FULL): survives power loss, not just crashes");
+  app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};
   } catch (const CLI::ParseError& e) {
-    return {std::nullopt, 2, std::string("cascade-hub: ") + e.what() + "\nRun with --help for usage."};
+    return {std::nullopt, 2,
+            std::string("cascade-hub: ") + e.what() + "\nRun with --help for usage."};
   }
   if (!raw.data_dir.empty()) c.data_dir = raw.data_dir;
   c.beat_interval = Duration{raw.beat_interval_ms};
@@ -73,7 +93,8 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.flush_interval = Duration{raw.flush_interval_ms};
   if (!parse_log_level(raw.log_level, c.log_level))
     return {std::nullopt, 2, "cascade-hub: --log-level: unknown level '" + raw.log_level + "'"};
-  if (auto error = validate(c, raw); !error.empty()) return {std::nullopt, 2, "cascade-hub: " + error};
+  if (auto error = validate(c, raw); !error.empty())
+    return {std::nullopt, 2, "cascade-hub: " + error};
   return {c, 0, {}};
 }
 

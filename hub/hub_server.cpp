@@ -1,8 +1,7 @@
 #include "hub/hub_server.hpp"
 
-#include <zmq_addon.hpp>
-
 #include <algorithm>
+#include <zmq_addon.hpp>
 
 #include "common/codec.hpp"
 #include "common/zmq_util.hpp"
@@ -12,8 +11,8 @@ namespace cascade::hub {
 
 namespace {
 
-constexpr std::size_t kMaxFramesPerPass = 4096;   // keeps timers and flushes timely under load
-constexpr Duration kMaxPollWait{100};             // how soon a stop request is noticed
+constexpr std::size_t kMaxFramesPerPass = 4096;  // keeps timers and flushes timely under load
+constexpr Duration kMaxPollWait{100};            // how soon a stop request is noticed
 constexpr int kReceiveHighWaterMark = 100'000;
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
@@ -25,7 +24,8 @@ HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) 
 
 }  // namespace
 
-HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& store, zmq::context_t& context)
+HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& store,
+                     zmq::context_t& context)
     : config_(config),
       clock_(clock),
       store_(store),
@@ -47,8 +47,8 @@ std::string HubServer::bind() {
 }
 
 void HubServer::run(const std::atomic<bool>& stop) {
-  spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms", config_.id, config_.tier, core_.epoch(),
-               core_.config().lease.count());
+  spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms", config_.id, config_.tier,
+               core_.epoch(), core_.config().lease.count());
   while (!stop.load(std::memory_order_relaxed)) {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     poll_ignoring_signals(&item, 1, poll_timeout());
@@ -71,7 +71,8 @@ void HubServer::serve_pending_frames() {
   Multipart frames;
   for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
     frames.clear();
-    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait)) return;
+    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
+      return;
     handle(frames);
   }
 }
@@ -80,7 +81,8 @@ void HubServer::serve_pending_frames() {
 // reply reuses the envelope, so DEALER and REQ peers both get their answer.
 void HubServer::handle(Multipart& frames) {
   if (frames.size() < 2 || frames.size() > 3) {
-    log_bad_input(proto::DecodeFailure{proto::ErrorCode::kMalformed, "unexpected number of frames", 0});
+    log_bad_input(
+        proto::DecodeFailure{proto::ErrorCode::kMalformed, "unexpected number of frames", 0});
     core_.on_decode_failure({});
     return;
   }
@@ -100,7 +102,8 @@ void HubServer::handle(Multipart& frames) {
     durable |= result.durable;
     replies.push_back(std::move(result.reply));
   }
-  const auto bytes = decoded.batched ? proto::encode_batch(replies) : proto::encode(replies.front());
+  const auto bytes =
+      decoded.batched ? proto::encode_batch(replies) : proto::encode(replies.front());
   frames.back() = zmq::message_t(bytes.data(), bytes.size());
   if (durable)
     awaiting_commit_.push_back(std::move(frames));
@@ -128,11 +131,13 @@ void HubServer::flush() {
       awaiting_commit_.clear();
       std::uint64_t suppressed = 0;
       if (store_error_log_.allow(clock_.now(), suppressed))
-        spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(), suppressed);
+        spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(),
+                         suppressed);
       return;
     }
   }
-  for (auto& frames : awaiting_commit_) send_now(frames);
+  for (auto& frames : awaiting_commit_)
+    send_now(frames);
   awaiting_commit_.clear();
 }
 

@@ -10,7 +10,9 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void request_stop(int) { g_stop.store(true); }
+extern "C" void request_stop(int) {
+  g_stop.store(true);
+}
 
 // Tools and tests read the bound endpoint from here when the port was `*`.
 void write_endpoint_file(const std::filesystem::path& dir, const std::string& endpoint) {
@@ -22,8 +24,9 @@ int serve(const cascade::hub::HubConfig& config) {
   using namespace cascade;
   std::unique_ptr<hub::SqliteHubStore> store;
   try {
-    store = hub::SqliteHubStore::open(config.data_dir, config.fsync_each_batch ? sqlite::Synchronous::kFull
-                                                                                : sqlite::Synchronous::kNormal);
+    store = hub::SqliteHubStore::open(config.data_dir, config.fsync_each_batch
+                                                           ? sqlite::Synchronous::kFull
+                                                           : sqlite::Synchronous::kNormal);
   } catch (const std::exception& e) {
     spdlog::critical("cannot use data directory: {}", e.what());
     return 1;

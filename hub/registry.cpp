@@ -16,9 +16,9 @@ void sort_unique(std::vector<T>& v) {
 }  // namespace
 
 std::uint32_t ServiceEntry::up_count() const {
-  return static_cast<std::uint32_t>(std::count_if(instances.begin(), instances.end(), [](const auto& kv) {
-    return kv.second.instance.status == proto::InstanceStatus::kUp;
-  }));
+  return static_cast<std::uint32_t>(std::count_if(
+      instances.begin(), instances.end(),
+      [](const auto& kv) { return kv.second.instance.status == proto::InstanceStatus::kUp; }));
 }
 
 Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
@@ -85,14 +85,16 @@ bool Registry::can_delta_from(const ServiceEntry& svc, std::uint64_t held) const
   return it != svc.log.end() && it->version == held;
 }
 
-proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc, std::uint64_t from_version) const {
+proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
+                                           std::uint64_t from_version) const {
   proto::ServiceUpdate u;
   u.service = svc.key;
   u.from_version = from_version;
   u.version = svc.version;
   u.kind = proto::UpdateKind::kFull;
   u.upserts.reserve(svc.instances.size());
-  for (const auto& [id, entry] : svc.instances) u.upserts.push_back(entry.instance);
+  for (const auto& [id, entry] : svc.instances)
+    u.upserts.push_back(entry.instance);
   return u;
 }
 
@@ -123,7 +125,8 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
 void Registry::restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                                 std::string owner) {
   auto& svc = service(key);
-  auto [it, inserted] = svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner)});
+  auto [it, inserted] =
+      svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner)});
   if (inserted) ++instance_count_;
 }
 

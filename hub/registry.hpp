@@ -88,7 +88,8 @@ class Registry {
   std::size_t instance_count() const { return instance_count_; }
   template <typename Fn>
   void for_each_service(Fn&& fn) const {
-    for (const auto& [key, svc] : services_) fn(*svc);
+    for (const auto& [key, svc] : services_)
+      fn(*svc);
   }
 
   // Persistence: marks an instance (or, without an id, the service version)

@@ -7,9 +7,12 @@ namespace {
 
 constexpr Duration kInterval{2000};
 
-proto::ServiceKey key(const std::string& name) { return proto::ServiceKey{name, "default"}; }
+proto::ServiceKey key(const std::string& name) {
+  return proto::ServiceKey{name, "default"};
+}
 
-proto::Registration reg(const std::string& service, const std::string& id, const std::string& address) {
+proto::Registration reg(const std::string& service, const std::string& id,
+                        const std::string& address) {
   proto::Registration r;
   r.service = key(service);
   r.instance.id = id;
@@ -47,7 +50,8 @@ class AgentCoreTest : public ::testing::Test {
     while (core.next_deadline() <= until) {
       clock.set(std::max(clock.now(), core.next_deadline()));
       auto a = core.on_timer(clock.now());
-      for (auto& o : a.send) sent.push_back(std::move(o));
+      for (auto& o : a.send)
+        sent.push_back(std::move(o));
     }
     clock.set(until);
     return sent;
@@ -125,10 +129,12 @@ TEST_F(AgentCoreTest, BeatIntervalIsJitteredWithinTenPercent) {
 
 TEST_F(AgentCoreTest, FailoverAfterThreeMissesWithGrowingCappedBackoff) {
   auto sent = core.start(clock.now()).send;
-  for (auto& o : run_silent(clock.now() + Duration{60'000})) sent.push_back(std::move(o));
+  for (auto& o : run_silent(clock.now() + Duration{60'000}))
+    sent.push_back(std::move(o));
   // Hubs are tried in order 0,1,2,0,... and each gets three beats before we move.
   ASSERT_GE(sent.size(), 12u);
-  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(sent[i].hub, (i / 3) % 3) << "beat " << i;
+  for (std::size_t i = 0; i < 12; ++i)
+    EXPECT_EQ(sent[i].hub, (i / 3) % 3) << "beat " << i;
   EXPECT_GE(core.failovers(), 4u);
 }
 
@@ -153,7 +159,8 @@ TEST_F(AgentCoreTest, FailoverBackoffDoublesAndIsCapped) {
   EXPECT_NEAR(backoff(0).count(), 500, 250);
   EXPECT_NEAR(backoff(1).count(), 1000, 350);
   EXPECT_NEAR(backoff(2).count(), 2000, 600);
-  for (std::size_t i = 3; i < pauses.size(); ++i) EXPECT_LE(backoff(i).count(), 4000 * 1.2 + 250);
+  for (std::size_t i = 3; i < pauses.size(); ++i)
+    EXPECT_LE(backoff(i).count(), 4000 * 1.2 + 250);
 }
 
 TEST_F(AgentCoreTest, AReplyResetsTheMissCount) {
@@ -211,7 +218,8 @@ TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
   core.start(clock.now());
   std::uint64_t id = 0;
   core.query(clock.now(), key("svc"), id);
-  core.on_message(clock.now(), 0, proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
+  core.on_message(clock.now(), 0,
+                  proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
   auto b = next_beat();
   auto down = down_for(b);
   down.updates.push_back({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
@@ -220,7 +228,8 @@ TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
 
   b = next_beat();
   down = down_for(b);
-  down.updates.push_back({key("svc"), 5, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {"i1"}});
+  down.updates.push_back(
+      {key("svc"), 5, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {"i1"}});
   core.on_message(clock.now(), 0, down);
   auto r = core.lookup(clock.now(), 0, key("svc"));
   ASSERT_TRUE(r);
@@ -243,14 +252,16 @@ TEST_F(AgentCoreTest, NewHubEpochTriggersOneJitteredFullResend) {
   bool carried = false;
   for (int i = 0; i < 3 && !carried; ++i) {
     auto a = core.on_timer(clock.now());
-    if (!a.send.empty()) carried = std::get<proto::UpBeat>(a.send.back().message).registrations.has_value();
+    if (!a.send.empty())
+      carried = std::get<proto::UpBeat>(a.send.back().message).registrations.has_value();
     clock.set(core.next_deadline());
   }
   EXPECT_TRUE(carried);
 }
 
 TEST_F(AgentCoreTest, SnapshotEntriesResolveStaleWithTheirAge) {
-  ServiceSnapshot snap{key("svc"), 3, /*fetched_wall_ms=*/clock.wall_ms() - 90'000, {inst("i1", "a:1")}};
+  ServiceSnapshot snap{
+      key("svc"), 3, /*fetched_wall_ms=*/clock.wall_ms() - 90'000, {inst("i1", "a:1")}};
   core.restore_snapshot({snap}, clock.now());
   EXPECT_FALSE(core.lookup(clock.now(), clock.wall_ms(), key("svc")).has_value());
   auto r = core.lookup_any(clock.now(), clock.wall_ms(), key("svc"));
@@ -262,7 +273,8 @@ TEST_F(AgentCoreTest, SnapshotEntriesResolveStaleWithTheirAge) {
 }
 
 TEST_F(AgentCoreTest, SnapshotEntryBecomesFreshOnceAHubConfirmsIt) {
-  core.restore_snapshot({ServiceSnapshot{key("svc"), 3, clock.wall_ms(), {inst("i1", "a:1")}}}, clock.now());
+  core.restore_snapshot({ServiceSnapshot{key("svc"), 3, clock.wall_ms(), {inst("i1", "a:1")}}},
+                        clock.now());
   auto b = last_beat(core.start(clock.now()));
   ASSERT_EQ(b.uses.size(), 1u);
   EXPECT_EQ(b.uses[0].version, 3u);

@@ -171,7 +171,8 @@ TEST_F(HubCoreTest, SteadyBeatsWriteNothing) {
   const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
   send(beat_with_set("n1", 1, set));
   hub.take_persist_batch();
-  for (std::uint64_t s = 2; s < 50; ++s) send(beat("n1", s, digest(set)));
+  for (std::uint64_t s = 2; s < 50; ++s)
+    send(beat("n1", s, digest(set)));
   EXPECT_TRUE(hub.take_persist_batch().empty());
 }
 
@@ -227,7 +228,8 @@ TEST_F(HubRestartTest, RestoredHubAnswersAtOnceAndGrantsOneLeaseOfGrace) {
 
 TEST_F(HubRestartTest, LiveAgentKeepsItsInstancesWithoutResending) {
   const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
-  auto snap = snapshot_after([&](HubCore& h) { h.handle(clock.now(), beat_with_set("n1", 1, set)); });
+  auto snap =
+      snapshot_after([&](HubCore& h) { h.handle(clock.now(), beat_with_set("n1", 1, set)); });
   HubCore after{HubCoreConfig{"hub-a", 1, kLease}, 2, clock.now()};
   after.restore(snap, clock.now());
   auto r = after.handle(clock.now(), beat("n1", 2, digest(set)));

@@ -7,7 +7,9 @@
 namespace cascade::hub {
 namespace {
 
-MonoTime at(int ms) { return mono_from_ms(ms); }
+MonoTime at(int ms) {
+  return mono_from_ms(ms);
+}
 
 std::vector<int> expire_all(LeaseQueue<int>& q, int now_ms) {
   std::vector<int> out;
@@ -43,7 +45,8 @@ TEST(LeaseQueue, EarlierDeadlineInsertedInOrder) {
 
 TEST(LeaseQueue, ExpiryStopsAtTheCap) {
   LeaseQueue<int> q;
-  for (int i = 0; i < 10; ++i) q.add(i, at(100));
+  for (int i = 0; i < 10; ++i)
+    q.add(i, at(100));
   std::vector<int> out;
   EXPECT_EQ(q.expire(at(100), 3, [&](int k) { out.push_back(k); }), 3u);
   EXPECT_EQ(q.size(), 7u);

@@ -62,7 +62,8 @@ TEST_F(RegistryTest, DeltaCarriesOnlyWhatChangedSinceTheHeldVersion) {
 
 TEST_F(RegistryTest, VersionOlderThanTheLogGetsTheFullList) {
   const auto held = add("a", "h:1");
-  for (int i = 0; i < 6; ++i) add("x" + std::to_string(i), "h:" + std::to_string(i));
+  for (int i = 0; i < 6; ++i)
+    add("x" + std::to_string(i), "h:" + std::to_string(i));
   auto u = reg.update_for(svc, held);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->kind, proto::UpdateKind::kFull);

@@ -1,0 +1,187 @@
+// The agent library against a real hub server over ZeroMQ on loopback.
+#include "agent/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "hub/hub_server.hpp"
+#include "hub/sqlite_store.hpp"
+
+namespace cascade::agent {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr Duration kBeat{100};
+
+fs::path fresh_dir(const std::string& tag) {
+  auto dir =
+      fs::temp_directory_path() / ("cascade-client-" + tag + "-" + std::to_string(::getpid()) +
+                                   "-" + std::to_string(std::rand()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+// A hub server on its own thread, on an ephemeral loopback port.
+class RunningHub {
+ public:
+  explicit RunningHub(fs::path dir) : dir_(std::move(dir)) {
+    hub::HubConfig config;
+    config.id = "test-hub";
+    config.listen = "tcp://127.0.0.1:*";
+    config.data_dir = dir_;
+    config.beat_interval = kBeat;
+    store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
+    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
+    endpoint_ = server_->bind();
+    thread_ = std::thread([this] { server_->run(stop_); });
+  }
+  ~RunningHub() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  fs::path dir_;
+  SystemClock clock_;
+  zmq::context_t context_{1};
+  std::unique_ptr<hub::SqliteHubStore> store_;
+  std::unique_ptr<hub::HubServer> server_;
+  std::string endpoint_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+proto::Registration reg(const std::string& service, const std::string& id,
+                        const std::string& address) {
+  proto::Registration r;
+  r.service.name = service;
+  r.instance.id = id;
+  r.instance.address = address;
+  return r;
+}
+
+template <typename Pred>
+bool eventually(Pred pred, Duration within = Duration{3000}) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(Duration{10});
+  }
+  return pred();
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  fs::path hub_dir = fresh_dir("hub");
+  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir);
+  const proto::ServiceKey orders{"orders", "default"};
+
+  ClientOptions options(const std::string& id) {
+    ClientOptions o;
+    o.node_id = id;
+    o.hubs = {hub->endpoint()};
+    o.beat_interval = kBeat;
+    o.query_timeout = Duration{500};
+    o.shutdown_timeout = Duration{1000};
+    return o;
+  }
+  std::size_t count(Client& c, const proto::ServiceKey& key) {
+    auto r = c.resolve(key);
+    return r ? r->instances.size() : 0;
+  }
+  void TearDown() override {
+    hub.reset();
+    fs::remove_all(hub_dir);
+  }
+};
+
+TEST_F(ClientTest, RegisteredInstanceIsResolvableByAnotherClient) {
+  Client provider(options("provider"));
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return count(consumer, orders) == 1; }));
+  auto r = consumer.resolve(orders);
+  EXPECT_EQ(r->instances[0].address, "10.0.0.1:80");
+  EXPECT_FALSE(r->stale);
+  EXPECT_EQ(r->source, Source::kHub);
+}
+
+TEST_F(ClientTest, ChangesReachAConsumerThroughBeatsWithoutAnotherQuery) {
+  Client p1(options("p1"));
+  p1.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return count(consumer, orders) == 1; }));
+  std::atomic<std::size_t> notified_size{0};
+  consumer.on_change([&](const Resolution& r) { notified_size = r.instances.size(); });
+  Client p2(options("p2"));
+  p2.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  EXPECT_TRUE(eventually([&] { return notified_size.load() == 2; }));
+  EXPECT_EQ(consumer.status().cached_services, 1u);
+  EXPECT_EQ(count(consumer, orders), 2u);
+}
+
+TEST_F(ClientTest, ShutdownDeregistersEverythingAtOnce) {
+  auto provider = std::make_unique<Client>(options("provider"));
+  provider->register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  provider->register_instance(reg("payments", "p1", "10.0.0.1:81"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return count(consumer, orders) == 1; }));
+  EXPECT_TRUE(provider->shutdown());
+  // Gone from the hub at once: a fresh lookup (a new client) sees nothing.
+  Client fresh(options("fresh"));
+  EXPECT_EQ(count(fresh, orders), 0u);
+  EXPECT_EQ(count(fresh, {"payments", "default"}), 0u);
+}
+
+TEST_F(ClientTest, PickRoundRobinAlternates) {
+  Client p1(options("p1"));
+  p1.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  p1.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return count(consumer, orders) == 2; }));
+  auto a = consumer.pick(orders);
+  auto b = consumer.pick(orders);
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(a->id, b->id);
+}
+
+TEST_F(ClientTest, RestartedConsumerResolvesFromItsSnapshotWhileNoHubAnswers) {
+  const auto data = fresh_dir("consumer");
+  Client provider(options("provider"));
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  {
+    auto o = options("consumer");
+    o.data_dir = data;
+    Client consumer(o);
+    ASSERT_TRUE(eventually([&] { return count(consumer, orders) == 1; }));
+  }
+  auto o = options("consumer");
+  o.data_dir = data;
+  hub.reset();  // no hub from now on
+  Client restarted(o);
+  auto r = restarted.resolve(orders);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->source, Source::kSnapshot);
+  ASSERT_EQ(r->instances.size(), 1u);
+  EXPECT_EQ(r->instances[0].address, "10.0.0.1:80");
+  fs::remove_all(data);
+}
+
+TEST_F(ClientTest, FailsOverToTheNextHubWhenTheFirstIsDead) {
+  auto o = options("provider");
+  o.hubs = {"tcp://127.0.0.1:1", hub->endpoint()};  // nothing listens on port 1
+  o.misses_before_failover = 2;
+  o.failover_backoff_base = Duration{50};
+  Client provider(o);
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  Client consumer(options("consumer"));
+  EXPECT_TRUE(eventually([&] { return count(consumer, orders) == 1; }, Duration{5000}));
+  EXPECT_EQ(provider.status().current_hub, 1u);
+}
+
+}  // namespace
+}  // namespace cascade::agent

@@ -1,0 +1,68 @@
+#include "agent/picker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace cascade::agent {
+namespace {
+
+proto::Instance inst(const std::string& id, std::uint32_t weight,
+                     proto::InstanceStatus status = proto::InstanceStatus::kUp) {
+  proto::Instance i;
+  i.id = id;
+  i.address = id + ":80";
+  i.weight = weight;
+  i.status = status;
+  return i;
+}
+
+std::map<std::string, int> tally(const std::vector<proto::Instance>& list, PickPolicy policy,
+                                 int n) {
+  Rng rng(7);
+  std::atomic<std::uint64_t> cursor{0};
+  std::map<std::string, int> seen;
+  for (int i = 0; i < n; ++i)
+    ++seen[pick_instance(list, policy, rng, cursor)->id];
+  return seen;
+}
+
+TEST(Picker, RoundRobinVisitsEveryUpInstanceInTurn) {
+  auto seen = tally({inst("a", 100), inst("b", 100), inst("c", 100)}, PickPolicy::kRoundRobin, 300);
+  EXPECT_EQ(seen, (std::map<std::string, int>{{"a", 100}, {"b", 100}, {"c", 100}}));
+}
+
+TEST(Picker, DownAndZeroWeightInstancesAreNeverPicked) {
+  std::vector<proto::Instance> list{inst("a", 100), inst("down", 100, proto::InstanceStatus::kDown),
+                                    inst("oos", 100, proto::InstanceStatus::kOutOfService),
+                                    inst("drained", 0)};
+  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted})
+    EXPECT_EQ(tally(list, policy, 100), (std::map<std::string, int>{{"a", 100}}));
+}
+
+TEST(Picker, WeightedFollowsTheWeights) {
+  auto seen = tally({inst("heavy", 300), inst("light", 100)}, PickPolicy::kWeighted, 40'000);
+  EXPECT_NEAR(seen["heavy"] / 40'000.0, 0.75, 0.02);
+}
+
+TEST(Picker, RandomSpreadsEvenly) {
+  auto seen = tally({inst("a", 1), inst("b", 1000)}, PickPolicy::kRandom, 20'000);
+  EXPECT_NEAR(seen["a"] / 20'000.0, 0.5, 0.03);
+}
+
+TEST(Picker, NothingUpMeansNoPick) {
+  Rng rng(1);
+  std::atomic<std::uint64_t> cursor{0};
+  EXPECT_FALSE(pick_instance({inst("x", 100, proto::InstanceStatus::kDown)}, PickPolicy::kRandom,
+                             rng, cursor));
+  EXPECT_FALSE(pick_instance({}, PickPolicy::kRoundRobin, rng, cursor));
+}
+
+TEST(PickPolicyNames, KnownNamesParseUnknownDoNot) {
+  EXPECT_EQ(parse_pick_policy("rr"), PickPolicy::kRoundRobin);
+  EXPECT_EQ(parse_pick_policy("weighted"), PickPolicy::kWeighted);
+  EXPECT_FALSE(parse_pick_policy("fastest"));
+}
+
+}  // namespace
+}  // namespace cascade::agent
