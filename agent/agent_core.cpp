@@ -119,6 +119,10 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
 }
 
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
+  // Replies can overtake each other (through proxies, or after a failover):
+  // an answer older than one already applied describes an older state.
+  if (down.ack_seq < last_applied_ack_) return;
+  last_applied_ack_ = down.ack_seq;
   if (down.ack_seq == seq_) awaiting_reply_ = false;
   misses_ = 0;
   failover_streak_ = 0;
@@ -128,6 +132,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     // within one interval, so a whole fleet does not resend in the same instant.
     resend_full_at_ = now + Duration{rng_.uniform(0, config_.beat_interval.count())};
   }
+  const bool other_hub = !hub_id_.empty() && down.hub_id != hub_id_;
   hub_epoch_ = down.hub_epoch;
   hub_id_ = down.hub_id;
   if (down.send_full) {
@@ -142,6 +147,10 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   for (auto& [key, entry] : cache_) {
     entry.confirmed_at = now;
     entry.from_snapshot = false;
+    // Versions are numbered per hub: after moving to another hub, declare
+    // none held so the new hub sends each list whole once (the lists are kept
+    // and served meanwhile).
+    if (other_hub) entry.version = 0;
   }
 }
 

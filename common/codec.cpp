@@ -236,9 +236,10 @@ class Fields {
       fail(ErrorCode::kInvalid, field(name) + " out of range");
     return static_cast<std::uint32_t>(v);
   }
-  std::uint8_t enum_u8(const char* name, std::uint8_t max) {
+  std::uint8_t enum_u8(const char* name, std::uint8_t max, std::uint8_t min = 0) {
     const auto v = u64(name);
-    if (v > max) fail(ErrorCode::kInvalid, field(name) + " has unknown value " + std::to_string(v));
+    if (v < min || v > max)
+      fail(ErrorCode::kInvalid, field(name) + " has unknown value " + std::to_string(v));
     return static_cast<std::uint8_t>(v);
   }
   std::int64_t i64(const char* name) {
@@ -468,7 +469,7 @@ ServicesReply read_services_reply(Fields& f) {
 
 ErrorReply read_error(Fields& f) {
   ErrorReply m;
-  m.code = static_cast<ErrorCode>(f.enum_u8("code", kMaxErrorCode));
+  m.code = static_cast<ErrorCode>(f.enum_u8("code", kMaxErrorCode, /*min=*/1));
   m.message = f.str("message", 4096);
   m.ref = f.u64("ref");
   return m;
@@ -592,11 +593,14 @@ DecodedMessage decode_message(const msgpack::object& o) {
   }
 }
 
-msgpack::unpack_limit wire_limits(std::size_t max_frame_bytes) {
-  // No count on the wire may claim more elements than the frame has bytes.
-  const std::size_t n = max_frame_bytes;
-  return msgpack::unpack_limit(/*array=*/n, /*map=*/kMaxMetadataEntries * 16, /*str=*/n, /*bin=*/0,
-                               /*ext=*/0, /*depth=*/8);
+msgpack::unpack_limit wire_limits(std::size_t frame_bytes, std::size_t max_frame_bytes) {
+  // Every element takes at least one byte, so no array may claim more items
+  // than the frame has bytes; the parser reserves memory per claimed item
+  // before reading any, so this bound is what keeps a 35-byte frame from
+  // reserving a gigabyte. Strings are copied only once all their bytes are
+  // present, so they may be checked against the frame limit.
+  return msgpack::unpack_limit(/*array=*/frame_bytes, /*map=*/kMaxMetadataEntries * 16,
+                               /*str=*/max_frame_bytes, /*bin=*/0, /*ext=*/0, /*depth=*/8);
 }
 
 DecodedFrame single_failure(ErrorCode code, std::string what) {
@@ -616,9 +620,11 @@ DecodedFrame decode_frame(std::string_view bytes, const DecodeLimits& limits) {
   try {
     std::size_t offset = 0;
     handle = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr,
-                             wire_limits(limits.max_frame_bytes));
+                             wire_limits(bytes.size(), limits.max_frame_bytes));
     if (offset != bytes.size())
       return single_failure(ErrorCode::kMalformed, "trailing bytes after the message");
+  } catch (const msgpack::array_size_overflow&) {
+    return single_failure(ErrorCode::kMalformed, "an array claims more items than the frame holds");
   } catch (const msgpack::size_overflow& e) {
     return single_failure(ErrorCode::kTooLarge,
                           std::string("an element exceeds a limit: ") + e.what());

@@ -319,5 +319,24 @@ TEST_F(AgentCoreTest, LateDownBeatFromAHubWeLeftIsIgnored) {
   EXPECT_TRUE(a.changed.empty());
 }
 
+TEST_F(AgentCoreTest, MovingToAnotherHubDeclaresNoVersionsSoListsComeWhole) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  core.on_message(clock.now(), 0,
+                  proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
+  auto b = next_beat();
+  core.on_message(clock.now(), 0, down_for(b));
+  b = next_beat();
+  auto other = down_for(b);
+  other.hub_id = "hub-b";  // e.g. a multi-homed agent answered by a different hub
+  core.on_message(clock.now(), 0, other);
+  b = next_beat();
+  ASSERT_EQ(b.uses.size(), 1u);
+  EXPECT_EQ(b.uses[0].version, 0u);
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->instances.size(), 1u)
+      << "the list is still served";
+}
+
 }  // namespace
 }  // namespace cascade::agent

@@ -1,0 +1,943 @@
+// Tests of the protocol v1 codec (common/codec.hpp) against the normative
+// description in schemas/protocol-v1.md and the golden samples in
+// schemas/golden/. The expected messages come from golden_messages.hpp, the
+// same source the generator used; malformed frames are made by editing a
+// golden frame's MessagePack tree (wire_tree.hpp), so every malformed shape is
+// one precise step away from a valid one.
+
+#include "common/codec.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/digest.hpp"
+#include "tests/codec/golden_json.hpp"
+#include "tests/codec/golden_messages.hpp"
+#include "tests/codec/wire_tree.hpp"
+
+namespace cascade::proto {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AssertionFailure;
+using ::testing::AssertionResult;
+using ::testing::AssertionSuccess;
+using wire::Array;
+using wire::kEvery;
+using wire::Map;
+using wire::Nil;
+using wire::Node;
+
+constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+// codec.cpp bounds ErrorReply.message with a literal, not a protocol.hpp constant.
+constexpr std::size_t kMaxErrorMessageBytes = 4096;
+
+// ------------------------------------------------------------------ helpers
+
+std::string json_of(const Message& m) {
+  golden::JsonWriter w;
+  golden::write_message(w, m);
+  return w.take();
+}
+
+std::string describe(const DecodedMessage& item) {
+  if (const auto* f = std::get_if<DecodeFailure>(&item))
+    return std::string("failure ") + to_string(f->code) + ": " + f->what;
+  return json_of(std::get<Message>(item));
+}
+
+AssertionResult IsMessage(const DecodedMessage& item, const Message& expected) {
+  if (const auto* m = std::get_if<Message>(&item); m != nullptr && *m == expected)
+    return AssertionSuccess();
+  return AssertionFailure() << "decoded " << describe(item) << "\nexpected " << json_of(expected);
+}
+
+AssertionResult IsFailure(const DecodedMessage& item, ErrorCode code) {
+  if (const auto* f = std::get_if<DecodeFailure>(&item); f != nullptr && f->code == code)
+    return AssertionSuccess();
+  return AssertionFailure() << "decoded " << describe(item) << "\nexpected failure "
+                            << to_string(code);
+}
+
+// Decodes a frame that must yield exactly one, non-batched item.
+DecodedMessage decode_single(std::string_view bytes, const DecodeLimits& limits = {}) {
+  auto frame = decode_frame(bytes, limits);
+  EXPECT_FALSE(frame.batched);
+  if (frame.items.size() != 1) {
+    ADD_FAILURE() << "expected one item, got " << frame.items.size();
+    return DecodeFailure{ErrorCode::kMalformed, "test: not exactly one item", 0};
+  }
+  return std::move(frame.items.front());
+}
+
+AssertionResult RoundTrips(const Message& m) {
+  return IsMessage(decode_single(encode(m)), m);
+}
+
+const DecodeFailure* failure_of(const DecodedMessage& item) {
+  return std::get_if<DecodeFailure>(&item);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+Node u64(std::uint64_t v) {
+  return Node(v);
+}
+
+// ------------------------------------------------------- the golden samples
+
+// One committed sample: a single message or a batch frame.
+struct GoldenCase {
+  std::string stem;
+  std::string note;
+  std::vector<Message> messages;
+  bool batched = false;
+
+  Bytes encoded() const { return batched ? encode_batch(messages) : encode(messages.front()); }
+  std::string json(std::size_t size) const {
+    return batched ? golden::batch_json(stem, note, messages, size)
+                   : golden::sample_json(stem, note, messages.front(), size);
+  }
+  Bytes committed() const { return read_file(dir() / (stem + ".msgpack")); }
+  std::string committed_json() const { return read_file(dir() / (stem + ".json")); }
+  static fs::path dir() { return fs::path(CASCADE_SOURCE_DIR) / "schemas" / "golden"; }
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::vector<GoldenCase> cases;
+  for (auto& s : golden::single_samples())
+    cases.push_back({std::string(s.stem), std::string(s.note), {s.message}, false});
+  cases.push_back({std::string(golden::kBatchStem), std::string(golden::kBatchNote),
+                   golden::reply_batch(), true});
+  return cases;
+}
+
+void PrintTo(const GoldenCase& c, std::ostream* os) {
+  *os << c.stem;
+}
+
+std::string case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
+  std::string name = info.param.stem;
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
+// The frame decodes to exactly the case's messages.
+AssertionResult MatchesCase(const DecodedFrame& frame, const GoldenCase& c) {
+  if (frame.batched != c.batched)
+    return AssertionFailure() << "batched=" << frame.batched << ", expected " << c.batched;
+  if (frame.items.size() != c.messages.size())
+    return AssertionFailure() << frame.items.size() << " items, expected " << c.messages.size();
+  for (std::size_t i = 0; i < c.messages.size(); ++i)
+    if (auto r = IsMessage(frame.items[i], c.messages[i]); !r) return r << " (item " << i << ")";
+  return AssertionSuccess();
+}
+
+// The frame is rejected: at least one failure, every failure has `code`, and
+// items that still decode are the ones expected at their place.
+AssertionResult RejectedWith(const DecodedFrame& frame, const GoldenCase& c, ErrorCode code) {
+  std::size_t failures = 0;
+  for (std::size_t i = 0; i < frame.items.size(); ++i) {
+    const auto* f = failure_of(frame.items[i]);
+    if (f != nullptr && f->code != code)
+      return AssertionFailure() << "item " << i << ": " << describe(frame.items[i]) << ", expected "
+                                << to_string(code);
+    if (f == nullptr && (i >= c.messages.size() || !IsMessage(frame.items[i], c.messages[i])))
+      return AssertionFailure() << "item " << i << " decoded to something unexpected";
+    failures += f != nullptr ? 1 : 0;
+  }
+  if (failures == 0) return AssertionFailure() << "frame decoded without any failure";
+  return AssertionSuccess();
+}
+
+// Array paths, inside one message, of every record that may grow trailing
+// fields (see "Forward compatibility" in schemas/protocol-v1.md).
+std::vector<std::vector<std::size_t>> record_paths(MsgType t) {
+  switch (t) {
+    case MsgType::kUpBeat:
+      return {{}, {6, kEvery}, {7, kEvery}};  // registrations, uses
+    case MsgType::kDownBeat:
+      return {{}, {8, kEvery}, {8, kEvery, 5, kEvery}};  // updates, upserts
+    case MsgType::kQueryReply:
+      return {{}, {9, kEvery}};  // instances
+    case MsgType::kServicesReply:
+      return {{}, {3, kEvery}};  // summaries
+    default:
+      return {{}};
+  }
+}
+
+// Record paths for a whole golden frame; a batch's messages sit at [2][i].
+std::vector<std::vector<std::size_t>> record_paths(const GoldenCase& c) {
+  if (!c.batched) return record_paths(type_of(c.messages.front()));
+  std::vector<std::vector<std::size_t>> paths{{}};
+  for (std::size_t i = 0; i < c.messages.size(); ++i) {
+    for (auto path : record_paths(type_of(c.messages[i]))) {
+      path.insert(path.begin(), {2, i});
+      paths.push_back(std::move(path));
+    }
+  }
+  return paths;
+}
+
+// Two values of a MessagePack family other than the node's own, never nil
+// (nil is a legal value of UpBeat.registrations).
+std::vector<Node> wrong_values_for(const Node& n) {
+  if (std::holds_alternative<bool>(n.v)) return {u64(1), Node("true")};
+  if (std::holds_alternative<std::string>(n.v)) return {u64(7), Node(true)};
+  if (std::holds_alternative<std::uint64_t>(n.v) || std::holds_alternative<std::int64_t>(n.v))
+    return {Node("7"), Node(true)};
+  return {u64(1), Node(true)};  // nil, array, map
+}
+
+class CodecGoldenSample : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(CodecGoldenSample, CommittedFileDecodesToTheMessageBuiltInTheTest) {
+  const auto& c = GetParam();
+  EXPECT_TRUE(MatchesCase(decode_frame(c.committed()), c));
+}
+
+TEST_P(CodecGoldenSample, ReencodingGivesTheCommittedBytes) {
+  const auto& c = GetParam();
+  const auto committed = c.committed();
+  EXPECT_EQ(c.encoded(), committed) << "wire bytes changed: regenerate (schemas/README.md) only "
+                                       "if this is an intended wire change";
+  // And the tree view agrees byte for byte, so the edits below start from the real frame.
+  EXPECT_EQ(wire::pack(wire::parse(committed)), committed);
+}
+
+TEST_P(CodecGoldenSample, CommittedJsonDescribesTheMessage) {
+  const auto& c = GetParam();
+  EXPECT_EQ(c.committed_json(), c.json(c.committed().size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, CodecGoldenSample, ::testing::ValuesIn(golden_cases()), case_name);
+
+TEST(CodecGolden, EveryMessageTypeHasASampleInTypeOrder) {
+  const auto samples = golden::single_samples();
+  ASSERT_EQ(samples.size(), static_cast<std::size_t>(MsgType::kBatch) - 1);
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(type_of(samples[i].message)), i + 1) << samples[i].stem;
+}
+
+TEST(CodecGolden, UpBeatDigestIsTheDigestOfItsCanonicalRegistrations) {
+  const auto beat = golden::upbeat();
+  auto regs = *beat.registrations;
+  canonicalize(regs);
+  EXPECT_EQ(regs, *beat.registrations) << "the sample carries its set in canonical order";
+  EXPECT_EQ(beat.digest, digest_of(regs));
+  EXPECT_NE(beat.digest, 0u) << "0 is reserved for the empty set";
+}
+
+TEST(CodecGolden, ErrorSampleIsWhatTheDecoderAnswersToItsFault) {
+  auto beat = golden::upbeat();
+  beat.seq = golden::error_reply().ref;
+  beat.registrations->front().instance.address = std::string(kMaxAddressBytes + 1, 'a');
+  const auto item = decode_single(encode(beat));
+  const auto* f = failure_of(item);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(to_error_reply(*f), golden::error_reply());
+}
+
+// ------------------------------------------------------ malformed variations
+
+class CodecMalformedSample : public CodecGoldenSample {};
+
+TEST_P(CodecMalformedSample, TruncatedAtEveryOffsetIsRejected) {
+  const auto bytes = GetParam().committed();
+  for (std::size_t len = 0; len < bytes.size(); ++len)
+    EXPECT_TRUE(IsFailure(decode_single(bytes.substr(0, len)), ErrorCode::kMalformed))
+        << "prefix of " << len << " bytes";
+}
+
+TEST_P(CodecMalformedSample, BytesAfterTheMessageAreRejected) {
+  const auto bytes = GetParam().committed();
+  EXPECT_TRUE(IsFailure(decode_single(bytes + '\xc0'), ErrorCode::kMalformed));
+  EXPECT_TRUE(IsFailure(decode_single(bytes + bytes), ErrorCode::kMalformed));
+}
+
+TEST_P(CodecMalformedSample, FrameOneByteOverMaxFrameBytesIsTooLarge) {
+  const auto& c = GetParam();
+  const auto bytes = c.committed();
+  EXPECT_TRUE(
+      IsFailure(decode_single(bytes, DecodeLimits{bytes.size() - 1}), ErrorCode::kTooLarge));
+  EXPECT_TRUE(MatchesCase(decode_frame(bytes, DecodeLimits{bytes.size()}), c));
+}
+
+TEST_P(CodecMalformedSample, EveryFieldWithAWrongTypeIsRejectedAsMalformed) {
+  const auto& c = GetParam();
+  const auto tree = wire::parse(c.committed());
+  const auto nodes = wire::count_below(tree);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    for (int variant = 0; variant < 2; ++variant) {
+      const auto edited = wire::with_edited_node(
+          tree, i, [&](const Node& n) { return wrong_values_for(n)[variant]; });
+      EXPECT_TRUE(RejectedWith(decode_frame(wire::pack(edited)), c, ErrorCode::kMalformed))
+          << "node " << i << " of " << nodes << ", wrong value " << variant;
+    }
+  }
+}
+
+TEST_P(CodecMalformedSample, RecordMissingItsLastFieldIsRejected) {
+  const auto& c = GetParam();
+  for (const auto& path : record_paths(c)) {
+    auto tree = wire::parse(c.committed());
+    bool edited = false;
+    wire::for_each_at(tree, path, [&](Node& record) {
+      record.array().pop_back();
+      edited = true;
+    });
+    if (!edited) continue;  // an empty list: no record to shorten
+    EXPECT_TRUE(RejectedWith(decode_frame(wire::pack(tree)), c, ErrorCode::kMalformed))
+        << "record path of length " << path.size();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, CodecMalformedSample, ::testing::ValuesIn(golden_cases()),
+                         case_name);
+
+// ------------------------------------------------------ forward compatibility
+
+class CodecForwardCompatSample : public CodecGoldenSample {};
+
+// Trailing values of every MessagePack family v1 uses, containers included.
+Array future_fields() {
+  return {Nil{},
+          Node(true),
+          u64(42),
+          Node(std::int64_t{-7}),
+          Node(2.5),
+          Node("future"),
+          Array{u64(1), Node("x")},
+          Map{{Node("k"), Node("v")}}};
+}
+
+TEST_P(CodecForwardCompatSample, TrailingFieldsAreIgnoredAtEveryLevel) {
+  const auto& c = GetParam();
+  auto tree = wire::parse(c.committed());
+  for (const auto& path : record_paths(c)) {
+    wire::for_each_at(tree, path, [](Node& record) {
+      for (auto& extra : future_fields())
+        record.array().push_back(extra);
+    });
+  }
+  const auto bytes = wire::pack(tree);
+  ASSERT_NE(bytes, c.committed());
+  EXPECT_TRUE(MatchesCase(decode_frame(bytes), c));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, CodecForwardCompatSample, ::testing::ValuesIn(golden_cases()),
+                         case_name);
+
+TEST(CodecForwardCompat, UnknownVersionIsRejectedWithUnknownVersion) {
+  for (const std::uint64_t version :
+       {std::uint64_t{0}, std::uint64_t{2}, std::uint64_t{255}, kU32Max + 1, kU64Max}) {
+    auto tree = wire::parse(encode(golden::upbeat()));
+    tree[0] = u64(version);
+    const auto item = decode_single(wire::pack(tree));
+    EXPECT_TRUE(IsFailure(item, ErrorCode::kUnknownVersion)) << "version " << version;
+    if (const auto* f = failure_of(item)) {
+      EXPECT_EQ(to_error_reply(*f).code, ErrorCode::kUnknownVersion);
+    }
+  }
+}
+
+TEST(CodecForwardCompat, BatchFrameOfUnknownVersionIsRejectedAsOneFailure) {
+  auto tree = wire::parse(encode_batch(golden::reply_batch()));
+  tree[0] = u64(2);
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kUnknownVersion));
+}
+
+TEST(CodecForwardCompat, VersionThatIsNotAnUnsignedIntegerIsMalformed) {
+  for (const Node& version : {Node("1"), Node(std::int64_t{-1}), Node(1.0), Node(Nil{})}) {
+    auto tree = wire::parse(encode(golden::status_request()));
+    tree[0] = version;
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
+  }
+}
+
+// ------------------------------------------------------------- round trips
+
+TEST(CodecRoundTrip, EveryMessageTypeSurvivesEncodeThenDecode) {
+  for (const auto& s : golden::single_samples())
+    EXPECT_TRUE(RoundTrips(s.message)) << s.stem;
+}
+
+TEST(CodecRoundTrip, SteadyStateUpBeatKeepsRegistrationsAbsent) {
+  auto beat = golden::upbeat();
+  beat.registrations.reset();
+  EXPECT_TRUE(RoundTrips(beat));
+  auto empty_set = beat;
+  empty_set.registrations.emplace();
+  empty_set.digest = 0;
+  EXPECT_TRUE(RoundTrips(empty_set));
+  EXPECT_NE(encode(beat), encode(empty_set)) << "nil (unchanged) and [] (no instances) differ";
+}
+
+TEST(CodecRoundTrip, ExtremeNumbersSurvive) {
+  auto up = golden::upbeat();
+  up.epoch = up.seq = up.digest = kU64Max;
+  up.uses.front().version = kU64Max;
+  up.registrations->front().instance.weight = static_cast<std::uint32_t>(kU32Max);
+  EXPECT_TRUE(RoundTrips(up));
+
+  auto down = golden::downbeat();
+  down.lease_ms = static_cast<std::uint32_t>(kU32Max);
+  down.hub_epoch = down.ack_seq = kU64Max;
+  down.updates.front().from_version = down.updates.front().version = kU64Max;
+  EXPECT_TRUE(RoundTrips(down));
+
+  for (const std::int64_t uptime : {std::numeric_limits<std::int64_t>::min(), std::int64_t{-1},
+                                    std::int64_t{0}, std::numeric_limits<std::int64_t>::max()}) {
+    auto status = golden::status_reply();
+    status.uptime_ms = uptime;
+    status.tier = static_cast<std::uint32_t>(kU32Max);
+    status.counters.emplace_back("max", kU64Max);
+    EXPECT_TRUE(RoundTrips(status)) << uptime;
+  }
+}
+
+TEST(CodecRoundTrip, EmptyListsAndOptionalStringsSurvive) {
+  auto down = golden::downbeat();
+  down.updates.clear();
+  EXPECT_TRUE(RoundTrips(down));
+  auto tool_query = golden::query();
+  tool_query.node_id.clear();  // tools may ask without a node id
+  EXPECT_TRUE(RoundTrips(tool_query));
+  auto reply = golden::query_reply();
+  reply.instances.front().zone.clear();
+  reply.instances.front().metadata = {{"", ""}};
+  EXPECT_TRUE(RoundTrips(reply));
+  EXPECT_TRUE(RoundTrips(ServicesReply{5, {}}));
+  EXPECT_TRUE(RoundTrips(ErrorReply{ErrorCode::kStaleEpoch, "", 0}));
+}
+
+TEST(CodecRoundTrip, EncodeIntoAppendsAfterExistingBytes) {
+  Bytes out = "prefix";
+  encode_into(golden::query(), out);
+  EXPECT_EQ(out, "prefix" + encode(golden::query()));
+}
+
+TEST(CodecRoundTrip, BatchOfEveryMessageTypeKeepsItsOrder) {
+  std::vector<Message> all;
+  for (auto& s : golden::single_samples())
+    all.push_back(s.message);
+  const auto frame = decode_frame(encode_batch(all));
+  EXPECT_TRUE(MatchesCase(frame, GoldenCase{"all", "", all, true}));
+}
+
+TEST(CodecRoundTrip, EmptyBatchDecodesToNoItems) {
+  const auto frame = decode_frame(encode_batch({}));
+  EXPECT_TRUE(frame.batched);
+  EXPECT_TRUE(frame.items.empty());
+}
+
+TEST(CodecRoundTrip, BatchOfMaxBatchMessagesIsAcceptedAndOneMoreIsTooLarge) {
+  std::vector<Message> many(kMaxBatchMessages, StatusRequest{1});
+  EXPECT_EQ(decode_frame(encode_batch(many)).items.size(), kMaxBatchMessages);
+  many.emplace_back(StatusRequest{2});
+  EXPECT_TRUE(IsFailure(decode_single(encode_batch(many)), ErrorCode::kTooLarge));
+}
+
+// ------------------------------------------------------------------ batches
+
+TEST(CodecBatch, OneMalformedItemFailsAloneAndTheOthersDecode) {
+  const std::vector<Message> sent{golden::upbeat(), golden::deregister(), golden::query()};
+  auto tree = wire::parse(encode_batch(sent));
+  tree[2][1][2] = u64(12);  // Deregister.node_id must be a string
+  const auto frame = decode_frame(wire::pack(tree));
+  ASSERT_TRUE(frame.batched);
+  ASSERT_EQ(frame.items.size(), 3u);
+  EXPECT_TRUE(IsMessage(frame.items[0], sent[0]));
+  EXPECT_TRUE(IsFailure(frame.items[1], ErrorCode::kMalformed));
+  EXPECT_TRUE(IsMessage(frame.items[2], sent[2]));
+}
+
+TEST(CodecBatch, EachBadItemFailsWithItsOwnCode) {
+  const std::vector<Message> sent{golden::query(), golden::query(), golden::query(),
+                                  golden::query(), golden::query()};
+  auto tree = wire::parse(encode_batch(sent));
+  tree[2][0][0] = u64(2);   // unknown version
+  tree[2][1][1] = u64(99);  // unknown type
+  tree[2][2] = Node("not a message");
+  tree[2][3][5] = Node(std::string(kMaxServiceNameBytes + 1, 'g'));  // group over its limit
+  const auto frame = decode_frame(wire::pack(tree));
+  ASSERT_EQ(frame.items.size(), 5u);
+  EXPECT_TRUE(IsFailure(frame.items[0], ErrorCode::kUnknownVersion));
+  EXPECT_TRUE(IsFailure(frame.items[1], ErrorCode::kUnknownType));
+  EXPECT_TRUE(IsFailure(frame.items[2], ErrorCode::kMalformed));
+  EXPECT_TRUE(IsFailure(frame.items[3], ErrorCode::kInvalid));
+  EXPECT_TRUE(IsMessage(frame.items[4], sent[4]));
+}
+
+TEST(CodecBatch, NestedBatchIsRejectedAsMalformedItem) {
+  auto tree = wire::parse(encode_batch(std::vector<Message>{golden::query(), golden::query()}));
+  tree[2][0] = wire::parse(encode_batch(std::vector<Message>{golden::query()}));
+  const auto frame = decode_frame(wire::pack(tree));
+  ASSERT_EQ(frame.items.size(), 2u);
+  EXPECT_TRUE(IsFailure(frame.items[0], ErrorCode::kMalformed));
+  EXPECT_TRUE(IsMessage(frame.items[1], golden::query()));
+}
+
+TEST(CodecBatch, BatchWithoutAMessageListIsRejectedAsMalformed) {
+  auto tree = wire::parse(encode_batch(std::vector<Message>{golden::query()}));
+  auto no_list = tree;
+  no_list.array().pop_back();
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(no_list)), ErrorCode::kMalformed));
+  tree[2] = Map{{Node("0"), wire::parse(encode(golden::query()))}};
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
+}
+
+TEST(CodecBatch, FailedItemCarriesTheSeqOrRequestIdItCouldRead) {
+  struct Case {
+    Message message;
+    std::size_t bad_field;  // index, in the message array, of a field made invalid
+    std::uint64_t ref;
+  };
+  const std::vector<Case> cases{
+      {golden::upbeat(), 7, golden::upbeat().seq},          // uses
+      {golden::deregister(), 2, golden::deregister().seq},  // node_id
+      {golden::query(), 4, golden::query().request_id},     // service
+      {golden::status_request(), 1, 0},                     // type: read before any ref
+      {golden::downbeat(), 2, 0},                           // replies carry no ref
+  };
+  for (const auto& c : cases) {
+    auto tree = wire::parse(encode_batch(std::vector<Message>{c.message}));
+    tree[2][0][c.bad_field] = Node(Nil{});
+    const auto frame = decode_frame(wire::pack(tree));
+    ASSERT_EQ(frame.items.size(), 1u);
+    const auto* f = failure_of(frame.items[0]);
+    ASSERT_NE(f, nullptr) << json_of(c.message);
+    EXPECT_EQ(f->ref, c.ref) << f->what;
+    EXPECT_EQ(to_error_reply(*f), (ErrorReply{f->code, f->what, c.ref}));
+  }
+}
+
+// ------------------------------------------------------------ bad frames
+
+std::string bytes_of(std::initializer_list<unsigned char> raw) {
+  return {raw.begin(), raw.end()};
+}
+
+TEST(CodecMalformed, EmptyFrameIsRejected) {
+  EXPECT_TRUE(IsFailure(decode_single(""), ErrorCode::kMalformed));
+}
+
+TEST(CodecMalformed, FrameThatIsNotAnArrayIsRejected) {
+  for (const Node& root : {Node(Nil{}), Node(true), u64(1), Node(std::int64_t{-1}), Node(1.5),
+                           Node("UpBeat"), Node(Map{{u64(0), u64(1)}})})
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(root)), ErrorCode::kMalformed));
+}
+
+TEST(CodecMalformed, ArrayTooShortForVersionAndTypeIsRejected) {
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(Array{})), ErrorCode::kMalformed));
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(Array{u64(1)})), ErrorCode::kMalformed));
+}
+
+TEST(CodecMalformed, MessageWithOnlyVersionAndTypeIsRejected) {
+  for (std::uint64_t t = 1; t <= static_cast<std::uint64_t>(MsgType::kBatch); ++t)
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(Array{u64(1), u64(t)})), ErrorCode::kMalformed))
+        << "type " << t;
+}
+
+TEST(CodecMalformed, UnknownTypeIsRejectedWithUnknownType) {
+  for (const std::uint64_t type :
+       {std::uint64_t{0}, std::uint64_t{13}, std::uint64_t{255}, std::uint64_t{256}, kU64Max}) {
+    auto tree = wire::parse(encode(golden::status_request()));
+    tree[1] = u64(type);
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kUnknownType)) << type;
+  }
+}
+
+TEST(CodecMalformed, FrameOverDefaultMaxFrameBytesIsTooLarge) {
+  const std::string big(kDefaultMaxFrameBytes + 1, '\x90');
+  EXPECT_TRUE(IsFailure(decode_single(big), ErrorCode::kTooLarge));
+}
+
+TEST(CodecMalformed, ByteThatIsNeverMessagePackIsRejected) {
+  EXPECT_TRUE(IsFailure(decode_single(bytes_of({0xc1})), ErrorCode::kMalformed));
+  EXPECT_TRUE(IsFailure(decode_single(bytes_of({0x93, 0x01, 0x07, 0xc1})), ErrorCode::kMalformed));
+}
+
+// A string field, the limit the decoder applies to it, and how to put a value
+// there in an otherwise valid golden message.
+struct StringField {
+  const char* name;
+  std::size_t max_bytes;
+  bool name_rules;  // must also be non-empty and free of control characters
+  std::function<Message(const std::string&)> with;
+};
+
+std::vector<StringField> string_fields() {
+  using namespace golden;
+  return {
+      {"UpBeat.node_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = upbeat();
+         m.node_id = s;
+         return Message(m);
+       }},
+      {"registration.service", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = upbeat();
+         m.registrations->front().service.name = s;
+         return Message(m);
+       }},
+      {"registration.id", kMaxIdBytes, true,
+       [](const std::string& s) {
+         auto m = upbeat();
+         m.registrations->front().instance.id = s;
+         return Message(m);
+       }},
+      {"use.group", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = upbeat();
+         m.uses.front().service.group = s;
+         return Message(m);
+       }},
+      {"DownBeat.hub_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = downbeat();
+         m.hub_id = s;
+         return Message(m);
+       }},
+      {"DownBeat.node_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = downbeat();
+         m.node_id = s;
+         return Message(m);
+       }},
+      {"upsert.address", kMaxAddressBytes, true,
+       [](const std::string& s) {
+         auto m = downbeat();
+         m.updates.front().upserts.front().address = s;
+         return Message(m);
+       }},
+      {"upsert.zone", kMaxServiceNameBytes, false,
+       [](const std::string& s) {
+         auto m = downbeat();
+         m.updates.front().upserts.front().zone = s;
+         return Message(m);
+       }},
+      {"update.removed", kMaxIdBytes, false,
+       [](const std::string& s) {
+         auto m = downbeat();
+         m.updates.front().removed = {s};
+         return Message(m);
+       }},
+      {"Query.node_id", kMaxIdBytes, false,
+       [](const std::string& s) {
+         auto m = query();
+         m.node_id = s;
+         return Message(m);
+       }},
+      {"Query.service", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = query();
+         m.service.name = s;
+         return Message(m);
+       }},
+      {"QueryReply.hub_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = query_reply();
+         m.hub_id = s;
+         return Message(m);
+       }},
+      {"metadata key", kMaxMetadataKeyBytes, false,
+       [](const std::string& s) {
+         auto m = query_reply();
+         m.instances.front().metadata = {{s, "v"}};
+         return Message(m);
+       }},
+      {"metadata value", kMaxMetadataValueBytes, false,
+       [](const std::string& s) {
+         auto m = query_reply();
+         m.instances.front().metadata = {{"k", s}};
+         return Message(m);
+       }},
+      {"Deregister.node_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = deregister();
+         m.node_id = s;
+         return Message(m);
+       }},
+      {"DeregisterAck.node_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = deregister_ack();
+         m.node_id = s;
+         return Message(m);
+       }},
+      {"StatusReply.hub_id", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = status_reply();
+         m.hub_id = s;
+         return Message(m);
+       }},
+      {"counter name", kMaxIdBytes, false,
+       [](const std::string& s) {
+         auto m = status_reply();
+         m.counters = {{s, 1}};
+         return Message(m);
+       }},
+      {"summary.service", kMaxServiceNameBytes, true,
+       [](const std::string& s) {
+         auto m = services_reply();
+         m.services.front().service.name = s;
+         return Message(m);
+       }},
+      {"ErrorReply.message", kMaxErrorMessageBytes, false,
+       [](const std::string& s) {
+         auto m = error_reply();
+         m.message = s;
+         return Message(m);
+       }},
+  };
+}
+
+TEST(CodecLimits, StringsAtTheirLimitAreAccepted) {
+  for (const auto& f : string_fields())
+    EXPECT_TRUE(RoundTrips(f.with(std::string(f.max_bytes, 'a')))) << f.name;
+}
+
+TEST(CodecMalformed, StringsOverTheirLimitAreInvalid) {
+  for (const auto& f : string_fields())
+    EXPECT_TRUE(IsFailure(decode_single(encode(f.with(std::string(f.max_bytes + 1, 'a')))),
+                          ErrorCode::kInvalid))
+        << f.name;
+}
+
+TEST(CodecMalformed, NamesAndIdsThatAreEmptyOrHoldControlCharactersAreInvalid) {
+  const std::vector<std::string> bad{"", std::string("a\0b", 3), "line\nbreak", "tab\there",
+                                     "del\x7f"};
+  for (const auto& f : string_fields()) {
+    if (!f.name_rules) continue;
+    for (const auto& s : bad)
+      EXPECT_TRUE(IsFailure(decode_single(encode(f.with(s))), ErrorCode::kInvalid))
+          << f.name << " = \"" << s << "\"";
+  }
+}
+
+TEST(CodecLimits, FreeTextFieldsAcceptEmptyAndControlCharacters) {
+  for (const auto& f : string_fields()) {
+    if (f.name_rules) continue;
+    EXPECT_TRUE(RoundTrips(f.with(""))) << f.name;
+    EXPECT_TRUE(RoundTrips(f.with("tab\there"))) << f.name;
+  }
+}
+
+TEST(CodecLimits, MetadataOfMaxEntriesIsAcceptedAndOneMoreIsInvalid) {
+  auto reply = golden::query_reply();
+  auto& md = reply.instances.front().metadata;
+  md.clear();
+  for (std::size_t i = 0; i < kMaxMetadataEntries; ++i)
+    md.emplace("k" + std::to_string(i), "v");
+  EXPECT_TRUE(RoundTrips(reply));
+  md.emplace("one-too-many", "v");
+  EXPECT_TRUE(IsFailure(decode_single(encode(reply)), ErrorCode::kInvalid));
+}
+
+TEST(CodecMalformed, EnumValuesOutOfRangeAreInvalid) {
+  auto status = golden::query_reply();
+  status.instances.front().status = static_cast<InstanceStatus>(kMaxInstanceStatus + 1);
+  EXPECT_TRUE(IsFailure(decode_single(encode(status)), ErrorCode::kInvalid)) << "status";
+
+  auto kind = golden::downbeat();
+  kind.updates.front().kind = static_cast<UpdateKind>(kMaxUpdateKind + 1);
+  EXPECT_TRUE(IsFailure(decode_single(encode(kind)), ErrorCode::kInvalid)) << "kind";
+
+  auto code = golden::error_reply();
+  code.code = static_cast<ErrorCode>(kMaxErrorCode + 1);
+  EXPECT_TRUE(IsFailure(decode_single(encode(code)), ErrorCode::kInvalid)) << "code";
+
+  auto tree = wire::parse(encode(golden::upbeat()));
+  tree[6][0][6] = u64(kU64Max);  // registration status, far out of range
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kInvalid)) << "huge status";
+}
+
+TEST(CodecMalformed, NumbersTooLargeForTheirFieldAreInvalid) {
+  struct Case {
+    const char* field;
+    Message message;
+    std::vector<std::size_t> path;
+    std::uint64_t value;
+  };
+  const std::vector<Case> cases{
+      {"registration.weight", golden::upbeat(), {6, 0, 4}, kU32Max + 1},
+      {"upsert.weight", golden::downbeat(), {8, 0, 5, 0, 2}, kU32Max + 1},
+      {"DownBeat.lease_ms", golden::downbeat(), {7}, kU32Max + 1},
+      {"DeregisterAck.removed", golden::deregister_ack(), {4}, kU32Max + 1},
+      {"StatusReply.tier", golden::status_reply(), {4}, kU32Max + 1},
+      {"StatusReply.uptime_ms",
+       golden::status_reply(),
+       {6},
+       static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1},
+      {"summary.instances", golden::services_reply(), {3, 0, 3}, kU32Max + 1},
+      {"summary.up", golden::services_reply(), {3, 0, 4}, kU64Max},
+  };
+  for (const auto& c : cases) {
+    auto tree = wire::parse(encode(c.message));
+    wire::for_each_at(tree, c.path, [&](Node& n) { n = u64(c.value); });
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kInvalid)) << c.field;
+  }
+}
+
+TEST(CodecMalformed, NegativeOrFractionalNumberWhereUnsignedExpectedIsMalformed) {
+  for (const Node& seq : {Node(std::int64_t{-1}), Node(4821.0)}) {
+    auto tree = wire::parse(encode(golden::deregister()));
+    tree[4] = seq;
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
+  }
+}
+
+TEST(CodecMalformed, HugeClaimedLengthsWithFewBytesAreRejected) {
+  // malformed (the frame lies) or too_large (over a count limit) both name the
+  // fault; what matters is that no claim is believed.
+  const auto claims = {
+      bytes_of({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01}),                        // array of 4 Gi
+      bytes_of({0xdf, 0xff, 0xff, 0xff, 0xff, 0x01}),                        // map of 4 Gi
+      bytes_of({0xdb, 0xff, 0xff, 0xff, 0xff, 0x61}),                        // string of 4 GiB
+      bytes_of({0xdd, 0x00, 0x3f, 0xff, 0xff, 0x01}),                        // array of 4 Mi
+      bytes_of({0xdb, 0x00, 0x3f, 0xff, 0xff, 0x61}),                        // string of 4 MiB
+      bytes_of({0x98, 0x01, 0x01, 0xa1, 0x6e, 0x01, 0x02, 0x03, 0xdd, 0x00,  // UpBeat whose
+                0x01, 0x00, 0x00, 0x90}),                                    // set claims 64 Ki
+  };
+  for (const auto& bytes : claims) {
+    const auto item = decode_single(bytes);
+    const auto* f = failure_of(item);
+    ASSERT_NE(f, nullptr);
+    EXPECT_THAT(f->code, ::testing::AnyOf(ErrorCode::kMalformed, ErrorCode::kTooLarge)) << f->what;
+  }
+}
+
+TEST(CodecMalformed, DeepNestingIsRejectedAsTooLargeWithoutRecursingOnTheStack) {
+  for (const std::size_t depth : {std::size_t{64}, std::size_t{100'000}}) {
+    std::string bytes(depth, '\x91');  // [[[[...1...]]]]
+    bytes += '\x01';
+    EXPECT_TRUE(IsFailure(decode_single(bytes), ErrorCode::kTooLarge)) << depth;
+  }
+}
+
+// ------------------------------------------------------------------- fuzz
+
+// One to four random edits: bit flips, special bytes, insertions, deletions,
+// truncation, duplicated slices. rng() % n keeps the sequence identical on
+// every standard library, unlike the <random> distributions.
+std::string mutate(std::string bytes, std::mt19937_64& rng) {
+  static constexpr unsigned char kSpecial[] = {0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xc0, 0xc1,
+                                               0xc2, 0xc3, 0xc4, 0xcc, 0xcf, 0xd0, 0xd3, 0xd9,
+                                               0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff};
+  const auto edits = 1 + rng() % 4;
+  for (std::uint64_t e = 0; e < edits && !bytes.empty(); ++e) {
+    const auto at = rng() % bytes.size();
+    switch (rng() % 6) {
+      case 0:
+        bytes[at] = static_cast<char>(bytes[at] ^ (1u << (rng() % 8)));
+        break;
+      case 1:
+        bytes[at] = static_cast<char>(kSpecial[rng() % std::size(kSpecial)]);
+        break;
+      case 2:
+        bytes.insert(at, 1, static_cast<char>(rng() % 256));
+        break;
+      case 3:
+        bytes.erase(at, 1 + rng() % 8);
+        break;
+      case 4:
+        bytes.resize(at);
+        break;
+      default:
+        bytes.insert(rng() % bytes.size(), bytes.substr(at, 1 + rng() % 16));
+        break;
+    }
+  }
+  return bytes;
+}
+
+TEST(CodecFuzz, RandomMutationsOfGoldenSamplesNeverThrowAndStayConsistent) {
+  std::vector<Bytes> seeds;
+  for (const auto& c : golden_cases())
+    seeds.push_back(c.committed());
+  std::mt19937_64 rng(0xCA5CADE);
+  std::size_t decoded = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const auto bytes = mutate(seeds[rng() % seeds.size()], rng);
+    DecodedFrame frame;
+    ASSERT_NO_THROW(frame = decode_frame(bytes)) << "iteration " << i;
+    if (!frame.batched) {
+      ASSERT_EQ(frame.items.size(), 1u) << "iteration " << i;
+    }
+    for (const auto& item : frame.items) {
+      if (const auto* f = failure_of(item)) {
+        // The decoder never claims an epoch problem; that is the hub's call.
+        ASSERT_THAT(f->code, ::testing::AnyOf(ErrorCode::kUnknownVersion, ErrorCode::kMalformed,
+                                              ErrorCode::kTooLarge, ErrorCode::kUnknownType,
+                                              ErrorCode::kInvalid))
+            << "iteration " << i;
+        continue;
+      }
+      ++decoded;
+      // Whatever decodes is a message the codec can carry again unchanged.
+      ASSERT_TRUE(RoundTrips(std::get<Message>(item))) << "iteration " << i;
+    }
+  }
+  RecordProperty("decoded_messages", static_cast<int>(decoded));
+  EXPECT_GT(decoded, 0u) << "mutations too destructive to reach the field checks";
+}
+
+// ---------------------------------------------------------------- resource bounds
+
+TEST(CodecMalformed, ErrorCodeZeroIsInvalid) {
+  // ErrorCode starts at 1; read_error only checks the upper bound.
+  auto tree = wire::parse(encode(golden::error_reply()));
+  tree[2] = u64(0);
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kInvalid));
+}
+
+// Peak virtual memory of this process, from /proc (0 where unavailable).
+std::uint64_t vm_peak_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmPeak:", 0) == 0) return std::stoull(line.substr(7));
+  return 0;
+}
+
+TEST(CodecMalformed, ClaimedCountsReserveNoMoreThanTheFrameCanHold) {
+  // Seven nested arrays each claiming 4 Mi - 1 items: 35 bytes that would make
+  // the parser reserve 7 x 64 MiB (16 bytes per claimed item) if the count
+  // limit were max_frame_bytes rather than the size of the frame at hand. Run
+  // in a fresh process so earlier tests do not hide the peak.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::string bytes;
+        for (int i = 0; i < 7; ++i)
+          bytes += bytes_of({0xdd, 0x00, 0x3f, 0xff, 0xff});
+        const auto before = vm_peak_kib();
+        const auto frame = decode_frame(bytes);
+        const auto grown_mib = (vm_peak_kib() - before) / 1024;
+        std::exit(frame.items.size() == 1 && failure_of(frame.items[0]) && grown_mib < 16 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace cascade::proto

@@ -1,0 +1,300 @@
+#pragma once
+// Human-readable JSON for the golden samples (the .json beside each .msgpack).
+// Keys follow the field names of schemas/protocol-v1.md in wire order; enums
+// are written as "name (wire value)"; integers are exact decimals (some exceed
+// 2^53, so read them as 64-bit integers, not doubles). Shared by the generator
+// and by the test that checks the committed .json files are current.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/protocol.hpp"
+
+namespace cascade::golden {
+
+// Minimal pretty-printing JSON writer: two-space indent, one item per line.
+class JsonWriter {
+ public:
+  JsonWriter& begin_object() { return open('{'); }
+  JsonWriter& end_object() { return close('}'); }
+  JsonWriter& begin_array() { return open('['); }
+  JsonWriter& end_array() { return close(']'); }
+
+  JsonWriter& key(std::string_view k) {
+    item();
+    quoted(k);
+    out_ += ": ";
+    after_key_ = true;
+    return *this;
+  }
+  JsonWriter& value(std::string_view s) {
+    item();
+    quoted(s);
+    return *this;
+  }
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+  JsonWriter& value(std::uint64_t v) { return raw(std::to_string(v)); }
+  JsonWriter& value(std::int64_t v) { return raw(std::to_string(v)); }
+  JsonWriter& value(std::uint32_t v) { return raw(std::to_string(v)); }
+  JsonWriter& value(bool b) { return raw(b ? "true" : "false"); }
+  JsonWriter& null() { return raw("null"); }
+
+  template <typename T>
+  JsonWriter& field(std::string_view k, const T& v) {
+    key(k);
+    return value(v);
+  }
+
+  std::string take() { return std::move(out_) + "\n"; }
+
+ private:
+  JsonWriter& raw(std::string_view text) {
+    item();
+    out_ += text;
+    return *this;
+  }
+  JsonWriter& open(char c) {
+    item();
+    out_ += c;
+    empty_.push_back(true);
+    return *this;
+  }
+  JsonWriter& close(char c) {
+    const bool was_empty = empty_.back();
+    empty_.pop_back();
+    if (!was_empty) newline();
+    out_ += c;
+    return *this;
+  }
+  // Separates this item from the previous one, unless it is the value of a key.
+  void item() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (empty_.empty()) return;
+    if (!empty_.back()) out_ += ',';
+    empty_.back() = false;
+    newline();
+  }
+  void newline() {
+    out_ += '\n';
+    out_.append(2 * empty_.size(), ' ');
+  }
+  void quoted(std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out_ += '"';
+    for (const unsigned char c : s) {
+      if (c == '"' || c == '\\') {
+        out_ += '\\';
+        out_ += static_cast<char>(c);
+      } else if (c < 0x20) {
+        out_ += "\\u00";
+        out_ += kHex[c >> 4];
+        out_ += kHex[c & 0xf];
+      } else {
+        out_ += static_cast<char>(c);
+      }
+    }
+    out_ += '"';
+  }
+
+  std::string out_;
+  std::vector<bool> empty_;  // per open container: nothing written in it yet
+  bool after_key_ = false;
+};
+
+inline std::string enum_text(const char* name, unsigned value) {
+  return std::string(name) + " (" + std::to_string(value) + ")";
+}
+
+inline const char* kind_name(proto::UpdateKind k) {
+  switch (k) {
+    case proto::UpdateKind::kDelta:
+      return "delta";
+    case proto::UpdateKind::kFull:
+      return "full";
+    case proto::UpdateKind::kGone:
+      return "gone";
+  }
+  return "unknown";
+}
+
+inline void write_key(JsonWriter& w, const proto::ServiceKey& k) {
+  w.field("service", k.name).field("group", k.group);
+}
+
+// Instance fields without braces: a registration carries them flat after its key.
+inline void write_instance_fields(JsonWriter& w, const proto::Instance& in) {
+  w.field("id", in.id).field("address", in.address).field("weight", in.weight);
+  w.field("zone", in.zone);
+  w.field("status", enum_text(proto::to_string(in.status), static_cast<unsigned>(in.status)));
+  w.key("metadata").begin_object();
+  for (const auto& [k, v] : in.metadata)
+    w.field(k, v);
+  w.end_object();
+}
+
+inline void write_instance(JsonWriter& w, const proto::Instance& in) {
+  w.begin_object();
+  write_instance_fields(w, in);
+  w.end_object();
+}
+
+inline void write_instances(JsonWriter& w, std::string_view name,
+                            const std::vector<proto::Instance>& list) {
+  w.key(name).begin_array();
+  for (const auto& in : list)
+    write_instance(w, in);
+  w.end_array();
+}
+
+inline void write_strings(JsonWriter& w, std::string_view name,
+                          const std::vector<std::string>& list) {
+  w.key(name).begin_array();
+  for (const auto& s : list)
+    w.value(s);
+  w.end_array();
+}
+
+inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
+  w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
+  w.field("digest", m.digest).key("registrations");
+  if (!m.registrations) {
+    w.null();
+  } else {
+    w.begin_array();
+    for (const auto& r : *m.registrations) {
+      w.begin_object();
+      write_key(w, r.service);
+      write_instance_fields(w, r.instance);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  w.key("uses").begin_array();
+  for (const auto& u : m.uses) {
+    w.begin_object();
+    write_key(w, u.service);
+    w.field("version", u.version).end_object();
+  }
+  w.end_array();
+}
+
+inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
+  w.field("hub_id", m.hub_id).field("hub_epoch", m.hub_epoch).field("node_id", m.node_id);
+  w.field("ack_seq", m.ack_seq).field("send_full", m.send_full).field("lease_ms", m.lease_ms);
+  w.key("updates").begin_array();
+  for (const auto& u : m.updates) {
+    w.begin_object();
+    write_key(w, u.service);
+    w.field("from_version", u.from_version).field("version", u.version);
+    w.field("kind", enum_text(kind_name(u.kind), static_cast<unsigned>(u.kind)));
+    write_instances(w, "upserts", u.upserts);
+    write_strings(w, "removed", u.removed);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+inline void write_fields(JsonWriter& w, const proto::Query& m) {
+  w.field("request_id", m.request_id).field("node_id", m.node_id);
+  write_key(w, m.service);
+}
+
+inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
+  w.field("request_id", m.request_id).field("hub_id", m.hub_id).field("hub_epoch", m.hub_epoch);
+  write_key(w, m.service);
+  w.field("found", m.found).field("version", m.version);
+  write_instances(w, "instances", m.instances);
+}
+
+inline void write_fields(JsonWriter& w, const proto::Deregister& m) {
+  w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
+}
+
+inline void write_fields(JsonWriter& w, const proto::DeregisterAck& m) {
+  w.field("node_id", m.node_id).field("seq", m.seq).field("removed", m.removed);
+}
+
+inline void write_fields(JsonWriter& w, const proto::StatusRequest& m) {
+  w.field("request_id", m.request_id);
+}
+
+inline void write_fields(JsonWriter& w, const proto::StatusReply& m) {
+  w.field("request_id", m.request_id).field("hub_id", m.hub_id).field("tier", m.tier);
+  w.field("hub_epoch", m.hub_epoch).field("uptime_ms", m.uptime_ms).field("nodes", m.nodes);
+  w.field("services", m.services).field("instances", m.instances);
+  w.key("counters").begin_object();
+  for (const auto& [name, value] : m.counters)
+    w.field(name, value);
+  w.end_object();
+}
+
+inline void write_fields(JsonWriter& w, const proto::ServicesRequest& m) {
+  w.field("request_id", m.request_id);
+}
+
+inline void write_fields(JsonWriter& w, const proto::ServicesReply& m) {
+  w.field("request_id", m.request_id).key("services").begin_array();
+  for (const auto& s : m.services) {
+    w.begin_object();
+    write_key(w, s.service);
+    w.field("version", s.version).field("instances", s.instances).field("up", s.up);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+inline void write_fields(JsonWriter& w, const proto::ErrorReply& m) {
+  w.field("code", enum_text(proto::to_string(m.code), static_cast<unsigned>(m.code)));
+  w.field("message", m.message).field("ref", m.ref);
+}
+
+inline void write_header(JsonWriter& w, proto::MsgType type) {
+  w.field("protocol_version", proto::kProtocolVersion);
+  w.field("type", enum_text(proto::to_string(type), static_cast<unsigned>(type)));
+}
+
+inline void write_message(JsonWriter& w, const proto::Message& m) {
+  w.begin_object();
+  write_header(w, proto::type_of(m));
+  std::visit([&](const auto& body) { write_fields(w, body); }, m);
+  w.end_object();
+}
+
+inline void write_file_header(JsonWriter& w, std::string_view stem, std::string_view note,
+                              std::size_t size) {
+  w.begin_object().field("file", std::string(stem) + ".msgpack").field("note", note);
+  w.field("size_bytes", static_cast<std::uint64_t>(size)).key("message");
+}
+
+// The .json for a single-message sample whose encoding is `size` bytes long.
+inline std::string sample_json(std::string_view stem, std::string_view note,
+                               const proto::Message& m, std::size_t size) {
+  JsonWriter w;
+  write_file_header(w, stem, note, size);
+  write_message(w, m);
+  return w.end_object().take();
+}
+
+// The .json for a batch frame.
+inline std::string batch_json(std::string_view stem, std::string_view note,
+                              std::span<const proto::Message> messages, std::size_t size) {
+  JsonWriter w;
+  write_file_header(w, stem, note, size);
+  w.begin_object();
+  write_header(w, proto::MsgType::kBatch);
+  w.key("messages").begin_array();
+  for (const auto& m : messages)
+    write_message(w, m);
+  w.end_array().end_object();
+  return w.end_object().take();
+}
+
+}  // namespace cascade::golden

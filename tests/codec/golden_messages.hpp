@@ -1,0 +1,222 @@
+#pragma once
+// The messages behind the golden samples in schemas/golden/. The generator
+// (golden_gen.cpp) encodes them and the codec tests build the same values to
+// compare against, so the expected content lives here once.
+//
+// Changing anything here changes committed wire samples: regenerate them
+// (schemas/README.md) and review the diff as a wire-format change.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/digest.hpp"
+#include "common/protocol.hpp"
+
+namespace cascade::golden {
+
+using proto::Deregister;
+using proto::DeregisterAck;
+using proto::DownBeat;
+using proto::ErrorCode;
+using proto::ErrorReply;
+using proto::Instance;
+using proto::InstanceStatus;
+using proto::Message;
+using proto::Query;
+using proto::QueryReply;
+using proto::Registration;
+using proto::ServiceKey;
+using proto::ServicesReply;
+using proto::ServicesRequest;
+using proto::ServiceUpdate;
+using proto::StatusReply;
+using proto::StatusRequest;
+using proto::UpBeat;
+using proto::UpdateKind;
+
+// Service keys in the style of the heartbeat networks cascade replaces:
+// feature-component-/path.
+inline ServiceKey cache_queue() {
+  return {"healthmanager-HealthManagerServerWorker-/hm/cache/q", "default"};
+}
+inline ServiceKey query_api() {
+  return {"healthmanager-HealthManagerServerWorker-/hm/query", "default"};
+}
+inline ServiceKey ingest() {
+  return {"monitorframework-MonitorDataFrameworkWorker-/mdf/ingest", "prod-eu"};
+}
+inline ServiceKey app_config() {
+  return {"apphub-AppHubServerWorker-/ah/config", "default"};
+}
+
+inline constexpr std::string_view kNodeA = "node-10.20.4.17-hm01";
+inline constexpr std::string_view kNodeB = "node-10.20.4.18-mdf02";
+inline constexpr std::string_view kHubId = "hub-eu1-a";
+inline constexpr std::uint64_t kHubEpoch = 7;
+inline constexpr std::uint64_t kAgentEpoch = 1732954800123;  // wall ms at agent start
+
+inline Instance instance(std::string id, std::string address, std::string zone,
+                         InstanceStatus status, std::map<std::string, std::string> metadata) {
+  return Instance{std::move(id), std::move(address), 100, std::move(zone),
+                  status,        std::move(metadata)};
+}
+
+inline Instance cache_q_1() {
+  return instance("hm01-cache-q", "10.20.4.17:7070", "eu1-a", InstanceStatus::kUp,
+                  {{"build", "2024.11.3"}, {"proto", "http"}, {"weight.reason", "default"}});
+}
+inline Instance cache_q_2() {
+  auto in = instance("hm02-cache-q", "10.20.4.21:7070", "eu1-b", InstanceStatus::kStarting,
+                     {{"build", "2024.11.4"}, {"proto", "http"}});
+  in.weight = 50;  // warming up: half the traffic
+  return in;
+}
+inline Instance query_1() {
+  return instance("hm01-query", "http://10.20.4.17:7080/hm/query", "eu1-a", InstanceStatus::kUp,
+                  {{"proto", "http"}});
+}
+inline Instance ingest_2() {
+  auto in = instance("mdf05-ingest", "10.20.5.33:9092", "", InstanceStatus::kOutOfService, {});
+  in.weight = 0;
+  return in;
+}
+
+// Node A's registration set, in canonical order so the digest is the one on the wire.
+inline std::vector<Registration> node_a_registrations() {
+  std::vector<Registration> regs{
+      {cache_queue(), cache_q_1()}, {query_api(), query_1()}, {cache_queue(), cache_q_2()}};
+  proto::canonicalize(regs);
+  return regs;
+}
+
+// An agent's beat right after its set changed: the set travels with its digest.
+inline UpBeat upbeat() {
+  UpBeat m;
+  m.node_id = std::string(kNodeA);
+  m.epoch = kAgentEpoch;
+  m.seq = 4821;
+  m.registrations = node_a_registrations();
+  m.digest = proto::digest_of(*m.registrations);
+  m.uses = {{ingest(), 11}, {app_config(), 4}, {query_api(), 0}};
+  return m;
+}
+
+// The hub's answer to upbeat(): one update of each kind.
+inline DownBeat downbeat() {
+  DownBeat m;
+  m.hub_id = std::string(kHubId);
+  m.hub_epoch = kHubEpoch;
+  m.node_id = std::string(kNodeA);
+  m.ack_seq = 4821;
+  m.send_full = false;
+  m.lease_ms = 45000;
+  m.updates = {
+      ServiceUpdate{ingest(), 11, 13, UpdateKind::kDelta, {ingest_2()}, {"mdf03-ingest"}},
+      ServiceUpdate{query_api(), 0, 42, UpdateKind::kFull, {query_1()}, {}},
+      ServiceUpdate{app_config(), 4, 5, UpdateKind::kGone, {}, {}},
+  };
+  return m;
+}
+
+inline Query query() {
+  return Query{9001, std::string(kNodeA), cache_queue()};
+}
+
+inline QueryReply query_reply() {
+  return QueryReply{9001, std::string(kHubId),       kHubEpoch, cache_queue(), true,
+                    43,   {cache_q_1(), cache_q_2()}};
+}
+
+inline Deregister deregister() {
+  return Deregister{std::string(kNodeA), kAgentEpoch, 4822};
+}
+
+inline DeregisterAck deregister_ack() {
+  return DeregisterAck{std::string(kNodeA), 4822, 3};
+}
+
+inline StatusRequest status_request() {
+  return StatusRequest{77};
+}
+
+inline StatusReply status_reply() {
+  StatusReply m;
+  m.request_id = 77;
+  m.hub_id = std::string(kHubId);
+  m.tier = 1;
+  m.hub_epoch = kHubEpoch;
+  m.uptime_ms = 93784512;  // 1 d 2 h 3 min 4.512 s
+  m.nodes = 1250;
+  m.services = 340;
+  m.instances = 5120;
+  m.counters = {{"beats_received", 123456789},
+                {"decode_failures", 3},
+                {"full_sets_requested", 41},
+                {"deltas_sent", 998877}};
+  return m;
+}
+
+inline ServicesRequest services_request() {
+  return ServicesRequest{78};
+}
+
+inline ServicesReply services_reply() {
+  return ServicesReply{78,
+                       {{cache_queue(), 43, 2, 1}, {query_api(), 42, 1, 1}, {ingest(), 13, 4, 3}}};
+}
+
+inline ErrorReply error_reply() {
+  return ErrorReply{ErrorCode::kInvalid, "registration.address longer than 1024 bytes", 4823};
+}
+
+// A hub's reply batch to a proxy that forwarded two beats and a query: item i
+// answers request i. The DownBeat carries metadata, so this frame reaches the
+// deepest nesting a v1 frame has (batch > list > DownBeat > updates > update >
+// upserts > instance > metadata).
+inline std::vector<Message> reply_batch() {
+  DownBeat to_b;
+  to_b.hub_id = std::string(kHubId);
+  to_b.hub_epoch = kHubEpoch;
+  to_b.node_id = std::string(kNodeB);
+  to_b.ack_seq = 310;
+  to_b.send_full = true;  // the hub does not know node B's digest
+  to_b.lease_ms = 45000;
+  to_b.updates = {ServiceUpdate{cache_queue(), 41, 43, UpdateKind::kDelta, {cache_q_2()}, {}}};
+  QueryReply not_found{
+      9002, std::string(kHubId), kHubEpoch, {"billing-InvoiceWorker-/inv", "default"}, false, 0,
+      {}};
+  ErrorReply bad_version{ErrorCode::kUnknownVersion, "unsupported protocol version 2", 0};
+  return {to_b, not_found, bad_version};
+}
+
+struct Sample {
+  std::string_view stem;  // file name without extension
+  std::string_view note;  // one line for the .json
+  Message message;
+};
+
+// One sample per message type, in MsgType order.
+inline std::vector<Sample> single_samples() {
+  return {
+      {"01-upbeat", "agent beat right after its registration set changed", upbeat()},
+      {"02-downbeat", "hub reply to 01-upbeat: a delta, a full list and a gone service",
+       downbeat()},
+      {"03-query", "one-off lookup of a service", query()},
+      {"04-query-reply", "answer to 03-query with two instances", query_reply()},
+      {"05-deregister", "graceful stop of node A", deregister()},
+      {"06-deregister-ack", "answer to 05-deregister", deregister_ack()},
+      {"07-status-request", "status probe from a tool", status_request()},
+      {"08-status-reply", "answer to 07-status-request", status_reply()},
+      {"09-services-request", "service listing request from a tool", services_request()},
+      {"10-services-reply", "answer to 09-services-request", services_reply()},
+      {"11-error", "rejection of an UpBeat whose address broke a limit", error_reply()},
+  };
+}
+
+inline constexpr std::string_view kBatchStem = "12-batch";
+inline constexpr std::string_view kBatchNote =
+    "hub reply batch to a proxy: DownBeat, QueryReply (not found), ErrorReply, in request order";
+
+}  // namespace cascade::golden
