@@ -151,6 +151,7 @@ class AgentCore {
   std::uint64_t digest_ = 0;
   bool need_full_ = false;                  // the hub may not hold our current set
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set
+  std::uint64_t last_applied_ack_ = 0;      // newest DownBeat applied (by ack_seq)
   std::optional<MonoTime> resend_full_at_;  // after a hub restart, jittered
 
   std::map<proto::ServiceKey, CacheEntry> cache_;
