@@ -127,7 +127,9 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   reply.send_full = !(node.set_known && node.digest == beat.digest);
   if (reply.send_full) ++counters_.full_sets_requested;
   collect_updates(node, beat.uses, reply.updates);
-  return {std::move(reply), state_changed};
+  // A carried set is acknowledged by this reply even when it changed nothing
+  // in memory: the change it repeats may still be waiting for its commit.
+  return {std::move(reply), state_changed || beat.registrations.has_value()};
 }
 
 bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration> regs) {

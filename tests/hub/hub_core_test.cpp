@@ -69,6 +69,13 @@ TEST_F(HubCoreTest, StateChangingReplyIsDurableSteadyStateIsNot) {
   EXPECT_FALSE(hub.handle(clock.now(), beat("n1", 2, digest(set))).durable);
 }
 
+TEST_F(HubCoreTest, RepeatedSetIsStillAcknowledgedDurably) {
+  // The first copy may have been applied in memory but not yet committed.
+  const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
+  hub.handle(clock.now(), beat_with_set("n1", 1, set));
+  EXPECT_TRUE(hub.handle(clock.now(), beat_with_set("n1", 2, set)).durable);
+}
+
 TEST_F(HubCoreTest, LeaseExpiresExactlyAtTheDeadline) {
   send(beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}));
   advance(kLease - Duration{1});

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "hub/hub_config.hpp"
+
+namespace cascade::hub {
+namespace {
+
+ParsedHubOptions parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "cascade-hub");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_hub_options(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(HubOptions, DefaultsGiveAThreeBeatLease) {
+  auto p = parse({});
+  ASSERT_TRUE(p.config);
+  EXPECT_EQ(p.config->beat_interval, Duration{2000});
+  EXPECT_EQ(p.config->effective_lease(), Duration{6000});
+}
+
+TEST(HubOptions, FlagsAreTypedWithUnits) {
+  auto p = parse({"--id", "h9", "--tier", "2", "--listen", "tcp://127.0.0.1:9000", "--data", "/tmp/x",
+                  "--beat-interval-ms", "500", "--lease-ms", "1600", "--log-level", "debug"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->id, "h9");
+  EXPECT_EQ(p.config->tier, 2u);
+  EXPECT_EQ(p.config->effective_lease(), Duration{1600});
+  EXPECT_EQ(p.config->core_config().lease, Duration{1600});
+  EXPECT_EQ(p.config->log_level, spdlog::level::debug);
+}
+
+struct BadFlag {
+  std::vector<std::string> args;
+  std::string mentions;
+};
+
+class HubOptionsRejects : public ::testing::TestWithParam<BadFlag> {};
+
+TEST_P(HubOptionsRejects, WithExitCodeTwoAndAClearMessage) {
+  auto p = parse(GetParam().args);
+  EXPECT_FALSE(p.config);
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.message.find(GetParam().mentions), std::string::npos) << p.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadValues, HubOptionsRejects,
+    ::testing::Values(BadFlag{{"--beat-interval-ms", "abc"}, "beat-interval-ms"},
+                      BadFlag{{"--beat-interval-ms", "0"}, "--beat-interval-ms"},
+                      BadFlag{{"--lease-ms", "100"}, "--lease-ms"},
+                      BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"},
+                      BadFlag{{"--tier", "0"}, "--tier"},
+                      BadFlag{{"--log-level", "loud"}, "--log-level"},
+                      BadFlag{{"--no-such-flag"}, "no-such-flag"},
+                      BadFlag{{"--id", ""}, "--id"}));
+
+TEST(HubOptions, HelpExitsZeroWithUsage) {
+  auto p = parse({"--help"});
+  EXPECT_FALSE(p.config);
+  EXPECT_EQ(p.exit_code, 0);
+  EXPECT_NE(p.message.find("--lease-ms"), std::string::npos);
+}
+
+TEST(HubOptions, ShippedConfigFileParses) {
+  auto p = parse({"--config", CASCADE_SOURCE_DIR "/deploy/config/hub.toml"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->id, "dc1-hub-a");
+  EXPECT_EQ(p.config->effective_lease(), Duration{6000});
+}
+
+TEST(HubOptions, CommandLineOverridesTheConfigFile) {
+  auto p = parse({"--config", CASCADE_SOURCE_DIR "/deploy/config/hub.toml", "--id", "other"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->id, "other");
+}
+
+TEST(HubOptions, UnknownKeyInConfigFileIsAnError) {
+  const auto path = std::string("/tmp/cascade-hub-options-") + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << "lease = 5\n";
+  auto p = parse({"--config", path});
+  EXPECT_FALSE(p.config);
+  EXPECT_EQ(p.exit_code, 2);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace cascade::hub
