@@ -53,7 +53,11 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     out.send.push_back({current_hub_, *deregister_});
     return out;
   }
-  if (awaiting_reply_ && ++misses_ >= config_.misses_before_failover) {
+  const bool overdue =
+      last_beat_unsent_ ||
+      now - last_beat_at_ >=
+          std::chrono::duration_cast<Duration>(config_.beat_interval * (1.0 - config_.beat_jitter));
+  if (awaiting_reply_ && overdue && ++misses_ >= config_.misses_before_failover) {
     fail_over(now);
     return out;
   }
@@ -71,8 +75,11 @@ void AgentCore::fail_over(MonoTime now) {
   // Capped exponential backoff, jittered so a fleet losing one hub does not
   // arrive at the next one in the same instant.
   const auto shift = std::min<std::uint32_t>(failover_streak_ - 1, 20);
-  const Duration backoff = std::min<Duration>(
-      config_.failover_backoff_base * (std::int64_t{1} << shift), config_.failover_backoff_max);
+  Duration backoff = std::min<Duration>(config_.failover_backoff_base * (std::int64_t{1} << shift),
+                                        config_.failover_backoff_max);
+  // A hub that comes back restores us with one lease of grace: never wait so
+  // long that the grace runs out before we try again.
+  if (granted_lease_.count() > 0) backoff = std::min(backoff, granted_lease_ / 3);
   next_beat_at_ = now + rng_.jittered(backoff, 0.2);
 }
 
@@ -100,6 +107,8 @@ proto::UpBeat AgentCore::build_beat() {
 void AgentCore::send_beat(MonoTime now, AgentActions& out) {
   out.send.push_back({current_hub_, build_beat()});
   awaiting_reply_ = true;
+  last_beat_at_ = now;
+  last_beat_unsent_ = false;
   next_beat_at_ = now + rng_.jittered(config_.beat_interval, config_.beat_jitter);
 }
 
@@ -133,6 +142,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     resend_full_at_ = now + Duration{rng_.uniform(0, config_.beat_interval.count())};
   }
   const bool other_hub = !hub_id_.empty() && down.hub_id != hub_id_;
+  if (down.lease_ms > 0) granted_lease_ = Duration{down.lease_ms};
   hub_epoch_ = down.hub_epoch;
   hub_id_ = down.hub_id;
   if (down.send_full) {
@@ -310,6 +320,7 @@ AgentActions AgentCore::shutdown(MonoTime now) {
 }
 
 void AgentCore::beat_not_sent(MonoTime now) {
+  last_beat_unsent_ = true;
   next_beat_at_ = std::min(next_beat_at_, now + retry_pause());
 }
 

@@ -113,6 +113,12 @@ class AgentCore {
   std::uint64_t digest() const { return digest_; }
   const std::vector<proto::Registration>& registrations() const { return registrations_; }
   std::size_t cache_size() const { return cache_.size(); }
+  std::vector<proto::ServiceKey> cached_keys() const {
+    std::vector<proto::ServiceKey> keys;
+    for (const auto& [key, entry] : cache_)
+      keys.push_back(key);
+    return keys;
+  }
 
  private:
   struct CacheEntry {
@@ -149,7 +155,10 @@ class AgentCore {
 
   std::vector<proto::Registration> registrations_;  // canonical
   std::uint64_t digest_ = 0;
-  bool need_full_ = false;                  // the hub may not hold our current set
+  bool need_full_ = false;     // the hub may not hold our current set
+  Duration granted_lease_{0};  // the lease the current hub last granted (0: not known)
+  MonoTime last_beat_at_{};
+  bool last_beat_unsent_ = false;
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set
   std::uint64_t last_applied_ack_ = 0;      // newest DownBeat applied (by ack_seq)
   std::optional<MonoTime> resend_full_at_;  // after a hub restart, jittered

@@ -49,9 +49,8 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   if (!parse_log_level(raw.log_level, c.log_level))
     return "--log-level: unknown level '" + raw.log_level + "'";
   if (auto error = check_ranges(c, raw); !error.empty()) return error;
-  const std::string node = o.node_id.empty() ? "agent" : o.node_id;
   for (const auto& spec : raw.registrations) {
-    auto parsed = parse_registration(spec, node);
+    auto parsed = parse_registration(spec);
     if (auto* error = std::get_if<std::string>(&parsed))
       return "--register " + spec + ": " + *error;
     c.registrations.push_back(std::get<proto::Registration>(parsed));

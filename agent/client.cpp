@@ -156,6 +156,20 @@ bool Client::shutdown() {
   stop_ = true;
   wake();
   if (io_.joinable()) io_.join();
+  if (store_) {
+    // Record the last confirmation of every list, not only the last change.
+    std::vector<ServiceSnapshot> snapshots;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& key : core_.cached_keys())
+        snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
+    }
+    try {
+      store_->save(snapshots, {});
+    } catch (const std::exception& e) {
+      spdlog::error("could not save the service snapshot: {}", e.what());
+    }
+  }
   return deregistered_;
 }
 
@@ -189,6 +203,13 @@ void Client::io_loop() {
   zmq::context_t ctx(1);
   HubSockets hubs(ctx, options_.hubs);
   sockets_ = &hubs.sockets;
+  {
+    // With ZMQ_IMMEDIATE a message sent before the connection is up is
+    // dropped: give the first hub's connection up to one beat interval to
+    // come up, so the first beat and the first query are not lost.
+    zmq::pollitem_t ready{hubs.sockets.front().handle(), 0, ZMQ_POLLOUT, 0};
+    poll_ignoring_signals(&ready, 1, options_.beat_interval);
+  }
   AgentActions first;
   {
     std::lock_guard lock(mu_);

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 
 #include "agent/agent_options.hpp"
@@ -20,6 +21,14 @@ std::string describe(const cascade::agent::Resolution& r) {
   for (const auto& in : r.instances)
     out << " " << in.address << "[" << cascade::proto::to_string(in.status) << "]";
   return out.str();
+}
+
+// One whole line per event: the I/O thread's change callback and the main
+// thread's first resolutions write concurrently.
+void print_line(const std::string& line) {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  std::cout << line << std::endl;
 }
 
 int wait_for_signal() {
@@ -60,9 +69,9 @@ int main(int argc, char** argv) {
     for (const auto& key : parsed.config->uses) {
       client.keep_fresh(key);
       if (auto r = client.resolve(key))
-        std::cout << "resolved " << describe(*r) << std::endl;
+        print_line("resolved " + describe(*r));
       else
-        std::cout << "unresolved " << key.name << " (no hub answered, no snapshot)" << std::endl;
+        print_line("unresolved " + key.name + " (no hub answered, no snapshot)");
     }
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);

@@ -62,8 +62,7 @@ std::string check_limits(const proto::Registration& r) {
 
 }  // namespace
 
-std::variant<proto::Registration, std::string> parse_registration(std::string_view spec,
-                                                                  std::string_view node_id) {
+std::variant<proto::Registration, std::string> parse_registration(std::string_view spec) {
   const auto eq = spec.find('=');
   if (eq == std::string_view::npos)
     return "expected SERVICE=ADDRESS[,weight=N][,zone=Z], got '" + std::string(spec) + "'";
@@ -73,7 +72,7 @@ std::variant<proto::Registration, std::string> parse_registration(std::string_vi
   r.instance.address = fields.front();
   for (std::size_t i = 1; i < fields.size(); ++i)
     if (auto error = apply_option(r, fields[i]); !error.empty()) return error;
-  if (r.instance.id.empty()) r.instance.id = std::string(node_id) + "@" + r.instance.address;
+  if (r.instance.id.empty()) r.instance.id = r.instance.address;
   if (auto error = check_limits(r); !error.empty()) return error;
   return r;
 }

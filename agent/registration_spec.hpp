@@ -11,10 +11,10 @@
 
 namespace cascade::agent {
 
-// The registration, or a message saying what is wrong with the text.
-// `node_id` makes the default instance id: NODE_ID@ADDRESS.
-std::variant<proto::Registration, std::string> parse_registration(std::string_view spec,
-                                                                  std::string_view node_id);
+// The registration, or a message saying what is wrong with the text. The
+// instance id defaults to the address, so an agent restarted under another
+// node id takes its instance over instead of listing it twice.
+std::variant<proto::Registration, std::string> parse_registration(std::string_view spec);
 
 // "SERVICE" or "SERVICE@GROUP" (the --use value).
 proto::ServiceKey parse_service_key(std::string_view text);

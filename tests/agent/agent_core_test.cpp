@@ -163,6 +163,40 @@ TEST_F(AgentCoreTest, FailoverBackoffDoublesAndIsCapped) {
     EXPECT_LE(backoff(i).count(), 4000 * 1.2 + 250);
 }
 
+TEST_F(AgentCoreTest, AnEarlyBeatForAChangeIsNotAMiss) {
+  auto c = config();
+  c.misses_before_failover = 1;
+  AgentCore eager{c, 1};
+  eager.start(clock.now());
+  clock.advance(Duration{5});
+  eager.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto a = eager.on_timer(clock.now());  // the start beat is 5 ms old, not missed
+  ASSERT_EQ(a.send.size(), 1u);
+  EXPECT_EQ(a.send[0].hub, 0u);
+  EXPECT_EQ(eager.failovers(), 0u);
+}
+
+TEST_F(AgentCoreTest, FailoverBackoffNeverOutlastsTheGraceOfTheGrantedLease) {
+  auto b = last_beat(core.start(clock.now()));
+  auto down = down_for(b);
+  down.lease_ms = 1200;
+  core.on_message(clock.now(), 0, down);
+  std::size_t hub = 0;
+  MonoTime last_beat_time = clock.now();
+  for (int changes = 0; changes < 6;) {
+    clock.set(core.next_deadline());
+    auto a = core.on_timer(clock.now());
+    if (a.send.empty()) continue;
+    if (a.send.back().hub != hub) {
+      hub = a.send.back().hub;
+      ++changes;
+      EXPECT_LE((clock.now() - last_beat_time - kInterval).count(), 400 * 1.2 + 1)
+          << "lease / 3, jittered";
+    }
+    last_beat_time = clock.now();
+  }
+}
+
 TEST_F(AgentCoreTest, AReplyResetsTheMissCount) {
   auto b = last_beat(core.start(clock.now()));
   for (int i = 0; i < 10; ++i) {

@@ -6,13 +6,13 @@ namespace cascade::agent {
 namespace {
 
 proto::Registration ok(std::string_view spec) {
-  auto parsed = parse_registration(spec, "node-1");
+  auto parsed = parse_registration(spec);
   EXPECT_TRUE(std::holds_alternative<proto::Registration>(parsed)) << std::get<std::string>(parsed);
   return std::get<proto::Registration>(parsed);
 }
 
 std::string error(std::string_view spec) {
-  auto parsed = parse_registration(spec, "node-1");
+  auto parsed = parse_registration(spec);
   EXPECT_TRUE(std::holds_alternative<std::string>(parsed));
   return std::holds_alternative<std::string>(parsed) ? std::get<std::string>(parsed) : "";
 }
@@ -22,7 +22,7 @@ TEST(RegistrationSpec, ServiceAndAddressWithDefaults) {
   EXPECT_EQ(r.service.name, "healthmanager-HealthManagerServerWorker-/hm/cache/q");
   EXPECT_EQ(r.service.group, "default");
   EXPECT_EQ(r.instance.address, "10.0.0.7:8080");
-  EXPECT_EQ(r.instance.id, "node-1@10.0.0.7:8080");
+  EXPECT_EQ(r.instance.id, "10.0.0.7:8080");
   EXPECT_EQ(r.instance.weight, 100u);
   EXPECT_EQ(r.instance.status, proto::InstanceStatus::kUp);
 }
