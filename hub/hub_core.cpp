@@ -24,7 +24,10 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.epoch = rec.epoch;
     node.digest = rec.digest;
     node.set_known = true;
-    if (inserted) node.lease = leases_.add(&node, now + config_.lease);
+    if (inserted) {
+      node.lease = leases_.add(&node, now + config_.lease);
+      index_.insert(&node);
+    }
   }
   for (const auto& rec : snapshot.instances) {
     auto node = nodes_.find(rec.owner);
@@ -75,11 +78,16 @@ HandleResult HubCore::reject(proto::ErrorCode code, std::string message, std::ui
   return {proto::ErrorReply{code, std::move(message), ref}};
 }
 
+void HubCore::prefetch(const proto::Message& message) const {
+  if (const auto* beat = std::get_if<proto::UpBeat>(&message)) index_.prefetch(beat->node_id);
+}
+
 HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, bool& state_changed) {
-  auto [it, inserted] = nodes_.try_emplace(beat.node_id);
-  Node& node = it->second;
-  if (inserted) {
+  Node* known = index_.find(beat.node_id);
+  Node& node = known ? *known : nodes_.try_emplace(beat.node_id).first->second;
+  if (!known) {
     node.id = beat.node_id;
+    index_.insert(&node);
     node.epoch = beat.epoch;
     node.lease = leases_.add(&node, now + config_.lease);
     state_changed = true;
@@ -98,8 +106,8 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, bool& sta
 
 HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   ++counters_.beats;
-  if (auto known = nodes_.find(beat.node_id);
-      known != nodes_.end() && beat.epoch < known->second.epoch) {
+  if (const Node* known = index_.find(beat.node_id);
+      known != nullptr && beat.epoch < known->epoch) {
     ++counters_.stale_epoch;
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
                               "a newer incarnation of this node is registered", beat.seq}};
@@ -222,6 +230,7 @@ std::size_t HubCore::drop_node(Node& node) {
   for (const auto& owned : node.owned)
     if (registry_.remove(*owned.service, owned.id, node.id)) ++removed;
   dirty_nodes_.push_back(node.id);
+  index_.erase(node.id);
   nodes_.erase(node.id);  // `node` is gone after this line
   return removed;
 }

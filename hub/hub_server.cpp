@@ -92,6 +92,8 @@ void HubServer::handle(Multipart& frames) {
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
   bool durable = false;
+  for (const auto& item : decoded.items)
+    if (const auto* message = std::get_if<proto::Message>(&item)) core_.prefetch(*message);
   for (auto& item : decoded.items) {
     if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
       log_bad_input(*failure);

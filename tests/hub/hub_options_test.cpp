@@ -10,7 +10,8 @@ namespace {
 ParsedHubOptions parse(std::vector<std::string> args) {
   args.insert(args.begin(), "cascade-hub");
   std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
+  for (const auto& a : args)
+    argv.push_back(a.c_str());
   return parse_hub_options(static_cast<int>(argv.size()), argv.data());
 }
 
@@ -22,8 +23,9 @@ TEST(HubOptions, DefaultsGiveAThreeBeatLease) {
 }
 
 TEST(HubOptions, FlagsAreTypedWithUnits) {
-  auto p = parse({"--id", "h9", "--tier", "2", "--listen", "tcp://127.0.0.1:9000", "--data", "/tmp/x",
-                  "--beat-interval-ms", "500", "--lease-ms", "1600", "--log-level", "debug"});
+  auto p =
+      parse({"--id", "h9", "--tier", "2", "--listen", "tcp://127.0.0.1:9000", "--data", "/tmp/x",
+             "--beat-interval-ms", "500", "--lease-ms", "1600", "--log-level", "debug"});
   ASSERT_TRUE(p.config) << p.message;
   EXPECT_EQ(p.config->id, "h9");
   EXPECT_EQ(p.config->tier, 2u);
@@ -54,8 +56,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"},
                       BadFlag{{"--tier", "0"}, "--tier"},
                       BadFlag{{"--log-level", "loud"}, "--log-level"},
-                      BadFlag{{"--no-such-flag"}, "no-such-flag"},
-                      BadFlag{{"--id", ""}, "--id"}));
+                      BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"}));
 
 TEST(HubOptions, HelpExitsZeroWithUsage) {
   auto p = parse({"--help"});

@@ -44,7 +44,8 @@ class HubServerTest : public ::testing::Test {
     stop = true;
     thread.join();
   }
-  std::optional<proto::Message> request(const proto::Message& m, Duration timeout = Duration{1000}) {
+  std::optional<proto::Message> request(const proto::Message& m,
+                                        Duration timeout = Duration{1000}) {
     const auto bytes = proto::encode(m);
     client.send(zmq::buffer(bytes), zmq::send_flags::none);
     zmq::pollitem_t item{client.handle(), 0, ZMQ_POLLIN, 0};
@@ -104,7 +105,8 @@ TEST_F(HubServerTest, GarbageGetsATypedErrorAndTheHubKeepsServing) {
 TEST_F(HubServerTest, BatchOfBeatsGetsABatchOfRepliesInOrder) {
   std::vector<proto::Message> beats;
   for (int i = 0; i < 10; ++i)
-    beats.emplace_back(beat_with_set("n" + std::to_string(i), 1, {reg("svc", "i" + std::to_string(i), "a:1")}));
+    beats.emplace_back(
+        beat_with_set("n" + std::to_string(i), 1, {reg("svc", "i" + std::to_string(i), "a:1")}));
   const auto bytes = proto::encode_batch(beats);
   client.send(zmq::buffer(bytes), zmq::send_flags::none);
   zmq::message_t reply;
@@ -113,7 +115,8 @@ TEST_F(HubServerTest, BatchOfBeatsGetsABatchOfRepliesInOrder) {
   ASSERT_TRUE(decoded.batched);
   ASSERT_EQ(decoded.items.size(), 10u);
   for (int i = 0; i < 10; ++i)
-    EXPECT_EQ(std::get<proto::DownBeat>(std::get<proto::Message>(decoded.items[i])).node_id, "n" + std::to_string(i));
+    EXPECT_EQ(std::get<proto::DownBeat>(std::get<proto::Message>(decoded.items[i])).node_id,
+              "n" + std::to_string(i));
 }
 
 }  // namespace
