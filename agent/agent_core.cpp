@@ -34,6 +34,7 @@ AgentActions AgentCore::start(MonoTime now) {
 MonoTime AgentCore::next_deadline() const {
   MonoTime next = next_beat_at_;
   if (resend_full_at_) next = std::min(next, *resend_full_at_);
+  if (retry_at_) next = std::min(next, *retry_at_);
   for (const auto& [id, q] : pending_)
     next = std::min(next, q.deadline);
   return next;
@@ -47,7 +48,10 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     need_full_ = true;
     next_beat_at_ = now;
   }
-  if (now < next_beat_at_) return out;
+  if (now < next_beat_at_) {
+    retry_beat(now, out);
+    return out;
+  }
   if (deregister_) {  // stopping: no more beats, only the Deregister until it is acknowledged
     next_beat_at_ = now + retry_pause();
     out.send.push_back({current_hub_, *deregister_});
@@ -70,6 +74,7 @@ void AgentCore::fail_over(MonoTime now) {
   current_hub_ = (current_hub_ + 1) % config_.hub_count;
   misses_ = 0;
   awaiting_reply_ = false;
+  retry_at_.reset();
   ++failovers_;
   ++failover_streak_;
   // Capped exponential backoff, jittered so a fleet losing one hub does not
@@ -110,6 +115,24 @@ void AgentCore::send_beat(MonoTime now, AgentActions& out) {
   last_beat_at_ = now;
   last_beat_unsent_ = false;
   next_beat_at_ = now + rng_.jittered(config_.beat_interval, config_.beat_jitter);
+  retries_left_ = config_.retries_per_beat;
+  arm_retry(now);
+}
+
+void AgentCore::arm_retry(MonoTime now) {
+  retry_at_.reset();
+  if (retries_left_ > 0) retry_at_ = now + config_.reply_timeout;
+}
+
+// The interval's beat again (with a new seq) while it is unanswered. Misses
+// are still counted once per interval, so failover timing does not change.
+void AgentCore::retry_beat(MonoTime now, AgentActions& out) {
+  if (!retry_at_ || now < *retry_at_) return;
+  retry_at_.reset();
+  if (!awaiting_reply_ || deregister_) return;
+  --retries_left_;
+  out.send.push_back({current_hub_, build_beat()});
+  arm_retry(now);
 }
 
 AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
@@ -131,8 +154,14 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   // Replies can overtake each other (through proxies, or after a failover):
   // an answer older than one already applied describes an older state.
   if (down.ack_seq < last_applied_ack_) return;
+  // A reply to a beat this incarnation never sent answers an earlier one (same
+  // node id, its seq started over): taking it would discard our own replies.
+  if (down.ack_seq > seq_) return;
   last_applied_ack_ = down.ack_seq;
-  if (down.ack_seq == seq_) awaiting_reply_ = false;
+  if (down.ack_seq == seq_) {
+    awaiting_reply_ = false;
+    retry_at_.reset();
+  }
   misses_ = 0;
   failover_streak_ = 0;
   last_reply_at_ = now;

@@ -37,6 +37,12 @@ struct AgentCoreConfig {
   Duration failover_backoff_max{30'000};
   Duration subscription_ttl{std::chrono::minutes(5)};  // unused entries are dropped after this
   Duration query_timeout{2000};
+  // A beat still unanswered after reply_timeout is sent again, at most
+  // retries_per_beat times per interval. The lease is three intervals and
+  // jitter stretches an interval by up to 10%, so without retries two lost
+  // datagrams in a row can cost a live agent its lease.
+  Duration reply_timeout{500};
+  std::uint32_t retries_per_beat = 3;
 };
 
 struct Outgoing {
@@ -136,6 +142,8 @@ class AgentCore {
 
   proto::UpBeat build_beat();
   void send_beat(MonoTime now, AgentActions& out);
+  void retry_beat(MonoTime now, AgentActions& out);
+  void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
   void fail_over(MonoTime now);
   void on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out);
   void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
@@ -172,6 +180,8 @@ class AgentCore {
   std::string hub_id_;
   MonoTime next_beat_at_{};
   bool awaiting_reply_ = false;
+  std::optional<MonoTime> retry_at_;  // resend the beat if still unanswered then
+  std::uint32_t retries_left_ = 0;
   std::uint32_t misses_ = 0;
   std::uint32_t failover_streak_ = 0;
   std::uint64_t failovers_ = 0;

@@ -52,7 +52,7 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
         } else if constexpr (std::is_same_v<T, proto::Query>) {
           return on_query(m);
         } else if constexpr (std::is_same_v<T, proto::Deregister>) {
-          return on_deregister(m);
+          return on_deregister(now, m);
         } else if constexpr (std::is_same_v<T, proto::StatusRequest>) {
           return {status(now, m.request_id)};
         } else if constexpr (std::is_same_v<T, proto::ServicesRequest>) {
@@ -106,11 +106,14 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, bool& sta
 
 HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   ++counters_.beats;
-  if (const Node* known = index_.find(beat.node_id);
-      known != nullptr && beat.epoch < known->epoch) {
+  // Refused: an older incarnation of a known node, or an incarnation that has
+  // deregistered (its late beat must not bring it back).
+  const Node* known = index_.find(beat.node_id);
+  if (known ? beat.epoch < known->epoch : departed_.refuses(beat.node_id, beat.epoch, now)) {
     ++counters_.stale_epoch;
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
-                              "a newer incarnation of this node is registered", beat.seq}};
+                              "a newer or deregistered incarnation of this node is known",
+                              beat.seq}};
   }
   if (beat.registrations && beat.registrations->size() > config_.max_registrations_per_node)
     return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
@@ -207,7 +210,7 @@ HandleResult HubCore::on_query(const proto::Query& query) {
   return {std::move(reply)};
 }
 
-HandleResult HubCore::on_deregister(const proto::Deregister& msg) {
+HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) {
   auto it = nodes_.find(msg.node_id);
   if (it != nodes_.end() && msg.epoch < it->second.epoch) {
     ++counters_.stale_epoch;
@@ -222,6 +225,7 @@ HandleResult HubCore::on_deregister(const proto::Deregister& msg) {
     removed = static_cast<std::uint32_t>(drop_node(it->second));
     spdlog::info("agent {} deregistered {} instances", msg.node_id, removed);
   }
+  departed_.add(msg.node_id, msg.epoch, now + config_.lease);
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
 
@@ -236,6 +240,7 @@ std::size_t HubCore::drop_node(Node& node) {
 }
 
 void HubCore::tick(MonoTime now) {
+  departed_.prune(now);
   registry_.begin_txn();
   std::vector<Node*> expired;
   const auto n = leases_.expire(now, config_.max_expirations_per_tick,

@@ -17,6 +17,7 @@
 #include "common/clock.hpp"
 #include "common/codec.hpp"
 #include "common/protocol.hpp"
+#include "hub/departed_nodes.hpp"
 #include "hub/lease_queue.hpp"
 #include "hub/metrics.hpp"
 #include "hub/node_index.hpp"
@@ -95,7 +96,7 @@ class HubCore {
 
   HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat);
   HandleResult on_query(const proto::Query& query);
-  HandleResult on_deregister(const proto::Deregister& msg);
+  HandleResult on_deregister(MonoTime now, const proto::Deregister& msg);
   proto::StatusReply status(MonoTime now, std::uint64_t request_id) const;
   proto::ServicesReply services(std::uint64_t request_id) const;
   HandleResult reject(proto::ErrorCode code, std::string message, std::uint64_t ref);
@@ -116,6 +117,7 @@ class HubCore {
   LeaseQueue<Node*> leases_;
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
+  DepartedNodes departed_;
 };
 
 }  // namespace cascade::hub

@@ -39,6 +39,7 @@ class AgentCoreTest : public ::testing::Test {
     c.failover_backoff_base = Duration{500};
     c.failover_backoff_max = Duration{4000};
     c.subscription_ttl = Duration{60'000};
+    c.retries_per_beat = 0;  // these tests count the beats of each interval
     return c;
   }
   FakeClock clock;

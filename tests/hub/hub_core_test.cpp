@@ -140,6 +140,25 @@ TEST_F(HubCoreTest, DeregisterRemovesEverythingAtOnceAndIsDurable) {
   EXPECT_FALSE(hub.next_deadline().has_value());
 }
 
+TEST_F(HubCoreTest, BeatOvertakenByItsDeregisterDoesNotBringTheNodeBack) {
+  const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
+  send(beat_with_set("n1", 1, set));
+  hub.handle(clock.now(), proto::Deregister{"n1", 1, 3});
+  auto late = hub.handle(clock.now(), beat_with_set("n1", 2, set));  // sent before seq 3
+  EXPECT_TRUE(std::holds_alternative<proto::ErrorReply>(late.reply));
+  EXPECT_FALSE(query("svc").found);
+  // A new incarnation is welcome at once.
+  send(beat_with_set("n1", 1, set, /*epoch=*/2));
+  EXPECT_TRUE(query("svc").found);
+}
+
+TEST_F(HubCoreTest, DeregisteredIncarnationIsForgottenAfterALease) {
+  hub.handle(clock.now(), proto::Deregister{"n1", 1, 3});
+  advance(kLease);
+  send(beat_with_set("n1", 4, {reg("svc", "i1", "a:1")}));
+  EXPECT_TRUE(query("svc").found);
+}
+
 TEST_F(HubCoreTest, OlderEpochIsRejectedAsStale) {
   send(beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}, /*epoch=*/5));
   auto r = hub.handle(clock.now(), beat_with_set("n1", 9, {}, /*epoch=*/4));

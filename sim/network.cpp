@@ -1,0 +1,83 @@
+#include "sim/network.hpp"
+
+#include <variant>
+
+namespace cascade::sim {
+
+namespace {
+constexpr std::int64_t kFateDropped = -1;
+constexpr std::int64_t kFateCut = -2;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+}  // namespace
+
+Network::Network(NetworkConfig config, std::uint64_t seed, EventQueue& events, Receiver receiver)
+    : config_(config), rng_(seed), events_(events), receiver_(std::move(receiver)) {}
+
+void Network::cut_both_ways(Address a, Address b) {
+  cut(a, b);
+  cut(b, a);
+}
+
+void Network::heal_both_ways(Address a, Address b) {
+  heal(a, b);
+  heal(b, a);
+}
+
+void Network::send(Address from, Address to, const proto::Message& message) {
+  ++stats_.sent;
+  proto::Bytes bytes = proto::encode(message);
+  stats_.bytes += bytes.size();
+  if (is_cut(from, to)) {
+    ++stats_.cut;
+    trace(from, to, bytes, kFateCut);
+    return;
+  }
+  // Draw the delay even for a dropped message, so that changing the drop
+  // probability does not shift every later delay of the run.
+  bool lost = rng_.unit() < config_.drop_probability;
+  Duration delay{rng_.uniform(config_.min_delay.count(), config_.max_delay.count())};
+  if (script_) {
+    const Fault fault = script_(from, to, message);
+    if (fault.delay) delay = *fault.delay;
+    lost = fault.lose || (lost && !fault.delay);
+  }
+  if (lost) {
+    ++stats_.dropped;
+    trace(from, to, bytes, kFateDropped);
+    return;
+  }
+  trace(from, to, bytes, delay.count());
+  events_.after(delay, [this, from, to, bytes = std::move(bytes)] { deliver(from, to, bytes); });
+}
+
+void Network::deliver(Address from, Address to, const proto::Bytes& bytes) {
+  auto frame = proto::decode_frame(bytes);
+  for (const auto& item : frame.items) {
+    if (const auto* message = std::get_if<proto::Message>(&item)) {
+      ++stats_.delivered;
+      receiver_(from, to, *message);
+    } else {
+      ++stats_.decode_failures;
+    }
+  }
+}
+
+void Network::trace(Address from, Address to, const proto::Bytes& bytes, std::int64_t fate) {
+  auto mix_u64 = [this](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      trace_hash_ ^= (v >> (8 * i)) & 0xff;
+      trace_hash_ *= kFnvPrime;
+    }
+  };
+  mix_u64(static_cast<std::uint64_t>(to_ms(events_.now())));
+  mix_u64(from);
+  mix_u64(to);
+  mix_u64(static_cast<std::uint64_t>(fate));
+  mix_u64(bytes.size());
+  for (unsigned char c : bytes) {
+    trace_hash_ ^= c;
+    trace_hash_ *= kFnvPrime;
+  }
+}
+
+}  // namespace cascade::sim

@@ -1,0 +1,89 @@
+#pragma once
+// A simulated datagram network between numbered node addresses.
+//
+// Every message is encoded with proto::encode when sent and decoded with
+// proto::decode_frame when delivered, so the codec sits on every path of a
+// simulation. A message is lost with `drop_probability`, is lost when its link
+// is cut at the moment it is sent, and otherwise arrives after a delay drawn
+// uniformly from [min_delay, max_delay]; a fault script can override both
+// for chosen messages. Independent delays mean messages on
+// one link may overtake each other, as datagrams and reconnecting streams do.
+// All draws come from one seeded Rng: the same seed and the same sends give
+// the same deliveries.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "common/clock.hpp"
+#include "common/codec.hpp"
+#include "common/protocol.hpp"
+#include "common/random.hpp"
+#include "sim/event_queue.hpp"
+
+namespace cascade::sim {
+
+using Address = std::uint32_t;
+
+struct NetworkConfig {
+  double drop_probability = 0.05;
+  Duration min_delay{1};
+  Duration max_delay{50};
+};
+
+struct NetworkStats {
+  std::uint64_t sent = 0;
+  std::uint64_t dropped = 0;  // lost at random or to the scripted fault
+  std::uint64_t cut = 0;      // lost to a partition
+  std::uint64_t delivered = 0;
+  std::uint64_t bytes = 0;            // encoded bytes of every message sent
+  std::uint64_t decode_failures = 0;  // a frame the codec could not read back: a codec bug
+};
+
+class Network {
+ public:
+  // Called at delivery time with the decoded message.
+  using Receiver = std::function<void(Address from, Address to, const proto::Message&)>;
+  // A scripted fault decides one message's fate instead of chance.
+  struct Fault {
+    bool lose = false;
+    std::optional<Duration> delay;  // deliver after exactly this, whatever chance says
+  };
+  using FaultScript = std::function<Fault(Address from, Address to, const proto::Message&)>;
+
+  Network(NetworkConfig config, std::uint64_t seed, EventQueue& events, Receiver receiver);
+
+  void send(Address from, Address to, const proto::Message& message);
+
+  // Partitions. cut(a, b) loses everything sent from a to b; heal(a, b) undoes it.
+  void cut(Address from, Address to) { cut_links_.insert({from, to}); }
+  void heal(Address from, Address to) { cut_links_.erase({from, to}); }
+  void cut_both_ways(Address a, Address b);
+  void heal_both_ways(Address a, Address b);
+  void heal_all() { cut_links_.clear(); }
+  bool is_cut(Address from, Address to) const { return cut_links_.contains({from, to}); }
+
+  void set_fault_script(FaultScript script) { script_ = std::move(script); }  // empty: none
+
+  NetworkConfig& config() { return config_; }  // may be changed between events
+  const NetworkStats& stats() const { return stats_; }
+  // FNV-1a over every send: time, endpoints, bytes and fate. Equal hashes mean equal runs.
+  std::uint64_t trace_hash() const { return trace_hash_; }
+
+ private:
+  void deliver(Address from, Address to, const proto::Bytes& bytes);
+  void trace(Address from, Address to, const proto::Bytes& bytes, std::int64_t fate);
+
+  NetworkConfig config_;
+  Rng rng_;
+  EventQueue& events_;
+  Receiver receiver_;
+  FaultScript script_;
+  std::set<std::pair<Address, Address>> cut_links_;
+  NetworkStats stats_;
+  std::uint64_t trace_hash_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace cascade::sim
