@@ -1,9 +1,8 @@
 // Command line and TOML config of cascade-agent (CLI11 stays in this file).
 #include "agent/agent_options.hpp"
 
-#include <CLI/CLI.hpp>
-
 #include "agent/registration_spec.hpp"
+#include "common/cli.hpp"
 #include "common/log.hpp"
 
 namespace cascade::agent {
@@ -25,8 +24,7 @@ struct RawOptions {
 std::string check_ranges(const DaemonConfig& c, const RawOptions& raw) {
   if (c.client.hubs.empty()) return "at least one --hub is required";
   for (const auto& hub : c.client.hubs)
-    if (!hub.starts_with("tcp://") && !hub.starts_with("ipc://") && !hub.starts_with("inproc://"))
-      return "--hub must be a ZeroMQ endpoint such as tcp://127.0.0.1:7400 (got '" + hub + "')";
+    if (auto error = check_endpoint("--hub", hub); !error.empty()) return error;
   if (raw.beat_interval_ms < 10 || raw.beat_interval_ms > 3'600'000)
     return "--beat-interval-ms must be between 10 and 3600000 milliseconds";
   if (raw.misses < 1 || raw.misses > 100)
@@ -68,10 +66,7 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   CLI::App app{
       "cascade-agent: registers this instance's services with a cascade hub by heartbeat\n"
       "and keeps the services it uses fresh."};
-  app.set_config(
-      "--config", "",
-      "Read options from this TOML file (keys as the long flags, e.g. beat-interval-ms = 2000)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
+  add_config_file_option(app, "beat-interval-ms = 2000");
   app.add_option("--hub", c.client.hubs,
                  "Hub endpoint (repeatable; fail over in order after missed beats)");
   app.add_option("--id", c.client.node_id, "Node id (default: HOSTNAME-PID)");
@@ -98,16 +93,9 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return {std::nullopt, 0, app.help()};
-  } catch (const CLI::ParseError& e) {
-    return {std::nullopt, 2,
-            std::string("cascade-agent: ") + e.what() + "\nRun with --help for usage."};
-  }
+  if (auto exit = parse_or_exit<DaemonConfig>(app, argc, argv, "cascade-agent")) return *exit;
   if (auto error = fill(c, raw); !error.empty())
-    return {std::nullopt, 2, "cascade-agent: " + error};
+    return ParsedAgentOptions::usage_error("cascade-agent", error);
   return {c, 0, {}};
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/client.hpp"
+#include "common/options.hpp"
 
 namespace cascade::agent {
 
@@ -18,11 +19,7 @@ struct DaemonConfig {
   spdlog::level::level_enum log_level = spdlog::level::info;
 };
 
-struct ParsedAgentOptions {
-  std::optional<DaemonConfig> config;
-  int exit_code = 0;
-  std::string message;
-};
+using ParsedAgentOptions = ParsedOptions<DaemonConfig>;
 
 ParsedAgentOptions parse_agent_options(int argc, const char* const* argv);
 

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "common/msgpack_blob.hpp"
+
 namespace cascade::agent {
 namespace {
 
@@ -33,25 +35,12 @@ std::string encode_instances(const std::vector<proto::Instance>& instances) {
     rows.emplace_back(in.id, in.address, in.weight, in.zone, static_cast<std::uint8_t>(in.status),
                       in.metadata);
   }
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, rows);
-  return std::string(buffer.data(), buffer.size());
-}
-
-std::optional<std::vector<StoredInstance>> unpack_instances(std::string_view bytes) {
-  try {
-    std::size_t offset = 0;
-    const msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size(), offset);
-    if (offset != bytes.size()) return std::nullopt;
-    return handle.get().as<std::vector<StoredInstance>>();
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  return pack_blob(rows);
 }
 
 // nullopt when the blob is not a list of well-formed instances.
 std::optional<std::vector<proto::Instance>> decode_instances(std::string_view bytes) {
-  auto rows = unpack_instances(bytes);
+  auto rows = unpack_blob<std::vector<StoredInstance>>(bytes);
   if (!rows) return std::nullopt;
   std::vector<proto::Instance> instances;
   instances.reserve(rows->size());

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "common/clock.hpp"
+#include "common/options.hpp"
 #include "hub/hub_core.hpp"
 
 namespace cascade::hub {
@@ -31,13 +32,7 @@ struct HubConfig {
   HubCoreConfig core_config() const;
 };
 
-// The result of parsing a command line: a config to run with, or an exit code
-// and the text to print (help, or a clear error).
-struct ParsedHubOptions {
-  std::optional<HubConfig> config;
-  int exit_code = 0;
-  std::string message;
-};
+using ParsedHubOptions = ParsedOptions<HubConfig>;
 
 ParsedHubOptions parse_hub_options(int argc, const char* const* argv);
 

@@ -1,7 +1,6 @@
 // Command line and TOML config of cascade-hub. CLI11 lives in this file only:
 // its header costs seconds per translation unit.
-#include <CLI/CLI.hpp>
-
+#include "common/cli.hpp"
 #include "common/log.hpp"
 #include "hub/hub_config.hpp"
 
@@ -28,10 +27,7 @@ struct RawOptions {
 std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (c.id.empty() || c.id.size() > 255) return "--id must be 1..255 characters";
   if (c.tier < 1 || c.tier > 16) return "--tier must be between 1 and 16";
-  if (!c.listen.starts_with("tcp://") && !c.listen.starts_with("ipc://") &&
-      !c.listen.starts_with("inproc://"))
-    return "--listen must be a ZeroMQ endpoint such as tcp://127.0.0.1:7400 (got '" + c.listen +
-           "')";
+  if (auto error = check_endpoint("--listen", c.listen); !error.empty()) return error;
   if (raw.beat_interval_ms < 10 || raw.beat_interval_ms > 3'600'000)
     return "--beat-interval-ms must be between 10 and 3600000 milliseconds";
   if (raw.lease_ms != 0 && raw.lease_ms < raw.beat_interval_ms)
@@ -51,9 +47,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   CLI::App app{
       "cascade-hub: a tier of the cascade service registry.\n"
       "Agents beat to it; it owns their leases and answers queries."};
-  app.set_config("--config", "",
-                 "Read options from this TOML file (keys as the long flags, e.g. lease-ms = 6000)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
+  add_config_file_option(app, "lease-ms = 6000");
   app.add_option("--id", c.id, "This hub's id, unique in the network")->capture_default_str();
   app.add_option("--tier", c.tier,
                  "Tier of this hub: 1 for a datacenter hub (L1), 2 and up above it")
@@ -79,22 +73,16 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return {std::nullopt, 0, app.help()};
-  } catch (const CLI::ParseError& e) {
-    return {std::nullopt, 2,
-            std::string("cascade-hub: ") + e.what() + "\nRun with --help for usage."};
-  }
+  if (auto exit = parse_or_exit<HubConfig>(app, argc, argv, "cascade-hub")) return *exit;
   if (!raw.data_dir.empty()) c.data_dir = raw.data_dir;
   c.beat_interval = Duration{raw.beat_interval_ms};
   c.lease = Duration{raw.lease_ms};
   c.flush_interval = Duration{raw.flush_interval_ms};
   if (!parse_log_level(raw.log_level, c.log_level))
-    return {std::nullopt, 2, "cascade-hub: --log-level: unknown level '" + raw.log_level + "'"};
+    return ParsedHubOptions::usage_error("cascade-hub",
+                                         "--log-level: unknown level '" + raw.log_level + "'");
   if (auto error = validate(c, raw); !error.empty())
-    return {std::nullopt, 2, "cascade-hub: " + error};
+    return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "common/msgpack_blob.hpp"
+
 namespace cascade::hub {
 namespace {
 
@@ -44,23 +46,7 @@ std::string schema_sql() {
          ") WITHOUT ROWID;";
 }
 
-std::string encode_metadata(const std::map<std::string, std::string>& metadata) {
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, metadata);
-  return std::string(buffer.data(), buffer.size());
-}
-
-// nullopt when the blob is not exactly one MessagePack map of strings.
-std::optional<std::map<std::string, std::string>> decode_metadata(std::string_view bytes) {
-  try {
-    std::size_t offset = 0;
-    const msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size(), offset);
-    if (offset != bytes.size()) return std::nullopt;
-    return handle.get().as<std::map<std::string, std::string>>();
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
+using Metadata = std::map<std::string, std::string>;
 
 std::string describe_key(const proto::ServiceKey& service, std::string_view id) {
   return service.name + "/" + service.group + "/" + std::string(id);
@@ -78,7 +64,7 @@ InstanceRecord instance_from_row(const sqlite::Statement& row, const std::filesy
   record.instance.weight = static_cast<std::uint32_t>(row.column_int64(5));
   record.instance.zone = row.column_text(6);
   record.instance.status = static_cast<proto::InstanceStatus>(row.column_int64(7));
-  auto metadata = decode_metadata(row.column_blob(8));
+  auto metadata = unpack_blob<Metadata>(row.column_blob(8));
   if (!metadata) {
     throw StoreError(file, "corrupt instance " + describe_key(record.service, record.instance.id),
                      "metadata is not a MessagePack map of strings");
@@ -200,7 +186,7 @@ void SqliteHubStore::write_instances(const PersistBatch& batch) {
         .bind_int64(6, in.weight)
         .bind_text(7, in.zone)
         .bind_int64(8, static_cast<std::int64_t>(in.status))
-        .bind_blob(9, encode_metadata(in.metadata))
+        .bind_blob(9, pack_blob(in.metadata))
         .run();
   }
 }

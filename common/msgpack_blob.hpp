@@ -1,0 +1,33 @@
+#pragma once
+// Values stored as MessagePack blobs in SQLite columns (metadata maps,
+// instance lists): one encoding shared by the hub's store and the agent's
+// snapshot, so a blob written by either reads the same way.
+
+#include <msgpack.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cascade {
+
+template <typename T>
+std::string pack_blob(const T& value) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, value);
+  return std::string(buffer.data(), buffer.size());
+}
+
+// nullopt unless `bytes` is exactly one MessagePack value convertible to T.
+template <typename T>
+std::optional<T> unpack_blob(std::string_view bytes) {
+  try {
+    std::size_t offset = 0;
+    const msgpack::object_handle handle = msgpack::unpack(bytes.data(), bytes.size(), offset);
+    if (offset != bytes.size()) return std::nullopt;
+    return handle.get().as<T>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace cascade
