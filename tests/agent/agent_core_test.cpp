@@ -2,30 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/builders.hpp"
+
 namespace cascade::agent {
 namespace {
 
 constexpr Duration kInterval{2000};
 
-proto::ServiceKey key(const std::string& name) {
-  return proto::ServiceKey{name, "default"};
-}
-
-proto::Registration reg(const std::string& service, const std::string& id,
-                        const std::string& address) {
-  proto::Registration r;
-  r.service = key(service);
-  r.instance.id = id;
-  r.instance.address = address;
-  return r;
-}
-
-proto::Instance inst(const std::string& id, const std::string& address) {
-  proto::Instance i;
-  i.id = id;
-  i.address = address;
-  return i;
-}
+using test_support::inst;
+using test_support::key;
+using test_support::reg;
 
 class AgentCoreTest : public ::testing::Test {
  protected:
@@ -69,6 +55,14 @@ class AgentCoreTest : public ::testing::Test {
     d.ack_seq = beat.seq;
     d.send_full = send_full;
     return d;
+  }
+  // Starts, then resolves "svc" through hub-a: version 5, instance i1 at a:1.
+  void start_with_svc_resolved() {
+    core.start(clock.now());
+    std::uint64_t id = 0;
+    core.query(clock.now(), key("svc"), id);
+    core.on_message(clock.now(), 0,
+                    proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
   }
   // Beats once (advancing to the next beat) and returns the beat.
   proto::UpBeat next_beat() {
@@ -236,11 +230,7 @@ TEST_F(AgentCoreTest, UnusedSubscriptionIsDroppedAfterTheTtl) {
 }
 
 TEST_F(AgentCoreTest, UsedSubscriptionStaysPastTheTtl) {
-  core.start(clock.now());
-  std::uint64_t id = 0;
-  core.query(clock.now(), key("svc"), id);
-  proto::QueryReply reply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}};
-  core.on_message(clock.now(), 0, reply);
+  start_with_svc_resolved();
   for (int i = 0; i < 60; ++i) {
     auto b = next_beat();
     core.on_message(clock.now(), 0, down_for(b));
@@ -250,11 +240,7 @@ TEST_F(AgentCoreTest, UsedSubscriptionStaysPastTheTtl) {
 }
 
 TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
-  core.start(clock.now());
-  std::uint64_t id = 0;
-  core.query(clock.now(), key("svc"), id);
-  core.on_message(clock.now(), 0,
-                  proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
+  start_with_svc_resolved();
   auto b = next_beat();
   auto down = down_for(b);
   down.updates.push_back({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
@@ -355,11 +341,7 @@ TEST_F(AgentCoreTest, LateDownBeatFromAHubWeLeftIsIgnored) {
 }
 
 TEST_F(AgentCoreTest, MovingToAnotherHubDeclaresNoVersionsSoListsComeWhole) {
-  core.start(clock.now());
-  std::uint64_t id = 0;
-  core.query(clock.now(), key("svc"), id);
-  core.on_message(clock.now(), 0,
-                  proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
+  start_with_svc_resolved();
   auto b = next_beat();
   core.on_message(clock.now(), 0, down_for(b));
   b = next_beat();

@@ -8,6 +8,7 @@
 
 #include "hub/hub_server.hpp"
 #include "hub/sqlite_store.hpp"
+#include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
@@ -54,14 +55,7 @@ class RunningHub {
   std::thread thread_;
 };
 
-proto::Registration reg(const std::string& service, const std::string& id,
-                        const std::string& address) {
-  proto::Registration r;
-  r.service.name = service;
-  r.instance.id = id;
-  r.instance.address = address;
-  return r;
-}
+using test_support::reg;
 
 template <typename Pred>
 bool eventually(Pred pred, Duration within = Duration{3000}) {

@@ -6,17 +6,11 @@
 
 #include "common/digest.hpp"
 #include "common/protocol.hpp"
+#include "tests/common/builders.hpp"
 
 namespace cascade::hub::testing {
 
-inline proto::Registration reg(const std::string& service, const std::string& id,
-                               const std::string& address) {
-  proto::Registration r;
-  r.service.name = service;
-  r.instance.id = id;
-  r.instance.address = address;
-  return r;
-}
+using test_support::reg;
 
 inline std::uint64_t digest(std::vector<proto::Registration> regs) {
   proto::canonicalize(regs);

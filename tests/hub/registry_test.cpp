@@ -2,15 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/builders.hpp"
+
 namespace cascade::hub {
 namespace {
 
-proto::Instance inst(const std::string& id, const std::string& addr) {
-  proto::Instance i;
-  i.id = id;
-  i.address = addr;
-  return i;
-}
+using test_support::inst;
 
 class RegistryTest : public ::testing::Test {
  protected:

@@ -1,10 +1,5 @@
 #include "tests/integration/cluster.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -50,6 +45,22 @@ bool holds_for(const std::function<bool()>& condition, Millis duration, Millis i
 
 Millis elapsed_since(SteadyClock::time_point start) {
   return std::chrono::duration_cast<Millis>(SteadyClock::now() - start);
+}
+
+bool is_listed(HubProbe& probe, const std::string& service, const std::string& address) {
+  const auto r = probe.query(service, 1s);
+  return r && has_address(*r, address);
+}
+
+bool wait_until_listed(HubProbe& probe, const std::string& service, const std::string& address,
+                       Millis timeout) {
+  return poll_until([&] { return is_listed(probe, service, address); }, timeout);
+}
+
+bool wait_until_listed(const std::string& hub_endpoint, const std::string& service,
+                       const std::string& address, Millis timeout) {
+  HubProbe probe(hub_endpoint);
+  return wait_until_listed(probe, service, address, timeout);
 }
 
 std::vector<std::string> lines_containing(const std::string& text, const std::string& needle) {
@@ -145,6 +156,11 @@ Process& ClusterTest::start_agent(const std::string& name, std::vector<std::stri
   return spawn(CASCADE_AGENT_PATH, std::move(all), name);
 }
 
+Process& ClusterTest::start_provider(const std::string& hub_endpoint, const std::string& id,
+                                     const std::string& registration) {
+  return start_agent(id, {"--hub", hub_endpoint, "--id", id, "--register", registration});
+}
+
 CtlResult ClusterTest::ctl(std::vector<std::string> args) {
   Process& p = spawn(CASCADECTL_PATH, std::move(args), "cascadectl");
   auto status = p.wait_for(kPatience);
@@ -168,25 +184,6 @@ std::optional<std::string> ClusterTest::wait_for_stdout_line(Process& process,
       },
       timeout, Millis{5});
   return line;
-}
-
-RefusingPort::RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-  if (fd_ < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd_);
-    throw std::runtime_error("bind() failed");
-  }
-  endpoint_ = "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-}
-
-RefusingPort::~RefusingPort() {
-  ::close(fd_);
 }
 
 int port_of(const std::string& endpoint) {

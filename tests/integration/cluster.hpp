@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/refusing_port.hpp"
+#include "tests/integration/hub_probe.hpp"
 #include "tests/integration/process.hpp"
 
 namespace cascade::integration {
@@ -84,6 +86,10 @@ class ClusterTest : public ::testing::Test {
   RunningHub start_hub(const HubOptions& options = {});
   // cascade-agent with `args` after --beat-interval-ms kBeat.
   Process& start_agent(const std::string& name, std::vector<std::string> args);
+  // An agent named and identified `id`, at `hub_endpoint`, that registers one
+  // instance: `registration` as in --register ("orders=10.0.0.1:8080").
+  Process& start_provider(const std::string& hub_endpoint, const std::string& id,
+                          const std::string& registration);
   // Runs cascadectl to completion (fails the test if it hangs).
   CtlResult ctl(std::vector<std::string> args);
 
@@ -98,23 +104,21 @@ class ClusterTest : public ::testing::Test {
   int spawned_ = 0;
 };
 
+// One query (waiting up to 1 s): true when the hub answered and `service`
+// lists an instance at `address`.
+bool is_listed(HubProbe& probe, const std::string& service, const std::string& address);
+// Polls the hub until `service` lists an instance at `address` (each query
+// waits up to 1 s); true when it did within `timeout`.
+bool wait_until_listed(HubProbe& probe, const std::string& service, const std::string& address,
+                       Millis timeout = kPatience);
+// The same through a probe of its own, closed before returning.
+bool wait_until_listed(const std::string& hub_endpoint, const std::string& service,
+                       const std::string& address, Millis timeout = kPatience);
+
 // The lines of `text` that contain `needle`.
 std::vector<std::string> lines_containing(const std::string& text, const std::string& needle);
 
-// A loopback TCP port that is bound but not listening: connections to it are
-// refused, as to a hub that is not running. No other process can take it.
-class RefusingPort {
- public:
-  RefusingPort();
-  ~RefusingPort();
-  RefusingPort(const RefusingPort&) = delete;
-  RefusingPort& operator=(const RefusingPort&) = delete;
-  const std::string& endpoint() const { return endpoint_; }
-
- private:
-  int fd_ = -1;
-  std::string endpoint_;
-};
+using test_support::RefusingPort;
 
 // "tcp://127.0.0.1:41234" -> 41234.
 int port_of(const std::string& endpoint);

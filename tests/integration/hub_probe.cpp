@@ -1,31 +1,16 @@
 #include "tests/integration/hub_probe.hpp"
 
 #include <algorithm>
-#include <type_traits>
 #include <zmq_addon.hpp>
 
 #include "common/codec.hpp"
+#include "tools/ctl/hub_client.hpp"  // request_id_of: the same matching as cascadectl
 
 namespace cascade::integration {
 
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-std::uint64_t request_id_of(const proto::Message& message) {
-  return std::visit(
-      [](const auto& m) -> std::uint64_t {
-        using T = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<T, proto::ErrorReply>) {
-          return m.ref;
-        } else if constexpr (requires { m.request_id; }) {
-          return m.request_id;
-        } else {
-          return 0;
-        }
-      },
-      message);
-}
 
 proto::Message with_request_id(proto::Message message, std::uint64_t id) {
   std::visit(
@@ -57,7 +42,7 @@ std::optional<proto::Message> HubProbe::request(const proto::Message& request,
     auto decoded = proto::decode_frame(*frame);
     if (decoded.batched || decoded.items.size() != 1) continue;
     auto* message = std::get_if<proto::Message>(&decoded.items.front());
-    if (message != nullptr && request_id_of(*message) == id) return std::move(*message);
+    if (message != nullptr && ctl::request_id_of(*message) == id) return std::move(*message);
   }
 }
 

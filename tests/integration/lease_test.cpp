@@ -25,14 +25,8 @@ std::uint64_t counter_or_zero(const std::optional<proto::StatusReply>& status,
 TEST_F(IntegrationLeases, KilledProviderExpiresAfterOneLease) {
   const auto hub = start_hub();
   HubProbe probe(hub.endpoint);
-  auto& provider = start_agent("provider", {"--hub", hub.endpoint, "--id", "provider", "--register",
-                                            "orders=10.0.0.1:8080"});
-  ASSERT_TRUE(poll_until(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.1:8080");
-      },
-      kPatience));
+  auto& provider = start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(probe, "orders", "10.0.0.1:8080"));
 
   // Kill it right after the hub counted one of its beats, so the lease that
   // runs out started (within a few ms) when the provider died.

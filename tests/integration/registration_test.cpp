@@ -28,8 +28,7 @@ const nlohmann::json* instance_at(const nlohmann::json& resolved, const std::str
 TEST_F(IntegrationRegistration, TwoProvidersAreResolvedWithTheirWeightZoneAndMetadata) {
   const auto hub = start_hub();
   HubProbe probe(hub.endpoint);
-  start_agent("provider-a", {"--hub", hub.endpoint, "--id", "provider-a", "--register",
-                             "orders=10.0.0.1:8080,weight=30,zone=eu-1a"});
+  start_provider(hub.endpoint, "provider-a", "orders=10.0.0.1:8080,weight=30,zone=eu-1a");
   ASSERT_TRUE(poll_until(
       [&] {
         const auto r = probe.query("orders", 1s);
@@ -47,8 +46,8 @@ TEST_F(IntegrationRegistration, TwoProvidersAreResolvedWithTheirWeightZoneAndMet
   EXPECT_THAT(*resolved, ::testing::Not(HasSubstr("STALE")));
 
   // ...and is told when the second one arrives, without asking again.
-  start_agent("provider-b", {"--hub", hub.endpoint, "--id", "provider-b", "--register",
-                             "orders=10.0.0.2:8080,weight=70,zone=eu-1b,meta.build=abc123"});
+  start_provider(hub.endpoint, "provider-b",
+                 "orders=10.0.0.2:8080,weight=70,zone=eu-1b,meta.build=abc123");
   const auto changed = wait_for_stdout_line(consumer, "(2 instances");
   ASSERT_TRUE(changed) << "the consumer never saw the second provider";
   EXPECT_THAT(*changed, StartsWith("changed orders"));
@@ -93,12 +92,7 @@ TEST_F(IntegrationRegistration, AgentWhoseFirstHubIsDeadRegistersAtTheSecond) {
                            "--misses-before-failover", "2", "--register", "orders=10.0.0.1:8080"});
 
   // Two missed beats and a backoff of about 500 ms: about a second.
-  ASSERT_TRUE(poll_until(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.1:8080");
-      },
-      kPatience))
+  ASSERT_TRUE(wait_until_listed(probe, "orders", "10.0.0.1:8080"))
       << "the agent never registered at its second hub";
   const auto status = probe.status(kPatience);
   ASSERT_TRUE(status);
@@ -109,14 +103,8 @@ TEST_F(IntegrationRegistration, AgentWhoseFirstHubIsDeadRegistersAtTheSecond) {
 TEST_F(IntegrationRegistration, FreshConsumerResolvesWithoutWaitingOutTheQueryTimeout) {
   const auto hub = start_hub();
   HubProbe probe(hub.endpoint);
-  start_agent("provider",
-              {"--hub", hub.endpoint, "--id", "provider", "--register", "orders=10.0.0.1:8080"});
-  ASSERT_TRUE(poll_until(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.1:8080");
-      },
-      kPatience));
+  start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(probe, "orders", "10.0.0.1:8080"));
 
   // The hub is up and knows the answer: the first lookup is one round trip,
   // and the query timeout is only for a hub that does not answer.
@@ -144,8 +132,7 @@ TEST_F(IntegrationRegistration, AgentWithOneMissBeforeFailoverStaysOnItsHealthyF
   start_agent("provider", {"--hub", first.endpoint, "--hub", second.endpoint, "--id", "provider",
                            "--misses-before-failover", "1", "--register", "orders=10.0.0.1:8080"});
   const auto registered_at = [&](HubProbe& probe) {
-    const auto r = probe.query("orders", 1s);
-    return r && has_address(*r, "10.0.0.1:8080");
+    return is_listed(probe, "orders", "10.0.0.1:8080");
   };
   ASSERT_TRUE(poll_until([&] { return registered_at(first_probe) || registered_at(second_probe); },
                          kPatience));

@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <optional>
 #include <regex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/cluster.hpp"
 #include "tests/integration/hub_probe.hpp"
@@ -19,7 +22,33 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class IntegrationRestart : public ClusterTest {};
+class IntegrationRestart : public ClusterTest {
+ protected:
+  // A consumer of "orders" with a snapshot directory of its own and short query
+  // and shutdown timeouts. Started again with the same arguments, it finds the
+  // snapshot the first run wrote.
+  std::vector<std::string> snapshot_consumer_args(const RunningHub& hub) {
+    return {"--hub",
+            hub.endpoint,
+            "--id",
+            "consumer",
+            "--use",
+            "orders",
+            "--data",
+            fresh_path("consumer-data").string(),
+            "--query-timeout-ms",
+            "300",
+            "--shutdown-timeout-ms",
+            "300"};
+  }
+};
+
+// The age in a "resolved" line ("... age 1234 ms ..."); nullopt when it has none.
+std::optional<Millis> age_in(const std::string& line) {
+  std::smatch match;
+  if (!std::regex_search(line, match, std::regex("age ([0-9]+) ms"))) return std::nullopt;
+  return Millis{std::stoll(match[1].str())};
+}
 
 constexpr Millis kSchedulingMargin{200};
 constexpr Millis kRestartLease{1500};
@@ -32,10 +61,8 @@ TEST_F(IntegrationRestart,
   HubOptions options;
   options.lease = kRestartLease;
   const auto first = start_hub(options);
-  auto& doomed = start_agent(
-      "doomed", {"--hub", first.endpoint, "--id", "doomed", "--register", "orders=10.0.0.1:8080"});
-  auto& live = start_agent(
-      "live", {"--hub", first.endpoint, "--id", "live", "--register", "orders=10.0.0.2:8080"});
+  auto& doomed = start_provider(first.endpoint, "doomed", "orders=10.0.0.1:8080");
+  auto& live = start_provider(first.endpoint, "live", "orders=10.0.0.2:8080");
   std::uint64_t first_epoch = 0;
   {
     HubProbe probe(first.endpoint);
@@ -88,12 +115,7 @@ TEST_F(IntegrationRestart,
   EXPECT_LE(elapsed_since(up_at), kRestartLease + kBeat + kSchedulingMargin);
 
   // The live provider renewed its lease and stays, well past the grace.
-  EXPECT_TRUE(holds_for(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.2:8080");
-      },
-      kRestartLease))
+  EXPECT_TRUE(holds_for([&] { return is_listed(probe, "orders", "10.0.0.2:8080"); }, kRestartLease))
       << "the live provider dropped out after the hub restart";
   EXPECT_TRUE(live.running());
   const auto status = probe.status(kPatience);
@@ -105,17 +127,8 @@ TEST_F(IntegrationRestart,
 
 TEST_F(IntegrationRestart, LiveProviderRenewsWithinTheGraceAfterAHubOutageOfSeconds) {
   const auto first = start_hub();
-  auto& live = start_agent(
-      "live", {"--hub", first.endpoint, "--id", "live", "--register", "orders=10.0.0.2:8080"});
-  {
-    HubProbe probe(first.endpoint);
-    ASSERT_TRUE(poll_until(
-        [&] {
-          const auto r = probe.query("orders", 1s);
-          return r && has_address(*r, "10.0.0.2:8080");
-        },
-        kPatience));
-  }
+  auto& live = start_provider(first.endpoint, "live", "orders=10.0.0.2:8080");
+  ASSERT_TRUE(wait_until_listed(first.endpoint, "orders", "10.0.0.2:8080"));
   first.process->kill_and_wait();
   // The scenario is the length of the outage (a slow restart, a deploy): the
   // time has to pass, there is nothing to poll for. 2.4 s: long enough that an
@@ -131,12 +144,8 @@ TEST_F(IntegrationRestart, LiveProviderRenewsWithinTheGraceAfterAHubOutageOfSeco
   HubProbe probe(second.endpoint);
   // Restored with one lease of grace: the live provider must renew within it,
   // however long it had to wait for the hub.
-  EXPECT_TRUE(holds_for(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.2:8080");
-      },
-      kLease + 2 * kBeat))
+  EXPECT_TRUE(
+      holds_for([&] { return is_listed(probe, "orders", "10.0.0.2:8080"); }, kLease + 2 * kBeat))
       << "the live provider expired after the hub came back: its failover backoff outgrew the "
          "hub's lease";
   const auto status = probe.status(kPatience);
@@ -149,17 +158,8 @@ TEST_F(IntegrationRestart, HubStoppedWithSigtermExitsZeroAndKeepsItsRegistration
   HubOptions options;
   options.lease = Millis{5000};  // the dead provider must not expire before the stop
   const auto first = start_hub(options);
-  auto& provider = start_agent("provider", {"--hub", first.endpoint, "--id", "provider",
-                                            "--register", "orders=10.0.0.1:8080"});
-  {
-    HubProbe probe(first.endpoint);
-    ASSERT_TRUE(poll_until(
-        [&] {
-          const auto r = probe.query("orders", 1s);
-          return r && has_address(*r, "10.0.0.1:8080");
-        },
-        kPatience));
-  }
+  auto& provider = start_provider(first.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(first.endpoint, "orders", "10.0.0.1:8080"));
   // Without its provider, the registration can only come back from disk.
   provider.kill_and_wait();
 
@@ -180,30 +180,10 @@ TEST_F(IntegrationRestart, HubStoppedWithSigtermExitsZeroAndKeepsItsRegistration
 
 TEST_F(IntegrationRestart, ConsumerRestartedWhileNoHubRunsResolvesStaleFromItsSnapshot) {
   const auto hub = start_hub();
-  start_agent("provider",
-              {"--hub", hub.endpoint, "--id", "provider", "--register", "orders=10.0.0.1:8080"});
-  {
-    HubProbe probe(hub.endpoint);
-    ASSERT_TRUE(poll_until(
-        [&] {
-          const auto r = probe.query("orders", 1s);
-          return r && has_address(*r, "10.0.0.1:8080");
-        },
-        kPatience));
-  }
+  start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(hub.endpoint, "orders", "10.0.0.1:8080"));
 
-  const std::vector<std::string> consumer_args = {"--hub",
-                                                  hub.endpoint,
-                                                  "--id",
-                                                  "consumer",
-                                                  "--use",
-                                                  "orders",
-                                                  "--data",
-                                                  fresh_path("consumer-data").string(),
-                                                  "--query-timeout-ms",
-                                                  "300",
-                                                  "--shutdown-timeout-ms",
-                                                  "300"};
+  const auto consumer_args = snapshot_consumer_args(hub);
   const auto first_started_at = SteadyClock::now();
   auto& first = start_agent("consumer", consumer_args);
   const auto fresh = wait_for_stdout_line(first, "resolved orders");
@@ -226,40 +206,22 @@ TEST_F(IntegrationRestart, ConsumerRestartedWhileNoHubRunsResolvesStaleFromItsSn
   EXPECT_THAT(*stale, HasSubstr("(1 instances, STALE, age "));
   EXPECT_THAT(*stale, HasSubstr("10.0.0.1:8080[UP]"));
 
-  std::smatch age_match;
-  ASSERT_TRUE(std::regex_search(*stale, age_match, std::regex("age ([0-9]+) ms"))) << *stale;
-  const Millis age{std::stoll(age_match[1].str())};
+  const auto age = age_in(*stale);
+  ASSERT_TRUE(age) << *stale;
   // The list was last confirmed while the hub ran, and after the first consumer started.
   // (The age is on the wall clock; allow a few ms against the test's steady clock.)
-  EXPECT_GE(age, hubless_for - Millis{50}) << *stale;
-  EXPECT_LE(age, snapshot_at_most + Millis{50}) << *stale;
+  EXPECT_GE(*age, hubless_for - Millis{50}) << *stale;
+  EXPECT_LE(*age, snapshot_at_most + Millis{50}) << *stale;
   EXPECT_TRUE(lines_containing(second.out(), "unresolved").empty());
 }
 
 TEST_F(IntegrationRestart, RestartedConsumerReportsTheAgeSinceTheHubLastConfirmedItsList) {
   const auto hub = start_hub();
   HubProbe probe(hub.endpoint);
-  start_agent("provider",
-              {"--hub", hub.endpoint, "--id", "provider", "--register", "orders=10.0.0.1:8080"});
-  ASSERT_TRUE(poll_until(
-      [&] {
-        const auto r = probe.query("orders", 1s);
-        return r && has_address(*r, "10.0.0.1:8080");
-      },
-      kPatience));
+  start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(probe, "orders", "10.0.0.1:8080"));
 
-  const std::vector<std::string> consumer_args = {"--hub",
-                                                  hub.endpoint,
-                                                  "--id",
-                                                  "consumer",
-                                                  "--use",
-                                                  "orders",
-                                                  "--data",
-                                                  fresh_path("consumer-data").string(),
-                                                  "--query-timeout-ms",
-                                                  "300",
-                                                  "--shutdown-timeout-ms",
-                                                  "300"};
+  const auto consumer_args = snapshot_consumer_args(hub);
   auto& first = start_agent("consumer", consumer_args);
   ASSERT_TRUE(wait_for_stdout_line(first, "resolved orders"));
   // The list does not change, but the hub keeps confirming it: let the two
@@ -279,11 +241,10 @@ TEST_F(IntegrationRestart, RestartedConsumerReportsTheAgeSinceTheHubLastConfirme
   const auto stale = wait_for_stdout_line(second, "resolved orders");
   const auto hubless_for = elapsed_since(hub_gone_at);
   ASSERT_TRUE(stale);
-  std::smatch age_match;
-  ASSERT_TRUE(std::regex_search(*stale, age_match, std::regex("age ([0-9]+) ms"))) << *stale;
-  const Millis age{std::stoll(age_match[1].str())};
+  const auto age = age_in(*stale);
+  ASSERT_TRUE(age) << *stale;
   // Last confirmed by the beat before the hub died: at most a beat before that.
-  EXPECT_LE(age, hubless_for + kBeat + kSchedulingMargin)
+  EXPECT_LE(*age, hubless_for + kBeat + kSchedulingMargin)
       << *stale << "\nthe hub was gone for " << hubless_for.count()
       << " ms; the age counts from the first fetch, not from the last confirmation";
 }

@@ -2,17 +2,11 @@
 // Test doubles for cascadectl: a hub that answers with canned frames, and a
 // TCP port that is reserved but refuses connections.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <functional>
 #include <iterator>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +15,7 @@
 
 #include "common/codec.hpp"
 #include "common/protocol.hpp"
+#include "tests/common/refusing_port.hpp"
 
 namespace cascade::ctl::testing {
 
@@ -99,34 +94,8 @@ class FakeHub {
   std::thread thread_;
 };
 
-// A loopback TCP port that is bound (so nobody else gets it) but not listening:
-// connects to it are refused, as for a hub that is not running.
-class RefusingPort {
- public:
-  RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    if (fd_ < 0) throw std::runtime_error("socket() failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("bind() failed");
-    }
-    endpoint_ = "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  }
-  RefusingPort(const RefusingPort&) = delete;
-  RefusingPort& operator=(const RefusingPort&) = delete;
-  ~RefusingPort() { ::close(fd_); }
-
-  const std::string& endpoint() const { return endpoint_; }
-
- private:
-  int fd_;
-  std::string endpoint_;
-};
+// A port that refuses connections, as for a hub that is not running.
+using test_support::RefusingPort;
 
 // Canned hub content shared by the client and binary tests.
 inline proto::StatusReply canned_status(std::uint64_t request_id) {

@@ -1,0 +1,31 @@
+#pragma once
+// Protocol builders shared by the hub, agent and simulation tests: the fields a
+// test cares about, defaults for the rest (group "default", weight 100, UP).
+
+#include <string>
+
+#include "common/protocol.hpp"
+
+namespace cascade::test_support {
+
+inline proto::ServiceKey key(const std::string& service) {
+  return proto::ServiceKey{service, std::string(proto::kDefaultGroup)};
+}
+
+inline proto::Instance inst(const std::string& id, const std::string& address) {
+  proto::Instance i;
+  i.id = id;
+  i.address = address;
+  return i;
+}
+
+// `service` (default group) offered by instance `id` at `address`.
+inline proto::Registration reg(const std::string& service, const std::string& id,
+                               const std::string& address) {
+  proto::Registration r;
+  r.service = key(service);
+  r.instance = inst(id, address);
+  return r;
+}
+
+}  // namespace cascade::test_support
