@@ -1,12 +1,17 @@
 #include "agent/agent_core.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "common/digest.hpp"
 
 namespace cascade::agent {
 
 namespace {
+// Declared for a list whose version this hub may not have issued; larger than
+// any version a hub issues, so the hub answers with the full list (or "gone").
+constexpr std::uint64_t kUnverifiedVersion = ~std::uint64_t{0};
+
 template <typename T>
 void append(std::vector<T>& to, std::vector<T>&& from) {
   to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
@@ -27,11 +32,13 @@ AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
 
 AgentActions AgentCore::start(MonoTime now) {
   AgentActions out;
+  if (stopped_ || deregister_) return out;  // shut down before the transport came up
   send_beat(now, out);  // announce ourselves at once; the period is jittered from here
   return out;
 }
 
 MonoTime AgentCore::next_deadline() const {
+  if (stopped_) return MonoTime{Duration{std::numeric_limits<std::int64_t>::max() / 4}};  // never
   MonoTime next = next_beat_at_;
   if (resend_full_at_) next = std::min(next, *resend_full_at_);
   if (retry_at_) next = std::min(next, *retry_at_);
@@ -48,6 +55,7 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     need_full_ = true;
     next_beat_at_ = now;
   }
+  if (stopped_) return out;
   if (now < next_beat_at_) {
     retry_beat(now, out);
     return out;
@@ -97,6 +105,7 @@ proto::UpBeat AgentCore::build_beat() {
   if (need_full_) {
     beat.registrations = registrations_;
     full_sent_seq_ = beat.seq;
+    full_sent_digest_ = digest_;
   }
   std::set<proto::ServiceKey> used(pinned_);
   for (const auto& [key, entry] : cache_)
@@ -104,7 +113,10 @@ proto::UpBeat AgentCore::build_beat() {
   beat.uses.reserve(used.size());
   for (const auto& key : used) {
     auto it = cache_.find(key);
-    beat.uses.push_back({key, it == cache_.end() ? 0 : it->second.version});
+    std::uint64_t held = 0;
+    if (it != cache_.end())
+      held = it->second.version_trusted ? it->second.version : kUnverifiedVersion;
+    beat.uses.push_back({key, held});
   }
   return beat;
 }
@@ -144,8 +156,11 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   } else if (const auto* reply = std::get_if<proto::QueryReply>(&message)) {
     on_query_reply(now, *reply, out);
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
-    out.deregistered = ack->node_id == config_.node_id;
-    if (out.deregistered) deregister_.reset();
+    out.deregistered = ack->node_id == config_.node_id && deregister_.has_value();
+    if (out.deregistered) {
+      deregister_.reset();
+      stopped_ = true;
+    }
   }
   return out;
 }
@@ -177,7 +192,8 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   if (down.send_full) {
     need_full_ = true;
     next_beat_at_ = now;  // the hub lacks our set: send it now rather than in an interval
-  } else if (down.ack_seq >= full_sent_seq_ && full_sent_seq_ != 0) {
+  } else if (down.ack_seq >= full_sent_seq_ && full_sent_seq_ != 0 &&
+             full_sent_digest_ == digest_) {
     need_full_ = false;
   }
   for (const auto& update : down.updates)
@@ -189,7 +205,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     // Versions are numbered per hub: after moving to another hub, declare
     // none held so the new hub sends each list whole once (the lists are kept
     // and served meanwhile).
-    if (other_hub) entry.version = 0;
+    if (other_hub) entry.version_trusted = false;
   }
 }
 
@@ -203,7 +219,8 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
   CacheEntry& entry = it->second;
   switch (update.kind) {
     case proto::UpdateKind::kDelta:
-      if (entry.version != update.from_version) return;  // stale delta: the next beat repairs it
+      // Stale (or onto a list this hub did not issue): the next beat repairs it.
+      if (entry.version != update.from_version || !entry.version_trusted) return;
       for (const auto& id : update.removed)
         entry.instances.erase(id);
       for (const auto& in : update.upserts)
@@ -221,6 +238,7 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
       break;
   }
   entry.version = update.version;
+  entry.version_trusted = true;
   out.changed.push_back(update.service);
 }
 
@@ -233,6 +251,9 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   for (const auto& in : reply.instances)
     entry.instances.emplace(in.id, in);
   entry.version = reply.version;
+  // An answer from a hub other than the one we beat to (a late reply after a
+  // failover) is served, but its version means nothing to the current hub.
+  entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
   entry.last_used = now;
   entry.confirmed_at = now;
   entry.from_snapshot = false;
@@ -361,6 +382,7 @@ void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, M
     for (const auto& in : snap.instances)
       entry.instances.emplace(in.id, in);
     entry.from_snapshot = true;
+    entry.version_trusted = false;  // the snapshot does not say which hub issued it
     entry.snapshot_wall_ms = snap.fetched_wall_ms;
     entry.last_used = now;  // a restored entry gets one TTL to be used again
   }

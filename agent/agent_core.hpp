@@ -131,8 +131,12 @@ class AgentCore {
     std::uint64_t version = 0;
     std::map<std::string, proto::Instance> instances;
     MonoTime last_used{};
-    MonoTime confirmed_at{};      // last time a hub said this list is current
-    bool from_snapshot = false;   // never confirmed since the agent started
+    MonoTime confirmed_at{};     // last time a hub said this list is current
+    bool from_snapshot = false;  // never confirmed since the agent started
+    // False when `version` may not be one the current hub issued (restored
+    // from the snapshot, or from another hub): beats then declare
+    // kUnverifiedVersion, which no hub ever issues, so the hub sends the whole list.
+    bool version_trusted = true;
     WallMs snapshot_wall_ms = 0;  // when the snapshot's list was confirmed
   };
   struct PendingQuery {
@@ -168,6 +172,7 @@ class AgentCore {
   MonoTime last_beat_at_{};
   bool last_beat_unsent_ = false;
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set
+  std::uint64_t full_sent_digest_ = 0;      // digest of the set that beat carried
   std::uint64_t last_applied_ack_ = 0;      // newest DownBeat applied (by ack_seq)
   std::optional<MonoTime> resend_full_at_;  // after a hub restart, jittered
 
@@ -187,6 +192,7 @@ class AgentCore {
   std::uint64_t failovers_ = 0;
   std::optional<MonoTime> last_reply_at_;
   std::optional<proto::Deregister> deregister_;  // set by shutdown() until acknowledged
+  bool stopped_ = false;  // the Deregister was acknowledged: nothing more is ever sent
 };
 
 }  // namespace cascade::agent

@@ -9,6 +9,8 @@
 
 #include "agent/sqlite_snapshot_store.hpp"
 #include "common/codec.hpp"
+#include "common/options.hpp"
+#include "common/validate.hpp"
 #include "common/zmq_util.hpp"
 
 namespace cascade::agent {
@@ -16,6 +18,10 @@ namespace cascade::agent {
 namespace {
 
 constexpr Duration kMaxPollWait{200};  // how soon a stop request is noticed at the latest
+
+void require(const std::string& error) {
+  if (!error.empty()) throw std::invalid_argument(error);
+}
 
 std::string default_node_id() {
   char host[256] = {};
@@ -33,6 +39,9 @@ std::uint64_t new_epoch() {
 
 AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) {
   if (o.hubs.empty()) throw std::invalid_argument("at least one hub endpoint is required");
+  for (const auto& hub : o.hubs)
+    require(check_endpoint("hub", hub));
+  require(proto::check_name("node id", node_id));
   AgentCoreConfig c;
   c.node_id = node_id;
   c.epoch = new_epoch();
@@ -84,6 +93,7 @@ void Client::with_core(Fn&& fn) {
 }
 
 void Client::register_instance(proto::Registration registration) {
+  require(proto::check_registration(registration));
   with_core([&](AgentCore& core, MonoTime now) {
     return core.add_registration(now, std::move(registration));
   });
@@ -96,6 +106,7 @@ void Client::deregister_instance(const proto::ServiceKey& service, const std::st
 }
 
 void Client::keep_fresh(const proto::ServiceKey& service) {
+  require(proto::check_service_key(service));
   with_core([&](AgentCore& core, MonoTime) {
     core.pin(service);
     return AgentActions{};
@@ -115,6 +126,7 @@ bool Client::wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id
 }
 
 std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
+  require(proto::check_service_key(service));
   std::unique_lock lock(mu_);
   const auto now = clock_.now();
   if (auto fresh = core_.lookup(now, clock_.wall_ms(), service)) return fresh;
@@ -139,6 +151,12 @@ std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, Pi
 }
 
 bool Client::shutdown() {
+  if (std::this_thread::get_id() == io_.get_id()) {
+    // From an on_change callback: the I/O thread cannot wait for itself.
+    spdlog::error("Client::shutdown() called from the I/O thread (an on_change callback); ignored");
+    return false;
+  }
+  std::lock_guard once(shutdown_mu_);  // a second caller waits for the first to finish
   {
     std::unique_lock lock(mu_);
     if (shut_down_) return deregistered_;

@@ -71,7 +71,9 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Adds or replaces (same service and id) an instance this process provides.
-  // The change reaches the hub at once, not at the next beat.
+  // The change reaches the hub at once, not at the next beat. Throws
+  // std::invalid_argument for a registration the hub would refuse (limits in
+  // common/protocol.hpp); resolve() and keep_fresh() do the same for keys.
   void register_instance(proto::Registration registration);
   void deregister_instance(const proto::ServiceKey& service, const std::string& instance_id);
 
@@ -83,7 +85,8 @@ class Client {
                                       PickPolicy policy = PickPolicy::kRoundRobin);
   // Keeps a service fresh from now on, whether or not it is resolved.
   void keep_fresh(const proto::ServiceKey& service);
-  // Called on the I/O thread whenever a kept service's list changes. Keep it short.
+  // Called on the I/O thread whenever a kept service's list changes. Keep it
+  // short, and do not call resolve() of an uncached service or shutdown() from it.
   void on_change(std::function<void(const Resolution&)> callback);
 
   // Removes every instance of this process at the hub in one acknowledged
@@ -110,7 +113,8 @@ class Client {
   SystemClock clock_;
   std::unique_ptr<SnapshotStore> store_;  // I/O thread only (after construction)
 
-  mutable std::mutex mu_;  // guards everything below up to the I/O thread's members
+  std::mutex shutdown_mu_;  // serialises shutdown() callers (and the destructor)
+  mutable std::mutex mu_;   // guards everything below up to the I/O thread's members
   std::condition_variable cv_;
   AgentCore core_;
   std::vector<Outgoing> outbox_;

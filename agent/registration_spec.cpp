@@ -3,6 +3,8 @@
 #include <charconv>
 #include <vector>
 
+#include "common/validate.hpp"
+
 namespace cascade::agent {
 
 namespace {
@@ -48,18 +50,6 @@ std::string apply_option(proto::Registration& r, std::string_view option) {
   return {};
 }
 
-std::string check_limits(const proto::Registration& r) {
-  if (r.service.name.empty() || r.service.name.size() > proto::kMaxServiceNameBytes)
-    return "service name must be 1.." + std::to_string(proto::kMaxServiceNameBytes) + " bytes";
-  if (r.service.group.empty()) return "group must not be empty";
-  if (r.instance.address.empty() || r.instance.address.size() > proto::kMaxAddressBytes)
-    return "address is empty or too long";
-  if (r.instance.id.empty() || r.instance.id.size() > proto::kMaxIdBytes)
-    return "instance id is empty or too long";
-  if (r.instance.metadata.size() > proto::kMaxMetadataEntries) return "too many metadata entries";
-  return {};
-}
-
 }  // namespace
 
 std::variant<proto::Registration, std::string> parse_registration(std::string_view spec) {
@@ -73,7 +63,7 @@ std::variant<proto::Registration, std::string> parse_registration(std::string_vi
   for (std::size_t i = 1; i < fields.size(); ++i)
     if (auto error = apply_option(r, fields[i]); !error.empty()) return error;
   if (r.instance.id.empty()) r.instance.id = r.instance.address;
-  if (auto error = check_limits(r); !error.empty()) return error;
+  if (auto error = proto::check_registration(r); !error.empty()) return error;
   return r;
 }
 

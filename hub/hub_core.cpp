@@ -153,7 +153,13 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   now_owned.reserve(regs.size());
   for (const auto& reg : regs) {
     ServiceEntry& svc = registry_.service(reg.service);
-    changed |= registry_.upsert(svc, reg.instance, node.id);
+    std::string taken_from;
+    changed |= registry_.upsert(svc, reg.instance, node.id, &taken_from);
+    // Two agents register the same instance: the newer set wins, and the
+    // other agent is asked for its set again, so that when the new owner
+    // drops the instance the old one re-claims it instead of it vanishing.
+    if (!taken_from.empty())
+      if (Node* previous = index_.find(taken_from)) previous->set_known = false;
     now_owned.push_back({&svc, reg.instance.id});
   }
   std::sort(now_owned.begin(), now_owned.end());

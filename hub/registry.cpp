@@ -40,11 +40,13 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner) {
+bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner,
+                      std::string* previous_owner) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
   if (!inserted && entry.instance == instance && entry.owner == owner) return false;
   const bool content_changed = inserted || !(entry.instance == instance);
+  if (previous_owner != nullptr && !inserted && entry.owner != owner) *previous_owner = entry.owner;
   entry.instance = instance;
   entry.owner = owner;
   if (inserted) ++instance_count_;

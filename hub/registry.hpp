@@ -66,8 +66,10 @@ class Registry {
   ServiceEntry* find(const proto::ServiceKey& key);
   const ServiceEntry* find(const proto::ServiceKey& key) const;
 
-  // Adds or replaces an instance; the owner takes it over. True if anything changed.
-  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner);
+  // Adds or replaces an instance; the owner takes it over (the one it took it
+  // from, if any, lands in `previous_owner`). True if anything changed.
+  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner,
+              std::string* previous_owner = nullptr);
   // Removes the instance if `owner` still owns it. True if removed.
   bool remove(ServiceEntry& svc, const std::string& id, std::string_view owner);
 

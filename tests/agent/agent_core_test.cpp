@@ -298,12 +298,29 @@ TEST_F(AgentCoreTest, SnapshotEntryBecomesFreshOnceAHubConfirmsIt) {
                         clock.now());
   auto b = last_beat(core.start(clock.now()));
   ASSERT_EQ(b.uses.size(), 1u);
-  EXPECT_EQ(b.uses[0].version, 3u);
+  EXPECT_EQ(b.uses[0].version, ~std::uint64_t{0}) << "unverified until the hub confirms it";
   core.on_message(clock.now(), 0, down_for(b));
   auto r = core.lookup(clock.now(), clock.wall_ms(), key("svc"));
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->stale);
   EXPECT_EQ(r->source, Source::kHub);
+}
+
+TEST_F(AgentCoreTest, SnapshotVersionsAreDeclaredUnverifiedSoTheHubSendsWholeLists) {
+  core.restore_snapshot({ServiceSnapshot{key("svc"), 3, clock.wall_ms(), {inst("i1", "a:1")}}},
+                        clock.now());
+  auto b = last_beat(core.start(clock.now()));
+  ASSERT_EQ(b.uses.size(), 1u);
+  EXPECT_EQ(b.uses[0].version, ~std::uint64_t{0});
+}
+
+TEST_F(AgentCoreTest, NothingIsSentOnceTheDeregisterIsAcknowledged) {
+  core.add_registration(clock.now(), reg("a", "i1", "a:1"));
+  core.start(clock.now());
+  core.shutdown(clock.now());
+  core.on_message(clock.now(), 0, proto::DeregisterAck{"agent-1", 2, 1});
+  clock.advance(Duration{60'000});
+  EXPECT_TRUE(core.on_timer(clock.now()).send.empty());
 }
 
 TEST_F(AgentCoreTest, QueryWithoutReplyTimesOut) {
@@ -350,7 +367,7 @@ TEST_F(AgentCoreTest, MovingToAnotherHubDeclaresNoVersionsSoListsComeWhole) {
   core.on_message(clock.now(), 0, other);
   b = next_beat();
   ASSERT_EQ(b.uses.size(), 1u);
-  EXPECT_EQ(b.uses[0].version, 0u);
+  EXPECT_EQ(b.uses[0].version, ~std::uint64_t{0});
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->instances.size(), 1u)
       << "the list is still served";
 }

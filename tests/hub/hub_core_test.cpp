@@ -159,6 +159,16 @@ TEST_F(HubCoreTest, DeregisteredIncarnationIsForgottenAfterALease) {
   EXPECT_TRUE(query("svc").found);
 }
 
+TEST_F(HubCoreTest, InstanceTakenOverIsReclaimedWhenTheNewOwnerDropsIt) {
+  const std::vector<proto::Registration> set{reg("svc", "shared", "a:1")};
+  send(beat_with_set("x", 1, set));
+  send(beat_with_set("y", 1, set));  // y takes the instance over
+  EXPECT_TRUE(send(beat("x", 2, digest(set))).send_full) << "x must re-assert its set";
+  send(beat_with_set("y", 2, {}));  // y drops it
+  send(beat_with_set("x", 3, set));
+  EXPECT_TRUE(query("svc").found);
+}
+
 TEST_F(HubCoreTest, OlderEpochIsRejectedAsStale) {
   send(beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}, /*epoch=*/5));
   auto r = hub.handle(clock.now(), beat_with_set("n1", 9, {}, /*epoch=*/4));
