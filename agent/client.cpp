@@ -302,6 +302,11 @@ void Client::dispatch(AgentActions actions) {
     }
     cv_.notify_all();
   }
+  if (!actions.dropped.empty()) {
+    std::lock_guard lock(mu_);
+    for (const auto& key : actions.dropped)
+      rr_cursors_.erase(key);  // no growth with churning names
+  }
   persist(actions);
   notify_changes(actions.changed);
 }
@@ -345,8 +350,16 @@ void Client::notify_changes(const std::vector<proto::ServiceKey>& changed) {
       if (auto r = core_.peek(clock_.now(), clock_.wall_ms(), key))
         resolutions.push_back(std::move(*r));
   }
-  for (const auto& r : resolutions)
-    callback(r);
+  for (const auto& r : resolutions) {
+    // The application's code must not take the I/O thread (and the beats) down with it.
+    try {
+      callback(r);
+    } catch (const std::exception& e) {
+      spdlog::error("on_change callback threw for {}: {}", r.service.name, e.what());
+    } catch (...) {
+      spdlog::error("on_change callback threw for {}", r.service.name);
+    }
+  }
 }
 
 }  // namespace cascade::agent
