@@ -6,9 +6,9 @@
 // Durable acknowledgement: a reply that acknowledges a state change
 // (HandleResult::durable) is held back until the write-behind batch holding
 // that change has committed, so an agent never sees an ack for something a
-// crash of the hub process could lose (with --fsync, nor a power loss). Group commit: one
-// transaction per loop pass, never per message; steady-state beats write nothing and are answered
-// at once.
+// crash of the hub process could lose (with --fsync, nor a power loss).
+// Group commit: one transaction per loop pass, never per message;
+// steady-state beats write nothing and are answered at once.
 
 #include <atomic>
 #include <memory>
