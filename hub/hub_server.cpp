@@ -14,6 +14,7 @@ namespace {
 constexpr std::size_t kMaxFramesPerPass = 4096;  // keeps timers and flushes timely under load
 constexpr Duration kMaxPollWait{100};            // how soon a stop request is noticed
 constexpr int kReceiveHighWaterMark = 100'000;
+constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
   const auto epoch = store.next_epoch();
@@ -52,8 +53,13 @@ void HubServer::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     poll_ignoring_signals(&item, 1, poll_timeout());
-    if (item.revents & ZMQ_POLLIN) serve_pending_frames();
-    core_.tick(clock_.now());
+    const bool backlog = (item.revents & ZMQ_POLLIN) && serve_pending_frames();
+    // With frames still queued, a renewal may be waiting behind them: expire
+    // nothing until the queue is drained, for a bounded number of passes.
+    if (!backlog || ++ticks_deferred_ > kMaxTicksDeferred) {
+      core_.tick(clock_.now());
+      ticks_deferred_ = 0;
+    }
     if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();
   }
   flush();
@@ -67,14 +73,15 @@ std::chrono::milliseconds HubServer::poll_timeout() const {
   return std::max(Duration{0}, wake - now);
 }
 
-void HubServer::serve_pending_frames() {
+bool HubServer::serve_pending_frames() {
   Multipart frames;
   for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
     frames.clear();
     if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
-      return;
+      return false;
     handle(frames);
   }
+  return true;  // stopped at the cap: more may be queued
 }
 
 // frames = [routing id, (empty delimiter from a REQ peer,) payload]. The

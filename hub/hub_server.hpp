@@ -41,7 +41,8 @@ class HubServer {
  private:
   using Multipart = std::vector<zmq::message_t>;
 
-  void serve_pending_frames();
+  // Handles queued frames; true when it stopped at the per-pass cap.
+  bool serve_pending_frames();
   void handle(Multipart& frames);
   void flush();
   void send_now(Multipart& frames);
@@ -55,6 +56,7 @@ class HubServer {
   HubCore core_;
   proto::DecodeLimits limits_;
   std::vector<Multipart> awaiting_commit_;
+  int ticks_deferred_ = 0;
   MonoTime next_flush_;
   RateLimit bad_input_log_{10, Duration{10'000}};
   RateLimit store_error_log_{5, Duration{10'000}};
