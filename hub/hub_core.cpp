@@ -82,8 +82,8 @@ void HubCore::prefetch(const proto::Message& message) const {
   if (const auto* beat = std::get_if<proto::UpBeat>(&message)) index_.prefetch(beat->node_id);
 }
 
-HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, bool& state_changed) {
-  Node* known = index_.find(beat.node_id);
+HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* known,
+                              bool& state_changed) {
   Node& node = known ? *known : nodes_.try_emplace(beat.node_id).first->second;
   if (!known) {
     node.id = beat.node_id;
@@ -108,7 +108,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   ++counters_.beats;
   // Refused: an older incarnation of a known node, or an incarnation that has
   // deregistered (its late beat must not bring it back).
-  const Node* known = index_.find(beat.node_id);
+  Node* known = index_.find(beat.node_id);
   if (known ? beat.epoch < known->epoch : departed_.refuses(beat.node_id, beat.epoch, now)) {
     ++counters_.stale_epoch;
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
@@ -119,7 +119,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
     return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
 
   bool state_changed = false;
-  Node& node = admit(now, beat, state_changed);
+  Node& node = admit(now, beat, known, state_changed);
   const bool in_order = beat.seq > node.last_seq;
   if (in_order) {
     node.last_seq = beat.seq;

@@ -101,7 +101,8 @@ class HubCore {
   proto::ServicesReply services(std::uint64_t request_id) const;
   HandleResult reject(proto::ErrorCode code, std::string message, std::uint64_t ref);
 
-  Node& admit(MonoTime now, const proto::UpBeat& beat, bool& state_changed);
+  // The node of this beat (`known`, or a new one), its lease renewed.
+  Node& admit(MonoTime now, const proto::UpBeat& beat, Node* known, bool& state_changed);
   bool apply_registration_set(Node& node, std::vector<proto::Registration> regs);
   void collect_updates(Node& node, const std::vector<proto::ServiceUse>& uses,
                        std::vector<proto::ServiceUpdate>& out);
