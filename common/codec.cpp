@@ -120,7 +120,7 @@ void pack_body(Packer& pk, const Query& m) {
 }
 
 void pack_body(Packer& pk, const QueryReply& m) {
-  pack_header(pk, 8, MsgType::kQueryReply);
+  pack_header(pk, 11, MsgType::kQueryReply);
   pk.pack_uint64(m.request_id);
   pack_str(pk, m.hub_id);
   pk.pack_uint64(m.hub_epoch);
@@ -132,6 +132,9 @@ void pack_body(Packer& pk, const QueryReply& m) {
     pk.pack_false();
   pk.pack_uint64(m.version);
   pack_instances(pk, m.instances);
+  pk.pack_uint32(m.tier);
+  pk.pack_uint8(static_cast<std::uint8_t>(m.source));
+  pk.pack_uint64(m.age_ms);
 }
 
 void pack_body(Packer& pk, const Deregister& m) {
@@ -224,6 +227,8 @@ class Fields {
   }
 
   const msgpack::object& next() { return items_[pos_++]; }
+  // True while optional trailing fields remain (fields added in a later revision).
+  bool has_more() const { return pos_ < items_.size(); }
 
   std::uint64_t u64(const char* name) {
     const auto& o = next();
@@ -412,6 +417,11 @@ QueryReply read_query_reply(Fields& f) {
   m.found = f.boolean("found");
   m.version = f.u64("version");
   m.instances = read_list<Instance>(f.next(), "instances", read_instance);
+  if (f.has_more()) {
+    m.tier = f.u32("tier");
+    m.source = static_cast<AnswerSource>(f.enum_u8("source", kMaxAnswerSource));
+    m.age_ms = f.u64("age_ms");
+  }
   return m;
 }
 

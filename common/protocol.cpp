@@ -42,6 +42,18 @@ const char* to_string(ErrorCode c) {
   return "unknown";
 }
 
+const char* to_string(AnswerSource s) {
+  switch (s) {
+    case AnswerSource::kLocal:
+      return "local";
+    case AnswerSource::kCache:
+      return "cache";
+    case AnswerSource::kUpstream:
+      return "upstream";
+  }
+  return "unknown";
+}
+
 const char* to_string(MsgType t) {
   switch (t) {
     case MsgType::kUpBeat:

@@ -124,6 +124,11 @@ struct Query {
   bool operator==(const Query&) const = default;
 };
 
+// Where an answer came from: the answering hub's own tier, its cache of an
+// upper tier, or an upper tier asked just now.
+enum class AnswerSource : std::uint8_t { kLocal = 0, kCache = 1, kUpstream = 2 };
+inline constexpr std::uint8_t kMaxAnswerSource = 2;
+
 struct QueryReply {
   std::uint64_t request_id = 0;
   std::string hub_id;
@@ -132,6 +137,10 @@ struct QueryReply {
   bool found = false;
   std::uint64_t version = 0;
   std::vector<Instance> instances;
+  // Provenance (optional trailing fields; absent in older encodings: 0 / local / 0).
+  std::uint32_t tier = 0;  // tier of the hub whose registry holds the list (0 = not said)
+  AnswerSource source = AnswerSource::kLocal;
+  std::uint64_t age_ms = 0;  // since that tier last confirmed the list
   bool operator==(const QueryReply&) const = default;
 };
 
@@ -211,6 +220,7 @@ using Message =
 const char* to_string(InstanceStatus s);
 std::optional<InstanceStatus> parse_status(std::string_view s);
 const char* to_string(ErrorCode c);
+const char* to_string(AnswerSource s);
 const char* to_string(MsgType t);
 MsgType type_of(const Message& m);
 

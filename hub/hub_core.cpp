@@ -206,6 +206,8 @@ HandleResult HubCore::on_query(const proto::Query& query) {
   reply.hub_id = config_.hub_id;
   reply.hub_epoch = epoch_;
   reply.service = query.service;
+  reply.tier = config_.tier;
+  reply.source = proto::AnswerSource::kLocal;
   const ServiceEntry* svc = registry_.find(query.service);
   if (svc != nullptr) {
     reply.version = svc->version;

@@ -902,6 +902,21 @@ TEST(CodecFuzz, RandomMutationsOfGoldenSamplesNeverThrowAndStayConsistent) {
   EXPECT_GT(decoded, 0u) << "mutations too destructive to reach the field checks";
 }
 
+// ---------------------------------------------------------------- revisions
+
+TEST(CodecForwardCompatibility, QueryReplyWithoutProvenanceFieldsDecodesWithDefaults) {
+  // The first revision of QueryReply ended at `instances`.
+  auto tree = wire::parse(encode(golden::query_reply()));
+  tree.array().resize(tree.array().size() - 3);
+  const auto decoded = decode_single(wire::pack(tree));
+  ASSERT_TRUE(std::holds_alternative<Message>(decoded));
+  const auto& reply = std::get<QueryReply>(std::get<Message>(decoded));
+  EXPECT_EQ(reply.tier, 0u);
+  EXPECT_EQ(reply.source, AnswerSource::kLocal);
+  EXPECT_EQ(reply.age_ms, 0u);
+  EXPECT_EQ(reply.instances.size(), 2u);
+}
+
 // ---------------------------------------------------------------- resource bounds
 
 TEST(CodecMalformed, ErrorCodeZeroIsInvalid) {

@@ -212,6 +212,9 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
   write_key(w, m.service);
   w.field("found", m.found).field("version", m.version);
   write_instances(w, "instances", m.instances);
+  w.field("tier", m.tier)
+      .field("source", enum_text(proto::to_string(m.source), static_cast<unsigned>(m.source)))
+      .field("age_ms", m.age_ms);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {

@@ -125,8 +125,12 @@ inline Query query() {
 }
 
 inline QueryReply query_reply() {
-  return QueryReply{9001, std::string(kHubId),       kHubEpoch, cache_queue(), true,
-                    43,   {cache_q_1(), cache_q_2()}};
+  QueryReply m{9001, std::string(kHubId),       kHubEpoch, cache_queue(), true,
+               43,   {cache_q_1(), cache_q_2()}};
+  m.tier = 2;
+  m.source = proto::AnswerSource::kCache;
+  m.age_ms = 850;
+  return m;
 }
 
 inline Deregister deregister() {

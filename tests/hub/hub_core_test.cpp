@@ -45,6 +45,14 @@ TEST_F(HubCoreTest, RegistrationOnBeatIsResolvable) {
   EXPECT_EQ(q.instances[0].address, "10.0.0.1:80");
 }
 
+TEST_F(HubCoreTest, AnswerSaysItComesFromThisHubsOwnTier) {
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  auto q = query("svc");
+  EXPECT_EQ(q.tier, 1u);
+  EXPECT_EQ(q.source, proto::AnswerSource::kLocal);
+  EXPECT_EQ(q.age_ms, 0u);
+}
+
 TEST_F(HubCoreTest, UnknownDigestAsksForTheFullSet) {
   auto down = send(beat("n1", 1, digest({reg("svc", "i1", "a:1")})));
   EXPECT_TRUE(down.send_full);

@@ -126,6 +126,7 @@ inline proto::QueryReply canned_query(const proto::Query& q) {
   r.hub_id = "hub-a";
   r.hub_epoch = 42;
   r.service = q.service;
+  r.tier = 1;
   if (q.service == proto::ServiceKey{"orders", "default"}) {
     r.found = true;
     r.version = 7;

@@ -114,7 +114,7 @@ TEST(CtlRender, EmptyServicesJsonIsAnEmptyList) {
 
 TEST(CtlRender, ResolveTableHasHeaderLineAndInstanceColumns) {
   EXPECT_EQ(resolve_table(found_orders()),
-            "orders (group default) version 7 at hub hub-a: 2 instances\n"
+            "orders (group default) version 7 at hub hub-a (tier 1, local, 0 ms old): 2 instances\n"
             "ID        ADDRESS        STATUS  WEIGHT  ZONE\n"
             "orders-1  10.0.0.1:8080  UP         100  eu-1a\n"
             "orders-2  10.0.0.2:8080  DOWN        50  eu-1b\n");
@@ -130,15 +130,15 @@ TEST(CtlRender, ResolveTableForServiceWithoutInstancesSaysZero) {
   auto reply = found_orders();
   reply.instances.clear();
   EXPECT_EQ(resolve_table(reply),
-            "orders (group default) version 7 at hub hub-a: 0 instances\n"
+            "orders (group default) version 7 at hub hub-a (tier 1, local, 0 ms old): 0 instances\n"
             "ID  ADDRESS  STATUS  WEIGHT  ZONE\n");
 }
 
 TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
   const Json json = Json::parse(resolve_json(found_orders()));
 
-  EXPECT_EQ(keys_of(json),
-            (std::set<std::string>{"service", "group", "version", "hub", "instances"}));
+  EXPECT_EQ(keys_of(json), (std::set<std::string>{"service", "group", "version", "hub", "tier",
+                                                  "source", "age_ms", "instances"}));
   EXPECT_EQ(json["service"], "orders");
   EXPECT_EQ(json["group"], "default");
   EXPECT_EQ(json["version"], 7);
@@ -157,6 +157,18 @@ TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
   EXPECT_EQ(json["instances"][1]["status"], "DOWN");
   EXPECT_TRUE(json["instances"][1]["metadata"].is_object());
   EXPECT_TRUE(json["instances"][1]["metadata"].empty());
+}
+
+TEST(CtlRender, ResolveSaysWhichTierAnsweredAndHowOldTheListIs) {
+  auto reply = found_orders();
+  reply.tier = 2;
+  reply.source = proto::AnswerSource::kCache;
+  reply.age_ms = 850;
+  const Json json = Json::parse(resolve_json(reply));
+  EXPECT_EQ(json["tier"], 2);
+  EXPECT_EQ(json["source"], "cache");
+  EXPECT_EQ(json["age_ms"], 850);
+  EXPECT_NE(resolve_table(reply).find("(tier 2, cache, 850 ms old)"), std::string::npos);
 }
 
 TEST(CtlRender, ResolveJsonForUnknownServiceHasEmptyInstanceList) {

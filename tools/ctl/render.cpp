@@ -182,12 +182,18 @@ std::string services_json(const proto::ServicesReply& reply) {
 
 // ------------------------------------------------------------------ resolve
 
+// "tier 2, from cache, 850 ms old": where the list came from and how fresh it is.
+std::string provenance(const proto::QueryReply& reply) {
+  return "tier " + std::to_string(reply.tier) + ", " + proto::to_string(reply.source) + ", " +
+         std::to_string(reply.age_ms) + " ms old";
+}
+
 std::string resolve_table(const proto::QueryReply& reply) {
   std::string out =
       printable(reply.service.name) + " (group " + printable(reply.service.group) + ") ";
   if (reply.found) {
     out += "version " + std::to_string(reply.version) + " at hub " + printable(reply.hub_id) +
-           ": " + count_noun(reply.instances.size(), "instance") + "\n";
+           " (" + provenance(reply) + "): " + count_noun(reply.instances.size(), "instance") + "\n";
   } else {
     out += "not found at hub " + printable(reply.hub_id) + "\n";
   }
@@ -222,8 +228,13 @@ std::string resolve_json(const proto::QueryReply& reply) {
     });
   }
   Json json = {
-      {"service", reply.service.name},     {"group", reply.service.group},
-      {"version", reply.version},          {"hub", reply.hub_id},
+      {"service", reply.service.name},
+      {"group", reply.service.group},
+      {"version", reply.version},
+      {"hub", reply.hub_id},
+      {"tier", reply.tier},
+      {"source", proto::to_string(reply.source)},
+      {"age_ms", reply.age_ms},
       {"instances", std::move(instances)},
   };
   return dump(json);
