@@ -13,6 +13,7 @@
 #include "common/clock.hpp"
 #include "common/options.hpp"
 #include "hub/hub_core.hpp"
+#include "hub/proxy_server.hpp"
 
 namespace cascade::hub {
 
@@ -28,8 +29,16 @@ struct HubConfig {
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
   spdlog::level::level_enum log_level = spdlog::level::info;
 
+  // Cascading proxy role: no registry, forwards agents' messages to `upstream`
+  // in batches (hub/proxy_server.hpp).
+  bool proxy = false;
+  std::string upstream;
+  Duration proxy_max_delay{20};
+  std::size_t proxy_max_batch = 256;
+
   Duration effective_lease() const { return lease.count() > 0 ? lease : beat_interval * 3; }
   HubCoreConfig core_config() const;
+  ProxyServerConfig proxy_config() const;
 };
 
 using ParsedHubOptions = ParsedOptions<HubConfig>;

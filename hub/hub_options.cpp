@@ -14,6 +14,16 @@ HubCoreConfig HubConfig::core_config() const {
   return c;
 }
 
+ProxyServerConfig HubConfig::proxy_config() const {
+  ProxyServerConfig c;
+  c.listen = listen;
+  c.upstream = upstream;
+  c.core.max_batch = proxy_max_batch;
+  c.core.max_delay = proxy_max_delay;
+  c.max_frame_bytes = max_frame_bytes;
+  return c;
+}
+
 namespace {
 
 struct RawOptions {
@@ -22,6 +32,7 @@ struct RawOptions {
   std::int64_t flush_interval_ms = 20;
   std::string log_level = "info";
   std::string data_dir;
+  std::int64_t proxy_max_delay_ms = 20;
 };
 
 std::string validate(const HubConfig& c, const RawOptions& raw) {
@@ -36,6 +47,13 @@ std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
+  if (c.proxy) {
+    if (c.upstream.empty()) return "--proxy needs --upstream, the hub to forward to";
+    if (auto error = check_endpoint("--upstream", c.upstream); !error.empty()) return error;
+    if (auto error = check_proxy_config(c.proxy_config().core); !error.empty()) return error;
+  } else if (!c.upstream.empty()) {
+    return "--upstream is only supported with --proxy so far (tiered hubs are not built yet)";
+  }
   return {};
 }
 
@@ -70,6 +88,16 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   app.add_flag(
       "--fsync", c.fsync_each_batch,
       "Fsync every batch (SQLite synchronous=FULL): survives power loss, not just crashes");
+  app.add_flag(
+      "--proxy", c.proxy,
+      "Run as a cascading proxy: no registry, forward agents' messages upstream in batches");
+  app.add_option("--upstream", c.upstream, "With --proxy: the hub to forward to (ZeroMQ endpoint)");
+  app.add_option("--proxy-max-delay-ms", raw.proxy_max_delay_ms,
+                 "With --proxy: longest a message waits for its batch, in milliseconds (<= 50)")
+      ->capture_default_str();
+  app.add_option("--proxy-max-batch", c.proxy_max_batch,
+                 "With --proxy: messages per upstream batch")
+      ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
 
@@ -78,6 +106,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.beat_interval = Duration{raw.beat_interval_ms};
   c.lease = Duration{raw.lease_ms};
   c.flush_interval = Duration{raw.flush_interval_ms};
+  c.proxy_max_delay = Duration{raw.proxy_max_delay_ms};
   if (!parse_log_level(raw.log_level, c.log_level))
     return ParsedHubOptions::usage_error("cascade-hub",
                                          "--log-level: unknown level '" + raw.log_level + "'");

@@ -20,8 +20,29 @@ void write_endpoint_file(const std::filesystem::path& dir, const std::string& en
   out << endpoint << "\n";
 }
 
+int serve_proxy(const cascade::hub::HubConfig& config) {
+  using namespace cascade;
+  SystemClock clock;
+  zmq::context_t context(1);
+  hub::ProxyServer proxy(config.proxy_config(), clock, context);
+  std::string endpoint;
+  try {
+    endpoint = proxy.bind();
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot listen on {} / reach {}: {}", config.listen, config.upstream,
+                     e.what());
+    return 1;
+  }
+  spdlog::info("proxy listening on {}", endpoint);
+  std::signal(SIGTERM, request_stop);
+  std::signal(SIGINT, request_stop);
+  proxy.run(g_stop);
+  return 0;
+}
+
 int serve(const cascade::hub::HubConfig& config) {
   using namespace cascade;
+  if (config.proxy) return serve_proxy(config);
   std::unique_ptr<hub::SqliteHubStore> store;
   try {
     store = hub::SqliteHubStore::open(config.data_dir, config.fsync_each_batch

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "hub/hub_server.hpp"
+#include "hub/proxy_server.hpp"
 #include "hub/sqlite_store.hpp"
 #include "tests/common/builders.hpp"
 
@@ -50,6 +51,34 @@ class RunningHub {
   zmq::context_t context_{1};
   std::unique_ptr<hub::SqliteHubStore> store_;
   std::unique_ptr<hub::HubServer> server_;
+  std::string endpoint_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A cascading proxy on its own thread, forwarding to `upstream`.
+class RunningProxy {
+ public:
+  explicit RunningProxy(const std::string& upstream) {
+    hub::ProxyServerConfig config;
+    config.listen = "tcp://127.0.0.1:*";
+    config.upstream = upstream;
+    config.core.max_delay = Duration{10};
+    proxy_ = std::make_unique<hub::ProxyServer>(config, clock_, context_);
+    endpoint_ = proxy_->bind();
+    thread_ = std::thread([this] { proxy_->run(stop_); });
+  }
+  ~RunningProxy() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  const hub::ProxyCore& core() const { return proxy_->core(); }
+
+ private:
+  SystemClock clock_;
+  zmq::context_t context_{1};
+  std::unique_ptr<hub::ProxyServer> proxy_;
   std::string endpoint_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -163,6 +192,28 @@ TEST_F(ClientTest, RestartedConsumerResolvesFromItsSnapshotWhileNoHubAnswers) {
   ASSERT_EQ(r->instances.size(), 1u);
   EXPECT_EQ(r->instances[0].address, "10.0.0.1:80");
   fs::remove_all(data);
+}
+
+TEST_F(ClientTest, AgentsBehindAProxyRegisterResolveAndDeregisterThroughIt) {
+  RunningProxy proxy(hub->endpoint());
+  auto via_proxy = [&](const std::string& id) {
+    auto o = options(id);
+    o.hubs = {proxy.endpoint()};
+    return o;
+  };
+  auto p1 = std::make_unique<Client>(via_proxy("p1"));
+  Client p2(via_proxy("p2"));
+  p1->register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  p2.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  Client direct(options("direct"));
+  EXPECT_TRUE(eventually([&] { return count(direct, orders) == 2; }));
+  Client consumer(via_proxy("consumer"));
+  EXPECT_TRUE(eventually([&] { return count(consumer, orders) == 2; }));
+  EXPECT_TRUE(p1->shutdown()) << "the Deregister's ack came back through the proxy";
+  Client fresh(options("fresh"));
+  EXPECT_EQ(count(fresh, orders), 1u);
+  EXPECT_GT(proxy.core().counters().batches, 0u);
+  EXPECT_EQ(proxy.core().counters().unmatched_replies, 0u);
 }
 
 TEST_F(ClientTest, FailsOverToTheNextHubWhenTheFirstIsDead) {

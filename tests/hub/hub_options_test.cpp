@@ -56,7 +56,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"},
                       BadFlag{{"--tier", "0"}, "--tier"},
                       BadFlag{{"--log-level", "loud"}, "--log-level"},
-                      BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"}));
+                      BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"},
+                      BadFlag{{"--proxy"}, "--upstream"},
+                      BadFlag{{"--upstream", "tcp://127.0.0.1:7400"}, "--proxy"},
+                      BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--proxy-max-delay-ms", "80"},
+                              "max_delay"}));
 
 TEST(HubOptions, HelpExitsZeroWithUsage) {
   auto p = parse({"--help"});

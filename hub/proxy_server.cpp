@@ -1,0 +1,137 @@
+#include "hub/proxy_server.hpp"
+
+#include <algorithm>
+#include <zmq_addon.hpp>
+
+#include "common/zmq_util.hpp"
+
+namespace cascade::hub {
+
+namespace {
+constexpr std::size_t kMaxFramesPerPass = 4096;
+constexpr Duration kMaxPollWait{100};
+constexpr int kHighWaterMark = 100'000;
+// An agent that reconnects gets a new ZeroMQ routing id: forget ids that have
+// been silent this long, so the maps cannot grow with reconnections.
+constexpr Duration kPeerIdle{std::chrono::minutes(10)};
+constexpr Duration kPeerSweep{std::chrono::minutes(1)};
+}  // namespace
+
+ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
+                         zmq::context_t& context)
+    : config_(config),
+      clock_(clock),
+      downstream_(context, zmq::socket_type::router),
+      upstream_(context, zmq::socket_type::dealer),
+      core_(config.core) {
+  limits_.max_frame_bytes = config.max_frame_bytes;
+  for (auto* s : {&downstream_, &upstream_}) {
+    s->set(zmq::sockopt::linger, 1000);
+    s->set(zmq::sockopt::rcvhwm, kHighWaterMark);
+    s->set(zmq::sockopt::sndhwm, kHighWaterMark);
+  }
+  downstream_.set(zmq::sockopt::maxmsgsize,
+                  static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
+}
+
+std::string ProxyServer::bind() {
+  downstream_.bind(config_.listen);
+  upstream_.connect(config_.upstream);
+  return downstream_.get(zmq::sockopt::last_endpoint);
+}
+
+void ProxyServer::run(const std::atomic<bool>& stop) {
+  spdlog::info("proxy forwarding to {} (batch {} messages or {} ms)", config_.upstream,
+               config_.core.max_batch, config_.core.max_delay.count());
+  while (!stop.load(std::memory_order_relaxed)) {
+    zmq::pollitem_t items[] = {{downstream_.handle(), 0, ZMQ_POLLIN, 0},
+                               {upstream_.handle(), 0, ZMQ_POLLIN, 0}};
+    auto wait = kMaxPollWait;
+    if (auto deadline = core_.next_deadline())
+      wait = std::clamp(*deadline - clock_.now(), Duration{0}, kMaxPollWait);
+    poll_ignoring_signals(items, 2, wait);
+    if (items[0].revents & ZMQ_POLLIN) from_downstream();
+    if (items[1].revents & ZMQ_POLLIN) from_upstream();
+    dispatch(core_.on_timer(clock_.now()));
+    forget_idle_peers(clock_.now());
+  }
+  spdlog::info("proxy stopped");
+}
+
+PeerToken ProxyServer::token_for(const zmq::message_t& routing_id) {
+  auto [it, inserted] = tokens_.try_emplace(routing_id.to_string(), next_token_);
+  if (inserted) peers_.emplace(next_token_++, Peer{it->first, {}});
+  peers_[it->second].last_seen = clock_.now();
+  return it->second;
+}
+
+void ProxyServer::forget_idle_peers(MonoTime now) {
+  if (now < next_peer_sweep_) return;
+  next_peer_sweep_ = now + kPeerSweep;
+  std::erase_if(peers_, [&](const auto& entry) {
+    if (now - entry.second.last_seen < kPeerIdle) return false;
+    tokens_.erase(entry.second.routing_id);
+    return true;
+  });
+}
+
+void ProxyServer::from_downstream() {
+  std::vector<zmq::message_t> frames;
+  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+    frames.clear();
+    if (!zmq::recv_multipart(downstream_, std::back_inserter(frames), zmq::recv_flags::dontwait))
+      return;
+    if (frames.size() != 2)
+      continue;  // [routing id, payload] from a DEALER; nothing else is spoken here
+    const PeerToken peer = token_for(frames[0]);
+    for (auto& item : proto::decode_frame(frames[1].to_string_view(), limits_).items) {
+      if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
+        log_bad_input(*failure);
+        dispatch({{}, {Downstream{peer, proto::to_error_reply(*failure)}}});
+        continue;
+      }
+      dispatch(core_.accept(clock_.now(), peer, std::move(std::get<proto::Message>(item))));
+    }
+  }
+}
+
+void ProxyServer::from_upstream() {
+  zmq::message_t frame;
+  while (upstream_.recv(frame, zmq::recv_flags::dontwait)) {
+    std::vector<proto::Message> replies;
+    for (auto& item : proto::decode_frame(frame.to_string_view(), limits_).items) {
+      if (auto* message = std::get_if<proto::Message>(&item))
+        replies.push_back(std::move(*message));
+      else
+        log_bad_input(std::get<proto::DecodeFailure>(item));
+    }
+    dispatch(core_.on_upstream_reply(clock_.now(), std::move(replies)));
+  }
+}
+
+void ProxyServer::dispatch(ProxyActions actions) {
+  for (const auto& batch : actions.upstream_batches) {
+    const auto bytes = proto::encode_batch(batch);
+    // Not connected or over the high-water mark: the batch is lost like a
+    // dropped datagram; agents retry, and the core times the routes out.
+    [[maybe_unused]] auto sent = upstream_.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  }
+  for (const auto& out : actions.downstream) {
+    auto peer = peers_.find(out.peer);
+    if (peer == peers_.end()) continue;
+    const auto bytes = proto::encode(out.message);
+    std::array<zmq::const_buffer, 2> frames{zmq::buffer(peer->second.routing_id),
+                                            zmq::buffer(bytes)};
+    [[maybe_unused]] auto sent =
+        zmq::send_multipart(downstream_, frames, zmq::send_flags::dontwait);
+  }
+}
+
+void ProxyServer::log_bad_input(const proto::DecodeFailure& failure) {
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(clock_.now(), suppressed))
+    spdlog::warn("proxy rejected a message: {} ({}) [{} more suppressed]", failure.what,
+                 proto::to_string(failure.code), suppressed);
+}
+
+}  // namespace cascade::hub

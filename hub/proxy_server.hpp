@@ -1,0 +1,66 @@
+#pragma once
+// The I/O shell of a cascading proxy (`cascade-hub --proxy --upstream EP`):
+// a ROUTER for the agents below, a DEALER to the hub above, and a ProxyCore
+// between them. One thread owns all three. Agents talk to a proxy exactly as
+// to a hub; the hub above sees one batch frame per batching delay instead of
+// one frame per agent beat. Identity travels in the messages, so nothing
+// about the agents changes upstream.
+
+#include <atomic>
+#include <string>
+#include <unordered_map>
+#include <zmq.hpp>
+
+#include "common/clock.hpp"
+#include "common/codec.hpp"
+#include "common/log.hpp"
+#include "hub/proxy_core.hpp"
+
+namespace cascade::hub {
+
+struct ProxyServerConfig {
+  std::string listen = "tcp://127.0.0.1:7401";
+  std::string upstream = "tcp://127.0.0.1:7400";
+  ProxyCoreConfig core;
+  std::size_t max_frame_bytes = proto::kDefaultMaxFrameBytes;
+};
+
+class ProxyServer {
+ public:
+  ProxyServer(const ProxyServerConfig& config, const Clock& clock, zmq::context_t& context);
+
+  // Binds the downstream endpoint and connects upstream; returns the bound
+  // endpoint. Throws zmq::error_t (e.g. EADDRINUSE).
+  std::string bind();
+
+  void run(const std::atomic<bool>& stop);
+
+  const ProxyCore& core() const { return core_; }
+
+ private:
+  void from_downstream();
+  void from_upstream();
+  void dispatch(ProxyActions actions);
+  PeerToken token_for(const zmq::message_t& routing_id);
+  void forget_idle_peers(MonoTime now);
+  void log_bad_input(const proto::DecodeFailure& failure);
+
+  ProxyServerConfig config_;
+  const Clock& clock_;
+  zmq::socket_t downstream_;
+  zmq::socket_t upstream_;
+  ProxyCore core_;
+  proto::DecodeLimits limits_;
+  // ZeroMQ routing ids of the agents below, as the tokens ProxyCore keeps.
+  std::unordered_map<std::string, PeerToken> tokens_;
+  struct Peer {
+    std::string routing_id;
+    MonoTime last_seen{};
+  };
+  std::unordered_map<PeerToken, Peer> peers_;
+  MonoTime next_peer_sweep_{};
+  PeerToken next_token_ = 1;
+  RateLimit bad_input_log_{10, Duration{10'000}};
+};
+
+}  // namespace cascade::hub
