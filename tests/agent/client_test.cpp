@@ -25,6 +25,21 @@ fs::path fresh_dir(const std::string& tag) {
   return dir;
 }
 
+// Runs `server.run(stop)` on its own thread until destroyed.
+template <typename Server>
+class RunInBackground {
+ public:
+  explicit RunInBackground(Server& server) : thread_([this, &server] { server.run(stop_); }) {}
+  ~RunInBackground() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};  // before thread_: it must exist when the thread starts
+  std::thread thread_;
+};
+
 // A hub server on its own thread, on an ephemeral loopback port.
 class RunningHub {
  public:
@@ -37,11 +52,7 @@ class RunningHub {
     store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
     server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
     endpoint_ = server_->bind();
-    thread_ = std::thread([this] { server_->run(stop_); });
-  }
-  ~RunningHub() {
-    stop_ = true;
-    thread_.join();
+    run_ = std::make_unique<RunInBackground<hub::HubServer>>(*server_);
   }
   const std::string& endpoint() const { return endpoint_; }
 
@@ -52,8 +63,7 @@ class RunningHub {
   std::unique_ptr<hub::SqliteHubStore> store_;
   std::unique_ptr<hub::HubServer> server_;
   std::string endpoint_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::unique_ptr<RunInBackground<hub::HubServer>> run_;  // declared last: stops first
 };
 
 // A cascading proxy on its own thread, forwarding to `upstream`.
@@ -66,11 +76,7 @@ class RunningProxy {
     config.core.max_delay = Duration{10};
     proxy_ = std::make_unique<hub::ProxyServer>(config, clock_, context_);
     endpoint_ = proxy_->bind();
-    thread_ = std::thread([this] { proxy_->run(stop_); });
-  }
-  ~RunningProxy() {
-    stop_ = true;
-    thread_.join();
+    run_ = std::make_unique<RunInBackground<hub::ProxyServer>>(*proxy_);
   }
   const std::string& endpoint() const { return endpoint_; }
   const hub::ProxyCore& core() const { return proxy_->core(); }
@@ -80,8 +86,7 @@ class RunningProxy {
   zmq::context_t context_{1};
   std::unique_ptr<hub::ProxyServer> proxy_;
   std::string endpoint_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::unique_ptr<RunInBackground<hub::ProxyServer>> run_;  // declared last: stops first
 };
 
 using test_support::reg;
