@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   try {
     agent::Client client(parsed.config->client);
-    client.on_change(
-        [](const agent::Resolution& r) { std::cout << "changed " << describe(r) << std::endl; });
+    client.on_change([](const agent::Resolution& r) { print_line("changed " + describe(r)); });
     for (const auto& reg : parsed.config->registrations) {
       spdlog::info("registering {} -> {} (id {})", reg.service.name, reg.instance.address,
                    reg.instance.id);
