@@ -174,19 +174,14 @@ bool Client::shutdown() {
   stop_ = true;
   wake();
   if (io_.joinable()) io_.join();
+  // Record the last confirmation of every list, not only the last change.
   if (store_) {
-    // Record the last confirmation of every list, not only the last change.
-    std::vector<ServiceSnapshot> snapshots;
+    std::vector<proto::ServiceKey> all;
     {
       std::lock_guard lock(mu_);
-      for (const auto& key : core_.cached_keys())
-        snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
+      all = core_.cached_keys();
     }
-    try {
-      store_->save(snapshots, {});
-    } catch (const std::exception& e) {
-      spdlog::error("could not save the service snapshot: {}", e.what());
-    }
+    save_snapshots(all, {});
   }
   return deregistered_;
 }
@@ -326,14 +321,19 @@ void Client::send(const Outgoing& out) {
 
 void Client::persist(const AgentActions& actions) {
   if (!store_ || (actions.changed.empty() && actions.dropped.empty())) return;
+  save_snapshots(actions.changed, actions.dropped);
+}
+
+void Client::save_snapshots(const std::vector<proto::ServiceKey>& keep,
+                            const std::vector<proto::ServiceKey>& drop) {
   std::vector<ServiceSnapshot> snapshots;
   {
     std::lock_guard lock(mu_);
-    for (const auto& key : actions.changed)
+    for (const auto& key : keep)
       snapshots.push_back(core_.snapshot_of(key, clock_.wall_ms(), clock_.now()));
   }
   try {
-    store_->save(snapshots, actions.dropped);
+    store_->save(snapshots, drop);
   } catch (const std::exception& e) {
     spdlog::error("could not save the service snapshot: {}", e.what());
   }

@@ -102,6 +102,9 @@ class Client {
   void dispatch(AgentActions actions);
   void send(const Outgoing& out);
   void persist(const AgentActions& actions);
+  // Writes the current lists of `keep` and deletes `drop` in the snapshot store.
+  void save_snapshots(const std::vector<proto::ServiceKey>& keep,
+                      const std::vector<proto::ServiceKey>& drop);
   void notify_changes(const std::vector<proto::ServiceKey>& changed);
   void wake();
   template <typename Fn>
