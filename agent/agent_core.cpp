@@ -11,6 +11,8 @@ namespace {
 // Declared for a list whose version this hub may not have issued; larger than
 // any version a hub issues, so the hub answers with the full list (or "gone").
 constexpr std::uint64_t kUnverifiedVersion = ~std::uint64_t{0};
+// Delta mode remembers, per unanswered beat, which changes it covered.
+constexpr std::size_t kMaxTrackedBeats = 256;
 
 template <typename T>
 void append(std::vector<T>& to, std::vector<T>&& from) {
@@ -80,6 +82,8 @@ AgentActions AgentCore::on_timer(MonoTime now) {
 
 void AgentCore::fail_over(MonoTime now) {
   current_hub_ = (current_hub_ + 1) % config_.hub_count;
+  hub_holds_set_ = false;
+  journal_.clear();
   misses_ = 0;
   awaiting_reply_ = false;
   retry_at_.reset();
@@ -96,17 +100,13 @@ void AgentCore::fail_over(MonoTime now) {
   next_beat_at_ = now + rng_.jittered(backoff, 0.2);
 }
 
-proto::UpBeat AgentCore::build_beat() {
+proto::UpBeat AgentCore::beat_header() {
   proto::UpBeat beat;
   beat.node_id = config_.node_id;
   beat.epoch = config_.epoch;
   beat.seq = ++seq_;
-  beat.digest = digest_;
-  if (need_full_) {
-    beat.registrations = registrations_;
-    full_sent_seq_ = beat.seq;
-    full_sent_digest_ = digest_;
-  }
+  beat.digest = digest_.value();
+  beat.sender_tier = config_.sender_tier;
   std::set<proto::ServiceKey> used(pinned_);
   for (const auto& [key, entry] : cache_)
     used.insert(key);
@@ -118,11 +118,84 @@ proto::UpBeat AgentCore::build_beat() {
       held = it->second.version_trusted ? it->second.version : kUnverifiedVersion;
     beat.uses.push_back({key, held});
   }
+  if (config_.send_deltas) {
+    change_no_at_seq_[beat.seq] = change_no_;
+    // Unanswered beats (hub down) must not grow this without bound.
+    while (change_no_at_seq_.size() > kMaxTrackedBeats)
+      change_no_at_seq_.erase(change_no_at_seq_.begin());
+  }
   return beat;
 }
 
+void AgentCore::emit_beat(AgentActions& out) {
+  if (need_full_)
+    emit_full_set(out);
+  else if (config_.send_deltas && !journal_.empty())
+    emit_delta(out);
+  else
+    out.send.push_back({current_hub_, beat_header()});
+}
+
+void AgentCore::emit_full_set(AgentActions& out) {
+  std::vector<proto::Registration> set;
+  set.reserve(registrations_.size());
+  for (const auto& [key, reg] : registrations_)
+    set.push_back(reg);
+  const auto limit = config_.max_registrations_per_beat;
+  if (limit == 0 || set.size() <= limit) {
+    auto beat = beat_header();
+    beat.registrations = std::move(set);
+    full_sent_seq_ = beat.seq;
+    out.send.push_back({current_hub_, std::move(beat)});
+  } else {
+    emit_chunks(/*reset=*/true, std::move(set), {}, out);
+    full_sent_seq_ = burst_end_seq_;
+  }
+  full_sent_digest_ = digest_.value();
+}
+
+void AgentCore::emit_delta(AgentActions& out) {
+  std::vector<proto::Registration> upserts;
+  std::vector<proto::InstanceKey> removed;
+  for (const auto& [key, change] : journal_) {
+    auto it = registrations_.find(key);
+    if (it != registrations_.end())
+      upserts.push_back(it->second);
+    else
+      removed.push_back(key);
+  }
+  emit_chunks(/*reset=*/false, std::move(upserts), std::move(removed), out);
+}
+
+// One beat per chunk, each with its own seq; all but the last say `more`.
+// Replies to the earlier chunks are not acted on (see on_downbeat).
+void AgentCore::emit_chunks(bool reset, std::vector<proto::Registration> upserts,
+                            std::vector<proto::InstanceKey> removed, AgentActions& out) {
+  const std::size_t limit = config_.max_registrations_per_beat == 0
+                                ? std::numeric_limits<std::size_t>::max()
+                                : config_.max_registrations_per_beat;
+  std::size_t next_upsert = 0;
+  std::size_t next_removed = 0;
+  do {
+    proto::RegistrationDelta delta;
+    delta.reset = reset && next_upsert == 0;
+    const auto take_up = std::min(limit, upserts.size() - next_upsert);
+    delta.upserts.assign(std::make_move_iterator(upserts.begin() + next_upsert),
+                         std::make_move_iterator(upserts.begin() + next_upsert + take_up));
+    next_upsert += take_up;
+    const auto take_rm = std::min(limit - take_up, removed.size() - next_removed);
+    delta.removed.assign(removed.begin() + next_removed, removed.begin() + next_removed + take_rm);
+    next_removed += take_rm;
+    delta.more = next_upsert < upserts.size() || next_removed < removed.size();
+    auto beat = beat_header();
+    beat.delta = std::move(delta);
+    burst_end_seq_ = beat.seq;
+    out.send.push_back({current_hub_, std::move(beat)});
+  } while (next_upsert < upserts.size() || next_removed < removed.size());
+}
+
 void AgentCore::send_beat(MonoTime now, AgentActions& out) {
-  out.send.push_back({current_hub_, build_beat()});
+  emit_beat(out);
   awaiting_reply_ = true;
   last_beat_at_ = now;
   last_beat_unsent_ = false;
@@ -143,7 +216,7 @@ void AgentCore::retry_beat(MonoTime now, AgentActions& out) {
   retry_at_.reset();
   if (!awaiting_reply_ || deregister_) return;
   --retries_left_;
-  out.send.push_back({current_hub_, build_beat()});
+  emit_beat(out);
   arm_retry(now);
 }
 
@@ -189,11 +262,20 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   if (down.lease_ms > 0) granted_lease_ = Duration{down.lease_ms};
   hub_epoch_ = down.hub_epoch;
   hub_id_ = down.hub_id;
+  if (other_hub) hub_holds_set_ = false;
   if (down.send_full) {
-    need_full_ = true;
-    next_beat_at_ = now;  // the hub lacks our set: send it now rather than in an interval
+    // A reply to a beat sent before our newest set (or before its last chunk)
+    // asks for what is already on its way.
+    if (down.ack_seq >= std::max(full_sent_seq_, burst_end_seq_)) {
+      need_full_ = true;
+      hub_holds_set_ = false;
+      journal_.clear();     // the whole set goes next
+      next_beat_at_ = now;  // the hub lacks our set: send it now rather than in an interval
+    }
+  } else if (config_.send_deltas) {
+    on_set_acknowledged(down.ack_seq);
   } else if (down.ack_seq >= full_sent_seq_ && full_sent_seq_ != 0 &&
-             full_sent_digest_ == digest_) {
+             full_sent_digest_ == digest_.value()) {
     need_full_ = false;
   }
   for (const auto& update : down.updates)
@@ -207,6 +289,18 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     // and served meanwhile).
     if (other_hub) entry.version_trusted = false;
   }
+}
+
+// Delta mode: the hub holds the set as of beat `ack_seq` (its digest matched),
+// so the changes made before that beat was built are no longer news.
+void AgentCore::on_set_acknowledged(std::uint64_t ack_seq) {
+  hub_holds_set_ = true;
+  if (ack_seq >= full_sent_seq_) need_full_ = false;
+  auto sent = change_no_at_seq_.find(ack_seq);
+  if (sent == change_no_at_seq_.end()) return;
+  const auto acknowledged = sent->second;
+  std::erase_if(journal_, [&](const auto& kv) { return kv.second <= acknowledged; });
+  change_no_at_seq_.erase(change_no_at_seq_.begin(), std::next(sent));
 }
 
 void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out) {
@@ -255,7 +349,8 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   // failover) is served, but its version means nothing to the current hub.
   entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
   entry.last_used = now;
-  entry.confirmed_at = now;
+  // An answer from an upper tier's cache is as old as that cache says.
+  entry.confirmed_at = now - Duration{static_cast<Duration::rep>(reply.age_ms)};
   entry.from_snapshot = false;
   out.changed.push_back(reply.service);
   out.answered.push_back(reply.request_id);
@@ -284,28 +379,42 @@ void AgentCore::expire_queries(MonoTime now, AgentActions& out) {
 }
 
 AgentActions AgentCore::add_registration(MonoTime now, proto::Registration reg) {
-  std::erase_if(registrations_, [&](const proto::Registration& r) {
-    return r.service == reg.service && r.instance.id == reg.instance.id;
-  });
-  registrations_.push_back(std::move(reg));
-  registrations_changed(now);
+  proto::InstanceKey key{reg.service, reg.instance.id};
+  auto [it, inserted] = registrations_.try_emplace(key, reg);
+  if (!inserted) {
+    if (it->second == reg) return {};
+    digest_.remove(it->second);
+    it->second = std::move(reg);
+  }
+  digest_.add(it->second);
+  registration_changed(now, key);
   return {};
 }
 
 AgentActions AgentCore::remove_registration(MonoTime now, const proto::ServiceKey& service,
                                             const std::string& id) {
-  const auto removed = std::erase_if(registrations_, [&](const proto::Registration& r) {
-    return r.service == service && r.instance.id == id;
-  });
-  if (removed > 0) registrations_changed(now);
+  proto::InstanceKey key{service, id};
+  auto it = registrations_.find(key);
+  if (it == registrations_.end()) return {};
+  digest_.remove(it->second);
+  registrations_.erase(it);
+  registration_changed(now, key);
   return {};
 }
 
-void AgentCore::registrations_changed(MonoTime now) {
-  proto::canonicalize(registrations_);
-  digest_ = proto::digest_of(registrations_);
-  need_full_ = true;
-  next_beat_at_ = std::min(next_beat_at_, now);  // changes travel at once, not next interval
+std::vector<proto::Registration> AgentCore::registrations() const {
+  std::vector<proto::Registration> out;
+  out.reserve(registrations_.size());
+  for (const auto& [key, reg] : registrations_)
+    out.push_back(reg);
+  return out;
+}
+
+void AgentCore::registration_changed(MonoTime now, const proto::InstanceKey& key) {
+  if (config_.send_deltas) journal_[key] = ++change_no_;
+  if (!config_.send_deltas || !hub_holds_set_) need_full_ = true;
+  // Changes travel now (after the coalescing delay), not at the next interval.
+  next_beat_at_ = std::min(next_beat_at_, now + config_.change_delay);
 }
 
 void AgentCore::pin(const proto::ServiceKey& service) {

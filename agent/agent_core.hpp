@@ -21,6 +21,7 @@
 
 #include "agent/snapshot_store.hpp"
 #include "common/clock.hpp"
+#include "common/digest.hpp"
 #include "common/protocol.hpp"
 #include "common/random.hpp"
 
@@ -43,6 +44,16 @@ struct AgentCoreConfig {
   // datagrams in a row can cost a live agent its lease.
   Duration reply_timeout{500};
   std::uint32_t retries_per_beat = 3;
+  // A registration change beats after this delay, so a burst of changes
+  // travels as one beat (a hub's uplink coalesces its tier's changes).
+  Duration change_delay{0};
+  // Send changes as deltas once the hub holds our set, instead of the whole
+  // set (for large sets: a hub beating its tier's aggregate upstream).
+  bool send_deltas = false;
+  // A set or delta larger than this goes in chunks of this many registrations
+  // (0: never split). Keeps every frame far below the receiver's size limit.
+  std::size_t max_registrations_per_beat = 0;
+  std::uint32_t sender_tier = 0;  // 0 for an agent; a hub's tier for its uplink
 };
 
 struct Outgoing {
@@ -116,8 +127,15 @@ class AgentCore {
   bool hub_reachable(MonoTime now) const;
   std::size_t current_hub() const { return current_hub_; }
   std::uint64_t failovers() const { return failovers_; }
-  std::uint64_t digest() const { return digest_; }
-  const std::vector<proto::Registration>& registrations() const { return registrations_; }
+  std::uint64_t digest() const { return digest_.value(); }
+  std::vector<proto::Registration> registrations() const;
+  std::size_t registration_count() const { return registrations_.size(); }
+  // The lease the current hub last granted (0 until it answered).
+  Duration granted_lease() const { return granted_lease_; }
+  std::optional<MonoTime> last_reply_at() const { return last_reply_at_; }
+  const std::string& hub_id() const { return hub_id_; }
+  // Drops a cache entry (e.g. a "not found" answer the caller keeps elsewhere).
+  void forget(const proto::ServiceKey& service) { cache_.erase(service); }
   std::size_t cache_size() const { return cache_.size(); }
   std::vector<proto::ServiceKey> cached_keys() const {
     std::vector<proto::ServiceKey> keys;
@@ -144,7 +162,15 @@ class AgentCore {
     MonoTime deadline;
   };
 
-  proto::UpBeat build_beat();
+  proto::UpBeat beat_header();
+  // Appends this interval's beat: digest only, or with the whole set or the
+  // pending delta (several beats when either is split into chunks).
+  void emit_beat(AgentActions& out);
+  void emit_full_set(AgentActions& out);
+  void emit_delta(AgentActions& out);
+  void emit_chunks(bool reset, std::vector<proto::Registration> upserts,
+                   std::vector<proto::InstanceKey> removed, AgentActions& out);
+  void on_set_acknowledged(std::uint64_t ack_seq);
   void send_beat(MonoTime now, AgentActions& out);
   void retry_beat(MonoTime now, AgentActions& out);
   void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
@@ -154,7 +180,7 @@ class AgentCore {
   void apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
   void expire_unused(MonoTime now, AgentActions& out);
   void expire_queries(MonoTime now, AgentActions& out);
-  void registrations_changed(MonoTime now);
+  void registration_changed(MonoTime now, const proto::InstanceKey& key);
   Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                            WallMs wall_now) const;
   Duration stale_after() const { return config_.beat_interval * 3; }
@@ -165,10 +191,15 @@ class AgentCore {
   std::uint64_t seq_ = 0;
   std::uint64_t request_seq_ = 0;
 
-  std::vector<proto::Registration> registrations_;  // canonical
-  std::uint64_t digest_ = 0;
-  bool need_full_ = false;     // the hub may not hold our current set
-  Duration granted_lease_{0};  // the lease the current hub last granted (0: not known)
+  std::map<proto::InstanceKey, proto::Registration> registrations_;
+  proto::SetDigest digest_;
+  bool need_full_ = false;       // the hub may not hold our current set
+  bool hub_holds_set_ = false;   // the current hub acknowledged a set of ours (deltas apply)
+  std::uint64_t change_no_ = 0;  // numbers registration changes (delta mode)
+  std::map<proto::InstanceKey, std::uint64_t> journal_;      // changed since acknowledged
+  std::map<std::uint64_t, std::uint64_t> change_no_at_seq_;  // beat seq -> change_no_ then
+  std::uint64_t burst_end_seq_ = 0;  // last beat of the newest chunked set or delta
+  Duration granted_lease_{0};        // the lease the current hub last granted (0: not known)
   MonoTime last_beat_at_{};
   bool last_beat_unsent_ = false;
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set

@@ -39,8 +39,9 @@ void pack_instance_fields(Packer& pk, const Instance& in) {
 }
 
 void pack_instance(Packer& pk, const Instance& in) {
-  pk.pack_array(6);
+  pk.pack_array(7);
   pack_instance_fields(pk, in);
+  pk.pack_uint32(in.tier);
 }
 
 void pack_instances(Packer& pk, const std::vector<Instance>& list) {
@@ -61,23 +62,47 @@ void pack_header(Packer& pk, std::uint32_t fields, MsgType type) {
   pk.pack_uint8(static_cast<std::uint8_t>(type));
 }
 
+void pack_bool(Packer& pk, bool b) {
+  if (b)
+    pk.pack_true();
+  else
+    pk.pack_false();
+}
+
+void pack_registrations(Packer& pk, const std::vector<Registration>& regs) {
+  pk.pack_array(static_cast<std::uint32_t>(regs.size()));
+  for (const auto& r : regs) {
+    pk.pack_array(8);
+    pack_str(pk, r.service.name);
+    pack_str(pk, r.service.group);
+    pack_instance_fields(pk, r.instance);
+  }
+}
+
+void pack_delta(Packer& pk, const RegistrationDelta& d) {
+  pk.pack_array(4);
+  pack_bool(pk, d.reset);
+  pack_bool(pk, d.more);
+  pack_registrations(pk, d.upserts);
+  pk.pack_array(static_cast<std::uint32_t>(d.removed.size()));
+  for (const auto& k : d.removed) {
+    pk.pack_array(3);
+    pack_str(pk, k.service.name);
+    pack_str(pk, k.service.group);
+    pack_str(pk, k.id);
+  }
+}
+
 void pack_body(Packer& pk, const UpBeat& m) {
-  pack_header(pk, 6, MsgType::kUpBeat);
+  pack_header(pk, 8, MsgType::kUpBeat);
   pack_str(pk, m.node_id);
   pk.pack_uint64(m.epoch);
   pk.pack_uint64(m.seq);
   pk.pack_uint64(m.digest);
-  if (m.registrations) {
-    pk.pack_array(static_cast<std::uint32_t>(m.registrations->size()));
-    for (const auto& r : *m.registrations) {
-      pk.pack_array(8);
-      pack_str(pk, r.service.name);
-      pack_str(pk, r.service.group);
-      pack_instance_fields(pk, r.instance);
-    }
-  } else {
+  if (m.registrations)
+    pack_registrations(pk, *m.registrations);
+  else
     pk.pack_nil();
-  }
   pk.pack_array(static_cast<std::uint32_t>(m.uses.size()));
   for (const auto& u : m.uses) {
     pk.pack_array(3);
@@ -85,6 +110,11 @@ void pack_body(Packer& pk, const UpBeat& m) {
     pack_str(pk, u.service.group);
     pk.pack_uint64(u.version);
   }
+  if (m.delta)
+    pack_delta(pk, *m.delta);
+  else
+    pk.pack_nil();
+  pk.pack_uint32(m.sender_tier);
 }
 
 void pack_body(Packer& pk, const DownBeat& m) {
@@ -93,10 +123,7 @@ void pack_body(Packer& pk, const DownBeat& m) {
   pk.pack_uint64(m.hub_epoch);
   pack_str(pk, m.node_id);
   pk.pack_uint64(m.ack_seq);
-  if (m.send_full)
-    pk.pack_true();
-  else
-    pk.pack_false();
+  pack_bool(pk, m.send_full);
   pk.pack_uint32(m.lease_ms);
   pk.pack_array(static_cast<std::uint32_t>(m.updates.size()));
   for (const auto& u : m.updates) {
@@ -120,21 +147,19 @@ void pack_body(Packer& pk, const Query& m) {
 }
 
 void pack_body(Packer& pk, const QueryReply& m) {
-  pack_header(pk, 11, MsgType::kQueryReply);
+  pack_header(pk, 12, MsgType::kQueryReply);
   pk.pack_uint64(m.request_id);
   pack_str(pk, m.hub_id);
   pk.pack_uint64(m.hub_epoch);
   pack_str(pk, m.service.name);
   pack_str(pk, m.service.group);
-  if (m.found)
-    pk.pack_true();
-  else
-    pk.pack_false();
+  pack_bool(pk, m.found);
   pk.pack_uint64(m.version);
   pack_instances(pk, m.instances);
   pk.pack_uint32(m.tier);
   pk.pack_uint8(static_cast<std::uint8_t>(m.source));
   pk.pack_uint64(m.age_ms);
+  pack_bool(pk, m.stale);
 }
 
 void pack_body(Packer& pk, const Deregister& m) {
@@ -157,7 +182,7 @@ void pack_body(Packer& pk, const StatusRequest& m) {
 }
 
 void pack_body(Packer& pk, const StatusReply& m) {
-  pack_header(pk, 9, MsgType::kStatusReply);
+  pack_header(pk, 13, MsgType::kStatusReply);
   pk.pack_uint64(m.request_id);
   pack_str(pk, m.hub_id);
   pk.pack_uint32(m.tier);
@@ -171,6 +196,19 @@ void pack_body(Packer& pk, const StatusReply& m) {
     pack_str(pk, name);
     pk.pack_uint64(value);
   }
+  pack_str(pk, m.zone);
+  pk.pack_array(static_cast<std::uint32_t>(m.upstreams.size()));
+  for (const auto& u : m.upstreams) {
+    pk.pack_array(6);
+    pack_str(pk, u.endpoint);
+    pack_str(pk, u.hub_id);
+    pack_bool(pk, u.current);
+    pack_bool(pk, u.reachable);
+    pk.pack_int64(u.last_reply_ms);
+    pk.pack_uint32(u.lease_ms);
+  }
+  pk.pack_uint64(m.child_hubs);
+  pk.pack_uint64(m.cross_tier_entries);
 }
 
 void pack_body(Packer& pk, const ServicesRequest& m) {
@@ -326,6 +364,7 @@ Instance read_instance(const msgpack::object& o) {
   Fields f(o, "instance", 6);
   Instance in;
   read_instance_fields(f, in);
+  if (f.has_more()) in.tier = f.u32("tier");
   return in;
 }
 
@@ -346,6 +385,33 @@ ServiceKey read_key(Fields& f) {
   return k;
 }
 
+std::vector<Registration> read_registrations(const msgpack::object& o, const char* name) {
+  return read_list<Registration>(o, name, [](const msgpack::object& item) {
+    Fields rf(item, "registration", 8);
+    Registration r;
+    r.service = read_key(rf);
+    read_instance_fields(rf, r.instance);
+    return r;
+  });
+}
+
+RegistrationDelta read_delta(const msgpack::object& o) {
+  Fields f(o, "delta", 4);
+  RegistrationDelta d;
+  d.reset = f.boolean("reset");
+  d.more = f.boolean("more");
+  d.upserts = read_registrations(f.next(), "delta.upserts");
+  d.removed = read_list<InstanceKey>(f.next(), "delta.removed", [](const msgpack::object& item) {
+    Fields kf(item, "removed", 3);
+    InstanceKey k;
+    k.service = read_key(kf);
+    k.id = kf.str("id", kMaxIdBytes);
+    kf.check_printable(k.id, "id");
+    return k;
+  });
+  return d;
+}
+
 UpBeat read_upbeat(Fields& f) {
   UpBeat m;
   m.node_id = f.name_str("node_id");
@@ -353,15 +419,7 @@ UpBeat read_upbeat(Fields& f) {
   m.seq = f.u64("seq");
   m.digest = f.u64("digest");
   const auto& regs = f.next();
-  if (regs.type != msgpack::type::NIL) {
-    m.registrations = read_list<Registration>(regs, "registrations", [](const msgpack::object& o) {
-      Fields rf(o, "registration", 8);
-      Registration r;
-      r.service = read_key(rf);
-      read_instance_fields(rf, r.instance);
-      return r;
-    });
-  }
+  if (regs.type != msgpack::type::NIL) m.registrations = read_registrations(regs, "registrations");
   m.uses = read_list<ServiceUse>(f.next(), "uses", [](const msgpack::object& o) {
     Fields uf(o, "use", 3);
     ServiceUse u;
@@ -369,6 +427,11 @@ UpBeat read_upbeat(Fields& f) {
     u.version = uf.u64("version");
     return u;
   });
+  if (f.has_more()) {
+    const auto& delta = f.next();
+    if (delta.type != msgpack::type::NIL) m.delta = read_delta(delta);
+  }
+  if (f.has_more()) m.sender_tier = f.u32("sender_tier");
   return m;
 }
 
@@ -422,6 +485,7 @@ QueryReply read_query_reply(Fields& f) {
     m.source = static_cast<AnswerSource>(f.enum_u8("source", kMaxAnswerSource));
     m.age_ms = f.u64("age_ms");
   }
+  if (f.has_more()) m.stale = f.boolean("stale");
   return m;
 }
 
@@ -459,6 +523,21 @@ StatusReply read_status_reply(Fields& f) {
       f.bad_type("counter value", "an unsigned integer");
     m.counters.emplace_back(f.string_of(kv.key, "counter", kMaxIdBytes), kv.val.via.u64);
   }
+  if (!f.has_more()) return m;
+  m.zone = f.str("zone", kMaxServiceNameBytes);
+  m.upstreams = read_list<UpstreamStatus>(f.next(), "upstreams", [](const msgpack::object& item) {
+    Fields uf(item, "upstream", 6);
+    UpstreamStatus u;
+    u.endpoint = uf.str("endpoint", kMaxAddressBytes);
+    u.hub_id = uf.str("hub_id", kMaxIdBytes);
+    u.current = uf.boolean("current");
+    u.reachable = uf.boolean("reachable");
+    u.last_reply_ms = uf.i64("last_reply_ms");
+    u.lease_ms = uf.u32("lease_ms");
+    return u;
+  });
+  m.child_hubs = f.u64("child_hubs");
+  m.cross_tier_entries = f.u64("cross_tier_entries");
   return m;
 }
 
@@ -686,6 +765,10 @@ Bytes encode_batch(std::span<const Message> messages) {
   for (const auto& m : messages)
     encode_into(m, out);
   return out;
+}
+
+std::size_t required_field_count(MsgType type) {
+  return required_fields(type);
 }
 
 ErrorReply to_error_reply(const DecodeFailure& failure) {

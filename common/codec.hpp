@@ -51,6 +51,10 @@ void encode_into(const Message& message, Bytes& out);
 // Encodes many messages as one batch frame.
 Bytes encode_batch(std::span<const Message> messages);
 
+// Fields a message of this type must have after [version, type]; any beyond
+// are optional trailing fields (added in later revisions of v1).
+std::size_t required_field_count(MsgType type);
+
 // Builds the ErrorReply that tells a peer what was wrong with its message.
 ErrorReply to_error_reply(const DecodeFailure& failure);
 

@@ -42,27 +42,33 @@ void canonicalize(std::vector<Registration>& regs) {
   regs.erase(std::unique(regs.begin(), regs.end()), regs.end());
 }
 
-std::uint64_t digest_of(const std::vector<Registration>& canonical_regs) {
-  if (canonical_regs.empty()) return 0;
+std::uint64_t registration_hash(const Registration& r) {
   Fnv h;
-  h.u64(canonical_regs.size());
-  for (const auto& r : canonical_regs) {
-    h.bytes(r.service.name);
-    h.bytes(r.service.group);
-    const auto& in = r.instance;
-    h.bytes(in.id);
-    h.bytes(in.address);
-    h.u64(in.weight);
-    h.bytes(in.zone);
-    h.u64(static_cast<std::uint64_t>(in.status));
-    h.u64(in.metadata.size());
-    for (const auto& [k, v] : in.metadata) {
-      h.bytes(k);
-      h.bytes(v);
-    }
+  h.bytes(r.service.name);
+  h.bytes(r.service.group);
+  const auto& in = r.instance;
+  h.bytes(in.id);
+  h.bytes(in.address);
+  h.u64(in.weight);
+  h.bytes(in.zone);
+  h.u64(static_cast<std::uint64_t>(in.status));
+  h.u64(in.metadata.size());
+  for (const auto& [k, v] : in.metadata) {
+    h.bytes(k);
+    h.bytes(v);
   }
-  const auto d = h.value();
-  return d == 0 ? 1 : d;
+  // splitmix64 finaliser: FNV's low bits mix poorly, and the digest adds hashes.
+  std::uint64_t z = h.value();
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t digest_of(const std::vector<Registration>& regs) {
+  SetDigest d;
+  for (const auto& r : regs)
+    d.add(r);
+  return d.value();
 }
 
 }  // namespace cascade::proto

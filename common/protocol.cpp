@@ -38,6 +38,8 @@ const char* to_string(ErrorCode c) {
       return "stale_epoch";
     case ErrorCode::kInvalid:
       return "invalid";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }

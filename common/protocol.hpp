@@ -59,7 +59,17 @@ struct Instance {
   std::string zone;
   InstanceStatus status = InstanceStatus::kUp;
   std::map<std::string, std::string> metadata;
+  // Set by hubs in answers, never by agents: the tier whose registry holds the
+  // instance, 0 when it is the answering hub's own tier. Consumers prefer 0.
+  std::uint32_t tier = 0;
   bool operator==(const Instance&) const = default;
+};
+
+// Names one instance of one service.
+struct InstanceKey {
+  ServiceKey service;
+  std::string id;
+  auto operator<=>(const InstanceKey&) const = default;
 };
 
 // One instance an agent provides, as carried in its registration set.
@@ -76,8 +86,21 @@ struct ServiceUse {
   bool operator==(const ServiceUse&) const = default;
 };
 
-// agent -> hub, every beat interval. `registrations` is present only when the
-// set changed since the hub last acknowledged it, or when the hub asked for it.
+// Changes to a registration set, sent instead of the whole set by senders
+// with large sets (a hub beating to its upstream). `reset` starts the set over
+// from empty; `more` says further chunks of the same change follow, so the
+// receiver checks the digest only after the last one.
+struct RegistrationDelta {
+  bool reset = false;
+  bool more = false;
+  std::vector<Registration> upserts;
+  std::vector<InstanceKey> removed;
+  bool operator==(const RegistrationDelta&) const = default;
+};
+
+// agent (or hub, towards its upstream) -> hub, every beat interval.
+// `registrations` is present only when the set changed since the hub last
+// acknowledged it, or when the hub asked for it; `delta` carries only the changes.
 struct UpBeat {
   std::string node_id;
   std::uint64_t epoch = 0;   // changes on every agent start
@@ -85,6 +108,8 @@ struct UpBeat {
   std::uint64_t digest = 0;  // digest of the full registration set (common/digest.hpp)
   std::optional<std::vector<Registration>> registrations;
   std::vector<ServiceUse> uses;
+  std::optional<RegistrationDelta> delta;  // trailing field
+  std::uint32_t sender_tier = 0;           // trailing field: 0 for an agent, else the hub's tier
   bool operator==(const UpBeat&) const = default;
 };
 
@@ -141,6 +166,7 @@ struct QueryReply {
   std::uint32_t tier = 0;  // tier of the hub whose registry holds the list (0 = not said)
   AnswerSource source = AnswerSource::kLocal;
   std::uint64_t age_ms = 0;  // since that tier last confirmed the list
+  bool stale = false;        // from a cache past its TTL: the upper tier is unreachable
   bool operator==(const QueryReply&) const = default;
 };
 
@@ -164,6 +190,17 @@ struct StatusRequest {
   bool operator==(const StatusRequest&) const = default;
 };
 
+// One upstream of a tiered hub, as its status reports it.
+struct UpstreamStatus {
+  std::string endpoint;
+  std::string hub_id;               // empty until it answered
+  bool current = false;             // beats go there now (failover mode: one of them)
+  bool reachable = false;           // answered within its freshness window
+  std::int64_t last_reply_ms = -1;  // since its last answer; -1: never answered
+  std::uint32_t lease_ms = 0;       // the lease it granted this hub
+  bool operator==(const UpstreamStatus&) const = default;
+};
+
 struct StatusReply {
   std::uint64_t request_id = 0;
   std::string hub_id;
@@ -174,6 +211,11 @@ struct StatusReply {
   std::uint64_t services = 0;
   std::uint64_t instances = 0;
   std::vector<std::pair<std::string, std::uint64_t>> counters;
+  // Trailing fields (tiers).
+  std::string zone;                       // the hub's datacenter or zone label
+  std::vector<UpstreamStatus> upstreams;  // empty for a top-tier hub
+  std::uint64_t child_hubs = 0;           // of `nodes`, how many are hubs of a lower tier
+  std::uint64_t cross_tier_entries = 0;   // services cached from the upper tier
   bool operator==(const StatusReply&) const = default;
 };
 
@@ -202,9 +244,10 @@ enum class ErrorCode : std::uint8_t {
   kTooLarge = 3,
   kUnknownType = 4,
   kStaleEpoch = 5,
-  kInvalid = 6,  // well-formed but violates a limit or rule
+  kInvalid = 6,      // well-formed but violates a limit or rule
+  kUnavailable = 7,  // the answer lives in an upper tier that cannot be reached now
 };
-inline constexpr std::uint8_t kMaxErrorCode = 6;
+inline constexpr std::uint8_t kMaxErrorCode = 7;
 
 struct ErrorReply {
   ErrorCode code = ErrorCode::kMalformed;

@@ -124,6 +124,8 @@ std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;
   for (auto& s : golden::single_samples())
     cases.push_back({std::string(s.stem), std::string(s.note), {s.message}, false});
+  for (auto& s : golden::variant_samples())
+    cases.push_back({std::string(s.stem), std::string(s.note), {s.message}, false});
   cases.push_back({std::string(golden::kBatchStem), std::string(golden::kBatchNote),
                    golden::reply_batch(), true});
   return cases;
@@ -169,30 +171,40 @@ AssertionResult RejectedWith(const DecodedFrame& frame, const GoldenCase& c, Err
 }
 
 // Array paths, inside one message, of every record that may grow trailing
-// fields (see "Forward compatibility" in schemas/protocol-v1.md).
-std::vector<std::vector<std::size_t>> record_paths(MsgType t) {
+// fields (see "Forward compatibility" in schemas/protocol-v1.md), with the
+// number of elements the record must have (later ones are optional).
+struct RecordPath {
+  std::vector<std::size_t> path;
+  std::size_t required;
+};
+
+std::vector<RecordPath> record_paths(MsgType t) {
+  const std::size_t whole = required_field_count(t) + 2;
   switch (t) {
-    case MsgType::kUpBeat:
-      return {{}, {6, kEvery}, {7, kEvery}};  // registrations, uses
-    case MsgType::kDownBeat:
-      return {{}, {8, kEvery}, {8, kEvery, 5, kEvery}};  // updates, upserts
-    case MsgType::kQueryReply:
-      return {{}, {9, kEvery}};  // instances
-    case MsgType::kServicesReply:
-      return {{}, {3, kEvery}};  // summaries
+    case MsgType::kUpBeat:  // registrations, uses, delta, its upserts and removed keys
+      return {{{}, whole}, {{6, kEvery}, 8},    {{7, kEvery}, 3},
+              {{8}, 4},    {{8, 2, kEvery}, 8}, {{8, 3, kEvery}, 3}};
+    case MsgType::kDownBeat:  // updates, upserts
+      return {{{}, whole}, {{8, kEvery}, 7}, {{8, kEvery, 5, kEvery}, 6}};
+    case MsgType::kQueryReply:  // instances
+      return {{{}, whole}, {{9, kEvery}, 6}};
+    case MsgType::kStatusReply:  // upstreams
+      return {{{}, whole}, {{12, kEvery}, 6}};
+    case MsgType::kServicesReply:  // summaries
+      return {{{}, whole}, {{3, kEvery}, 5}};
     default:
-      return {{}};
+      return {{{}, whole}};
   }
 }
 
 // Record paths for a whole golden frame; a batch's messages sit at [2][i].
-std::vector<std::vector<std::size_t>> record_paths(const GoldenCase& c) {
+std::vector<RecordPath> record_paths(const GoldenCase& c) {
   if (!c.batched) return record_paths(type_of(c.messages.front()));
-  std::vector<std::vector<std::size_t>> paths{{}};
+  std::vector<RecordPath> paths{{{}, 3}};
   for (std::size_t i = 0; i < c.messages.size(); ++i) {
-    for (auto path : record_paths(type_of(c.messages[i]))) {
-      path.insert(path.begin(), {2, i});
-      paths.push_back(std::move(path));
+    for (auto rec : record_paths(type_of(c.messages[i]))) {
+      rec.path.insert(rec.path.begin(), {2, i});
+      paths.push_back(std::move(rec));
     }
   }
   return paths;
@@ -296,18 +308,18 @@ TEST_P(CodecMalformedSample, EveryFieldWithAWrongTypeIsRejectedAsMalformed) {
   }
 }
 
-TEST_P(CodecMalformedSample, RecordMissingItsLastFieldIsRejected) {
+TEST_P(CodecMalformedSample, RecordMissingItsLastRequiredFieldIsRejected) {
   const auto& c = GetParam();
-  for (const auto& path : record_paths(c)) {
+  for (const auto& rec : record_paths(c)) {
     auto tree = wire::parse(c.committed());
     bool edited = false;
-    wire::for_each_at(tree, path, [&](Node& record) {
-      record.array().pop_back();
+    wire::for_each_at(tree, rec.path, [&](Node& record) {
+      record.array().resize(rec.required - 1);
       edited = true;
     });
     if (!edited) continue;  // an empty list: no record to shorten
     EXPECT_TRUE(RejectedWith(decode_frame(wire::pack(tree)), c, ErrorCode::kMalformed))
-        << "record path of length " << path.size();
+        << "record path of length " << rec.path.size();
   }
 }
 
@@ -333,8 +345,8 @@ Array future_fields() {
 TEST_P(CodecForwardCompatSample, TrailingFieldsAreIgnoredAtEveryLevel) {
   const auto& c = GetParam();
   auto tree = wire::parse(c.committed());
-  for (const auto& path : record_paths(c)) {
-    wire::for_each_at(tree, path, [](Node& record) {
+  for (const auto& rec : record_paths(c)) {
+    wire::for_each_at(tree, rec.path, [](Node& record) {
       for (auto& extra : future_fields())
         record.array().push_back(extra);
     });
@@ -907,14 +919,40 @@ TEST(CodecFuzz, RandomMutationsOfGoldenSamplesNeverThrowAndStayConsistent) {
 TEST(CodecForwardCompatibility, QueryReplyWithoutProvenanceFieldsDecodesWithDefaults) {
   // The first revision of QueryReply ended at `instances`.
   auto tree = wire::parse(encode(golden::query_reply()));
-  tree.array().resize(tree.array().size() - 3);
+  tree.array().resize(2 + 8);
+  for (auto& instance : tree[9].array())
+    instance.array().resize(6);  // nor did instances carry a tier
   const auto decoded = decode_single(wire::pack(tree));
   ASSERT_TRUE(std::holds_alternative<Message>(decoded));
   const auto& reply = std::get<QueryReply>(std::get<Message>(decoded));
   EXPECT_EQ(reply.tier, 0u);
   EXPECT_EQ(reply.source, AnswerSource::kLocal);
   EXPECT_EQ(reply.age_ms, 0u);
-  EXPECT_EQ(reply.instances.size(), 2u);
+  EXPECT_FALSE(reply.stale);
+  ASSERT_EQ(reply.instances.size(), 2u);
+  EXPECT_EQ(reply.instances[0].tier, 0u);
+}
+
+TEST(CodecForwardCompatibility, UpBeatOfTheFirstRevisionDecodesAsAnAgentsBeatWithoutDelta) {
+  auto tree = wire::parse(encode(golden::hub_delta_upbeat()));
+  tree.array().resize(2 + 6);  // ended at `uses`
+  const auto decoded = decode_single(wire::pack(tree));
+  ASSERT_TRUE(std::holds_alternative<Message>(decoded));
+  const auto& beat = std::get<UpBeat>(std::get<Message>(decoded));
+  EXPECT_FALSE(beat.delta.has_value());
+  EXPECT_EQ(beat.sender_tier, 0u);
+  EXPECT_EQ(beat.uses, golden::hub_delta_upbeat().uses);
+}
+
+TEST(CodecForwardCompatibility, StatusReplyOfTheFirstRevisionDecodesWithoutTierFields) {
+  auto tree = wire::parse(encode(golden::status_reply()));
+  tree.array().resize(2 + 9);  // ended at `counters`
+  const auto decoded = decode_single(wire::pack(tree));
+  ASSERT_TRUE(std::holds_alternative<Message>(decoded));
+  const auto& status = std::get<StatusReply>(std::get<Message>(decoded));
+  EXPECT_TRUE(status.upstreams.empty());
+  EXPECT_TRUE(status.zone.empty());
+  EXPECT_EQ(status.counters, golden::status_reply().counters);
 }
 
 // ---------------------------------------------------------------- resource bounds

@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
     std::cerr << "cannot create " << dir << ": " << ec.message() << "\n";
     return 1;
   }
-  for (const auto& s : golden::single_samples()) {
+  auto samples = golden::single_samples();
+  for (auto& s : golden::variant_samples())
+    samples.push_back(std::move(s));
+  for (const auto& s : samples) {
     const auto bytes = proto::encode(s.message);
     if (!write_pair(dir, s.stem, bytes,
                     golden::sample_json(s.stem, s.note, s.message, bytes.size())))

@@ -143,6 +143,7 @@ inline void write_instance_fields(JsonWriter& w, const proto::Instance& in) {
 inline void write_instance(JsonWriter& w, const proto::Instance& in) {
   w.begin_object();
   write_instance_fields(w, in);
+  w.field("tier", in.tier);
   w.end_object();
 }
 
@@ -162,21 +163,37 @@ inline void write_strings(JsonWriter& w, std::string_view name,
   w.end_array();
 }
 
+inline void write_registrations(JsonWriter& w, std::string_view name,
+                                const std::vector<proto::Registration>& regs) {
+  w.key(name).begin_array();
+  for (const auto& r : regs) {
+    w.begin_object();
+    write_key(w, r.service);
+    write_instance_fields(w, r.instance);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+inline void write_delta(JsonWriter& w, const proto::RegistrationDelta& d) {
+  w.begin_object().field("reset", d.reset).field("more", d.more);
+  write_registrations(w, "upserts", d.upserts);
+  w.key("removed").begin_array();
+  for (const auto& k : d.removed) {
+    w.begin_object();
+    write_key(w, k.service);
+    w.field("id", k.id).end_object();
+  }
+  w.end_array().end_object();
+}
+
 inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
   w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
-  w.field("digest", m.digest).key("registrations");
-  if (!m.registrations) {
-    w.null();
-  } else {
-    w.begin_array();
-    for (const auto& r : *m.registrations) {
-      w.begin_object();
-      write_key(w, r.service);
-      write_instance_fields(w, r.instance);
-      w.end_object();
-    }
-    w.end_array();
-  }
+  w.field("digest", m.digest);
+  if (!m.registrations)
+    w.key("registrations").null();
+  else
+    write_registrations(w, "registrations", *m.registrations);
   w.key("uses").begin_array();
   for (const auto& u : m.uses) {
     w.begin_object();
@@ -184,6 +201,12 @@ inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
     w.field("version", u.version).end_object();
   }
   w.end_array();
+  w.key("delta");
+  if (m.delta)
+    write_delta(w, *m.delta);
+  else
+    w.null();
+  w.field("sender_tier", m.sender_tier);
 }
 
 inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
@@ -214,7 +237,8 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
   write_instances(w, "instances", m.instances);
   w.field("tier", m.tier)
       .field("source", enum_text(proto::to_string(m.source), static_cast<unsigned>(m.source)))
-      .field("age_ms", m.age_ms);
+      .field("age_ms", m.age_ms)
+      .field("stale", m.stale);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {
@@ -237,6 +261,14 @@ inline void write_fields(JsonWriter& w, const proto::StatusReply& m) {
   for (const auto& [name, value] : m.counters)
     w.field(name, value);
   w.end_object();
+  w.field("zone", m.zone).key("upstreams").begin_array();
+  for (const auto& u : m.upstreams) {
+    w.begin_object().field("endpoint", u.endpoint).field("hub_id", u.hub_id);
+    w.field("current", u.current).field("reachable", u.reachable);
+    w.field("last_reply_ms", u.last_reply_ms).field("lease_ms", u.lease_ms).end_object();
+  }
+  w.end_array();
+  w.field("child_hubs", m.child_hubs).field("cross_tier_entries", m.cross_tier_entries);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ServicesRequest& m) {

@@ -103,6 +103,23 @@ inline UpBeat upbeat() {
   return m;
 }
 
+// An L1 hub's beat to its L2: its tier's aggregate changed since the L2 last
+// acknowledged it, so only the change travels (one instance added, one gone).
+inline UpBeat hub_delta_upbeat() {
+  UpBeat m;
+  m.node_id = std::string(kHubId);
+  m.epoch = kHubEpoch;
+  m.seq = 90210;
+  m.digest = 0x5ca1ab1e0ddba11ULL;  // of the whole aggregate, which this sample does not show
+  proto::RegistrationDelta delta;
+  delta.upserts = {{ingest(), ingest_2()}};
+  delta.removed = {{ingest(), "mdf03-ingest"}};
+  m.delta = std::move(delta);
+  m.uses = {{app_config(), (std::uint64_t{1} << 63) | 12}};
+  m.sender_tier = 1;
+  return m;
+}
+
 // The hub's answer to upbeat(): one update of each kind.
 inline DownBeat downbeat() {
   DownBeat m;
@@ -130,6 +147,8 @@ inline QueryReply query_reply() {
   m.tier = 2;
   m.source = proto::AnswerSource::kCache;
   m.age_ms = 850;
+  for (auto& in : m.instances)
+    in.tier = 2;  // both came from the L2's registry
   return m;
 }
 
@@ -159,6 +178,11 @@ inline StatusReply status_reply() {
                 {"decode_failures", 3},
                 {"full_sets_requested", 41},
                 {"deltas_sent", 998877}};
+  m.zone = "eu1";
+  m.upstreams = {{"tcp://l2-a.eu:7700", "l2-eu-a", true, true, 412, 9000},
+                 {"tcp://l2-b.eu:7700", "", false, false, -1, 0}};
+  m.child_hubs = 0;
+  m.cross_tier_entries = 12;
   return m;
 }
 
@@ -216,6 +240,14 @@ inline std::vector<Sample> single_samples() {
       {"09-services-request", "service listing request from a tool", services_request()},
       {"10-services-reply", "answer to 09-services-request", services_reply()},
       {"11-error", "rejection of an UpBeat whose address broke a limit", error_reply()},
+  };
+}
+
+// Further samples of message types above that carry fields the first ones leave empty.
+inline std::vector<Sample> variant_samples() {
+  return {
+      {"13-upbeat-hub-delta", "L1 hub beat to its L2 carrying a change of its tier as a delta",
+       hub_delta_upbeat()},
   };
 }
 

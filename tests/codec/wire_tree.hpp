@@ -174,6 +174,7 @@ inline constexpr std::size_t kEvery = static_cast<std::size_t>(-1);
 
 inline void for_each_at(Node& node, std::span<const std::size_t> path,
                         const std::function<void(Node&)>& fn) {
+  if (std::holds_alternative<Nil>(node.v)) return;  // an absent optional record
   if (path.empty()) return fn(node);
   auto& items = node.array();
   const auto rest = path.subspan(1);
