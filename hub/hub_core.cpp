@@ -8,11 +8,54 @@
 
 namespace cascade::hub {
 
+namespace {
+
+// Versions of lists this hub composes from an upper tier's answer carry the
+// top bit, so they never equal a version its own registry issued (those stay
+// below 2^63) and a consumer that held one gets the whole list when the
+// service becomes local again, and vice versa.
+constexpr std::uint64_t kCrossTierBit = std::uint64_t{1} << 63;
+
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t composite_version(std::uint64_t local_version, std::uint64_t upper_version) {
+  const auto v = kCrossTierBit | (mix64(upper_version ^ mix64(local_version)) >> 1);
+  return v == ~std::uint64_t{0} ? v - 1 : v;  // all ones means "unverified" to agents
+}
+
+struct ComposedList {
+  std::uint64_t version = 0;
+  std::vector<proto::Instance> instances;
+};
+
+// This tier's instances first (tier 0), then the upper tier's that it lacks.
+ComposedList compose(const Registry& registry, const ServiceEntry* svc, const CrossTierView& view) {
+  ComposedList list;
+  const std::uint64_t local_version = svc != nullptr ? svc->version : 0;
+  list.version = composite_version(local_version, view.version);
+  if (svc != nullptr) list.instances = registry.full_update(*svc, 0).upserts;
+  for (const auto& in : view.instances)
+    if (svc == nullptr || !svc->instances.contains(in.id)) list.instances.push_back(in);
+  return list;
+}
+
+}  // namespace
+
 HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started)
     : config_(std::move(config)),
       epoch_(hub_epoch),
       started_(started),
-      registry_(hub_epoch, config_.change_log_per_service) {}
+      registry_(hub_epoch, config_.change_log_per_service) {
+  if (config_.uplink) {
+    uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
+                    hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
+    registry_.track_changes();
+  }
+}
 
 void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   for (const auto& rec : snapshot.services)
@@ -38,19 +81,26 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   for (auto& [id, node] : nodes_)
     std::sort(node.owned.begin(), node.owned.end());
   registry_.stamp_unversioned();
+  if (uplink_) {
+    registry_.take_changes();  // restoring changed nothing upstream does not learn below
+    registry_.for_each_service([&](const ServiceEntry& svc) {
+      for (const auto& [id, entry] : svc.instances)
+        uplink_->upsert(now, {svc.key, entry.instance});
+    });
+  }
   spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
                nodes_.size(), registry_.service_count(), registry_.instance_count(),
                config_.lease.count());
 }
 
 HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
-  return std::visit(
+  auto result = std::visit(
       [&](const auto& m) -> HandleResult {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::UpBeat>) {
           return on_upbeat(now, m);
         } else if constexpr (std::is_same_v<T, proto::Query>) {
-          return on_query(m);
+          return on_query(now, m);
         } else if constexpr (std::is_same_v<T, proto::Deregister>) {
           return on_deregister(now, m);
         } else if constexpr (std::is_same_v<T, proto::StatusRequest>) {
@@ -66,6 +116,19 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
         }
       },
       message);
+  if (uplink_) feed_uplink(now);
+  return result;
+}
+
+// What changed in this tier's registry goes to the uplink's aggregate.
+void HubCore::feed_uplink(MonoTime now) {
+  for (const auto& change : registry_.take_changes()) {
+    auto it = change.service->instances.find(change.id);
+    if (it != change.service->instances.end())
+      uplink_->upsert(now, {change.service->key, it->second.instance});
+    else
+      uplink_->remove(now, {change.service->key, change.id});
+  }
 }
 
 proto::ErrorReply HubCore::on_decode_failure(const proto::DecodeFailure& failure) {
@@ -115,15 +178,27 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
                               "a newer or deregistered incarnation of this node is known",
                               beat.seq}};
   }
-  if (beat.registrations && beat.registrations->size() > config_.max_registrations_per_node)
+  const auto limit = beat.sender_tier > 0 ? config_.max_registrations_per_child_hub
+                                          : config_.max_registrations_per_node;
+  const auto carried = (beat.registrations ? beat.registrations->size() : 0) +
+                       (beat.delta ? beat.delta->upserts.size() : 0);
+  if (carried > limit)
     return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
 
   bool state_changed = false;
   Node& node = admit(now, beat, known, state_changed);
+  node.tier = beat.sender_tier;
   const bool in_order = beat.seq > node.last_seq;
   if (in_order) {
     node.last_seq = beat.seq;
-    if (beat.registrations) state_changed |= apply_registration_set(node, *beat.registrations);
+    if (beat.registrations)
+      state_changed |= apply_registration_set(node, *beat.registrations);
+    else if (beat.delta)
+      state_changed |= apply_delta(node, *beat.delta);
+    if (node.staging && node.staging->size() > limit) {
+      node.staging.reset();
+      return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
+    }
   } else {
     ++counters_.beats_stale_seq;  // delayed or duplicated: renew, but never apply an older set
   }
@@ -137,29 +212,27 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   reply.lease_ms = static_cast<std::uint32_t>(config_.lease.count());
   reply.send_full = !(node.set_known && node.digest == beat.digest);
   if (reply.send_full) ++counters_.full_sets_requested;
-  collect_updates(node, beat.uses, reply.updates);
+  collect_updates(now, node, beat.uses, reply.updates);
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
-  return {std::move(reply), state_changed || beat.registrations.has_value()};
+  return {std::move(reply),
+          state_changed || beat.registrations.has_value() || beat.delta.has_value()};
 }
 
 bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration> regs) {
   ++counters_.full_sets_received;
   registry_.begin_txn();
   proto::canonicalize(regs);
-  const std::uint64_t digest = proto::digest_of(regs);
+  proto::SetDigest running;
+  for (const auto& reg : regs)
+    running.add(reg);
+  const std::uint64_t digest = running.value();
   bool changed = digest != node.digest || !node.set_known;
   std::vector<OwnedInstance> now_owned;
   now_owned.reserve(regs.size());
   for (const auto& reg : regs) {
     ServiceEntry& svc = registry_.service(reg.service);
-    std::string taken_from;
-    changed |= registry_.upsert(svc, reg.instance, node.id, &taken_from);
-    // Two agents register the same instance: the newer set wins, and the
-    // other agent is asked for its set again, so that when the new owner
-    // drops the instance the old one re-claims it instead of it vanishing.
-    if (!taken_from.empty())
-      if (Node* previous = index_.find(taken_from)) previous->set_known = false;
+    changed |= registry_.upsert(svc, reg.instance, node.id);
     now_owned.push_back({&svc, reg.instance.id});
   }
   std::sort(now_owned.begin(), now_owned.end());
@@ -167,19 +240,111 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   std::vector<OwnedInstance> dropped;
   std::set_difference(node.owned.begin(), node.owned.end(), now_owned.begin(), now_owned.end(),
                       std::back_inserter(dropped));
-  for (const auto& gone : dropped)
-    changed |= registry_.remove(*gone.service, gone.id, node.id);
+  for (const auto& gone : dropped) {
+    std::string ask_again;
+    changed |= registry_.remove(*gone.service, gone.id, node.id, &ask_again);
+    ask_for_set(ask_again);
+  }
   node.owned = std::move(now_owned);
   node.digest = digest;
+  node.running = running;
   node.set_known = true;
   return changed;
 }
 
-void HubCore::collect_updates(Node& node, const std::vector<proto::ServiceUse>& uses,
+// A node that took over an instance whose content it may report differently:
+// ask for its set, so the registry learns what it reports.
+void HubCore::ask_for_set(const std::string& node_id) {
+  if (node_id.empty()) return;
+  if (Node* other = index_.find(node_id)) other->set_known = false;
+}
+
+bool HubCore::apply_delta(Node& node, proto::RegistrationDelta delta) {
+  ++counters_.deltas_received;
+  if (delta.reset) node.staging.emplace();
+  if (node.staging) {  // a chunked full set: applied whole after its last chunk, without churn
+    node.staging->insert(node.staging->end(), std::make_move_iterator(delta.upserts.begin()),
+                         std::make_move_iterator(delta.upserts.end()));
+    if (delta.more) return false;
+    auto set = std::move(*node.staging);
+    node.staging.reset();
+    return apply_registration_set(node, std::move(set));
+  }
+  // A delta applies only onto a set the hub holds; otherwise the reply asks
+  // for the whole set (the digest will not match).
+  if (!node.set_known || !ensure_running_digest(node)) return false;
+  return apply_incremental(node, delta);
+}
+
+bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delta) {
+  registry_.begin_txn();
+  auto& running = *node.running;
+  bool digest_known = true;
+  std::vector<OwnedInstance> added;
+  std::vector<OwnedInstance> dropped;
+  for (const auto& key : delta.removed) {
+    ServiceEntry* svc = registry_.find(key.service);
+    if (svc == nullptr) continue;
+    if (const auto* had = registry_.reported_by(*svc, key.id, node.id))
+      running.remove({key.service, *had});
+    else
+      digest_known = false;  // it reported content the hub does not hold
+    std::string ask_again;
+    registry_.remove(*svc, key.id, node.id, &ask_again);
+    ask_for_set(ask_again);
+    dropped.push_back({svc, key.id});
+  }
+  for (const auto& reg : delta.upserts) {
+    ServiceEntry& svc = registry_.service(reg.service);
+    if (const auto* had = registry_.reported_by(svc, reg.instance.id, node.id))
+      running.remove({reg.service, *had});
+    running.add(reg);
+    registry_.upsert(svc, reg.instance, node.id);
+    added.push_back({&svc, reg.instance.id});
+  }
+  // owned = (owned - dropped) + added, in one merge pass over the sorted list.
+  std::sort(dropped.begin(), dropped.end());
+  std::sort(added.begin(), added.end());
+  std::vector<OwnedInstance> kept;
+  kept.reserve(node.owned.size() + added.size());
+  std::set_difference(node.owned.begin(), node.owned.end(), dropped.begin(), dropped.end(),
+                      std::back_inserter(kept));
+  std::vector<OwnedInstance> merged;
+  merged.reserve(kept.size() + added.size());
+  std::set_union(kept.begin(), kept.end(), added.begin(), added.end(), std::back_inserter(merged));
+  node.owned = std::move(merged);
+  node.digest = running.value();
+  if (!digest_known) {
+    node.running.reset();
+    node.set_known = false;  // the reply asks for the whole set
+  }
+  return true;
+}
+
+// After a restart the hub knows a node's digest but not its member hashes:
+// they are rebuilt once from what the node reported.
+bool HubCore::ensure_running_digest(Node& node) {
+  if (node.running) return true;
+  proto::SetDigest running;
+  for (const auto& owned : node.owned) {
+    const auto* in = registry_.reported_by(*owned.service, owned.id, node.id);
+    if (in == nullptr) return false;
+    running.add({owned.service->key, *in});
+  }
+  if (running.value() != node.digest) return false;
+  node.running = running;
+  return true;
+}
+
+void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
                               std::vector<proto::ServiceUpdate>& out) {
   node.uses.clear();
   for (const auto& use : uses) {
     const ServiceEntry* svc = registry_.find(use.service);
+    if (!answers_locally(svc)) {
+      add_cross_tier_update(now, use, svc, out);
+      continue;
+    }
     if (svc == nullptr) {
       if (use.version != 0) {
         out.push_back(
@@ -199,8 +364,58 @@ void HubCore::collect_updates(Node& node, const std::vector<proto::ServiceUse>& 
   }
 }
 
-HandleResult HubCore::on_query(const proto::Query& query) {
+// A consumer of a service this tier lacks (or has too few UP instances of):
+// the list composed with the upper tier's answer, whole when it changed.
+void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
+                                    const ServiceEntry* svc,
+                                    std::vector<proto::ServiceUpdate>& out) {
+  auto view = uplink_->use(now, use.service);
+  if (!view) {
+    // Nothing from above yet (being asked): keep what the consumer holds,
+    // unless the upper tier said it has no such service either.
+    const bool gone = use.version != 0 && uplink_->known_missing(now, use.service) &&
+                      (svc == nullptr || svc->instances.empty());
+    if (gone) {
+      out.push_back(
+          proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
+      ++counters_.updates_gone;
+    }
+    return;
+  }
+  auto list = compose(registry_, svc, *view);
+  if (list.version == use.version) return;
+  ++counters_.updates_cross_tier;
+  out.push_back(proto::ServiceUpdate{use.service,
+                                     use.version,
+                                     list.version,
+                                     proto::UpdateKind::kFull,
+                                     std::move(list.instances),
+                                     {}});
+}
+
+bool HubCore::answers_locally(const ServiceEntry* svc) const {
+  return !uplink_ || (svc != nullptr && svc->up_count() >= config_.min_local_up);
+}
+
+HandleResult HubCore::on_query(MonoTime now, const proto::Query& query) {
   ++counters_.queries;
+  const ServiceEntry* svc = registry_.find(query.service);
+  if (answers_locally(svc)) {
+    auto reply = local_reply(query, svc);
+    if (!reply.found) ++counters_.queries_not_found;
+    return {std::move(reply)};
+  }
+  ++counters_.queries_cross_tier;
+  const auto token = ++next_token_;
+  auto answer = uplink_->lookup(now, query.service, token);
+  if (!answer) {
+    deferred_queries_.emplace(token, query);
+    return {proto::Message{}, false, token};
+  }
+  return {cross_tier_reply(query, svc, *answer)};
+}
+
+proto::QueryReply HubCore::local_reply(const proto::Query& query, const ServiceEntry* svc) const {
   proto::QueryReply reply;
   reply.request_id = query.request_id;
   reply.hub_id = config_.hub_id;
@@ -208,14 +423,35 @@ HandleResult HubCore::on_query(const proto::Query& query) {
   reply.service = query.service;
   reply.tier = config_.tier;
   reply.source = proto::AnswerSource::kLocal;
-  const ServiceEntry* svc = registry_.find(query.service);
   if (svc != nullptr) {
     reply.version = svc->version;
     reply.instances = registry_.full_update(*svc, 0).upserts;
   }
   reply.found = !reply.instances.empty();
-  if (!reply.found) ++counters_.queries_not_found;
-  return {std::move(reply)};
+  return reply;
+}
+
+proto::Message HubCore::cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
+                                         const CrossTierAnswer& answer) const {
+  const bool have_local = svc != nullptr && !svc->instances.empty();
+  if (answer.outcome != Outcome::kFound || !answer.view) {
+    if (have_local || answer.outcome == Outcome::kNotFound) return local_reply(query, svc);
+    return proto::ErrorReply{
+        proto::ErrorCode::kUnavailable,
+        "the upper tier is unreachable and has not answered for " + query.service.name + " before",
+        query.request_id};
+  }
+  const auto& view = *answer.view;
+  auto list = compose(registry_, svc, view);
+  proto::QueryReply reply = local_reply(query, nullptr);
+  reply.version = list.version;
+  reply.instances = std::move(list.instances);
+  reply.found = !reply.instances.empty();
+  reply.tier = view.tier;
+  reply.source = answer.asked_now ? proto::AnswerSource::kUpstream : proto::AnswerSource::kCache;
+  reply.age_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, view.age.count()));
+  reply.stale = view.stale;
+  return reply;
 }
 
 HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) {
@@ -247,7 +483,39 @@ std::size_t HubCore::drop_node(Node& node) {
   return removed;
 }
 
+void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::Message& message) {
+  if (!uplink_) return;
+  uplink_->on_message(now, index, message);
+  collect_answers();
+}
+
+// Replies for the consumers whose queries waited for the upper tier.
+void HubCore::collect_answers() {
+  for (auto& answered : uplink_->take_answered()) {
+    auto it = deferred_queries_.find(answered.token);
+    if (it == deferred_queries_.end()) continue;
+    const auto* svc = registry_.find(it->second.service);
+    deferred_replies_.push_back(
+        {answered.token, cross_tier_reply(it->second, svc, answered.answer)});
+    deferred_queries_.erase(it);
+  }
+}
+
+std::vector<UplinkOutgoing> HubCore::take_upstream_messages() {
+  return uplink_ ? uplink_->take_outgoing() : std::vector<UplinkOutgoing>{};
+}
+
+std::vector<DeferredReply> HubCore::take_deferred_replies() {
+  auto out = std::move(deferred_replies_);
+  deferred_replies_.clear();
+  return out;
+}
+
 void HubCore::tick(MonoTime now) {
+  if (uplink_) {
+    uplink_->on_timer(now);
+    collect_answers();
+  }
   departed_.prune(now);
   registry_.begin_txn();
   std::vector<Node*> expired;
@@ -264,10 +532,13 @@ void HubCore::tick(MonoTime now) {
     spdlog::info("agent {} expired: lease of {} ms ran out, {} instances removed", id,
                  config_.lease.count(), removed);
   }
+  if (uplink_) feed_uplink(now);
 }
 
 std::optional<MonoTime> HubCore::next_deadline() const {
-  return leases_.next_deadline();
+  auto next = leases_.next_deadline();
+  if (uplink_) next = next ? std::min(*next, uplink_->next_deadline()) : uplink_->next_deadline();
+  return next;
 }
 
 std::size_t HubCore::subscription_count() const {
@@ -289,6 +560,13 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.instances = registry_.instance_count();
   s.counters = counters_.list();
   s.counters.emplace_back("subscriptions", subscription_count());
+  s.zone = config_.zone;
+  for (const auto& [id, node] : nodes_)
+    if (node.tier > 0) ++s.child_hubs;
+  if (uplink_) {
+    s.upstreams = uplink_->status(now);
+    s.cross_tier_entries = uplink_->cached_entries();
+  }
   return s;
 }
 

@@ -23,6 +23,7 @@
 #include "hub/node_index.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
+#include "hub/uplink.hpp"
 
 namespace cascade::hub {
 
@@ -33,6 +34,14 @@ struct HubCoreConfig {
   std::size_t change_log_per_service = 256;      // deltas reach back this many changes
   std::size_t max_expirations_per_tick = 10000;  // bounds the work of one tick
   std::size_t max_registrations_per_node = 10000;
+  std::size_t max_registrations_per_child_hub = 5'000'000;  // a lower tier's whole aggregate
+  // Set when the hub has an upper tier: it beats there and forwards what its
+  // tier lacks (hub/uplink.hpp).
+  std::optional<UplinkConfig> uplink{};
+  // A service with fewer UP instances in this tier than this is completed
+  // with the upper tier's instances (each tagged with its tier).
+  std::uint32_t min_local_up = 1;
+  std::string zone{};  // datacenter or zone label, shown in status
 };
 
 struct HandleResult {
@@ -40,6 +49,14 @@ struct HandleResult {
   // True when the reply acknowledges a state change: the server must commit
   // the pending PersistBatch before sending it ("nothing acknowledged is lost").
   bool durable = false;
+  // Non-zero: there is no reply yet (the question went to the upper tier);
+  // it comes out of take_deferred_replies() under this token.
+  std::uint64_t deferred = 0;
+};
+
+struct DeferredReply {
+  std::uint64_t token;
+  proto::Message reply;
 };
 
 class HubCore {
@@ -57,9 +74,16 @@ class HubCore {
   // A message that failed to decode: counted, answered with an ErrorReply.
   proto::ErrorReply on_decode_failure(const proto::DecodeFailure& failure);
 
-  // Expires leases whose deadline is <= now (at most max_expirations_per_tick).
+  // A message from upstream `index` (UplinkConfig::endpoints) of a tiered hub.
+  void on_upstream_message(MonoTime now, std::size_t index, const proto::Message& message);
+  // Messages for the upstreams; replies to deferred queries.
+  std::vector<UplinkOutgoing> take_upstream_messages();
+  std::vector<DeferredReply> take_deferred_replies();
+
+  // Expires leases whose deadline is <= now (at most max_expirations_per_tick)
+  // and runs the uplink's timers.
   void tick(MonoTime now);
-  // When tick() next has work; nullopt when no lease is held.
+  // When tick() next has work; nullopt when nothing is pending.
   std::optional<MonoTime> next_deadline() const;
 
   PersistBatch take_persist_batch();
@@ -85,7 +109,13 @@ class HubCore {
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
-    bool set_known = false;            // the hub holds the set that `digest` names
+    bool set_known = false;  // the hub holds the set that `digest` names
+    std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier
+    // The digest of the set as this node reported it, kept member by member
+    // so a delta is checked without rehashing the set; nullopt until computed.
+    std::optional<proto::SetDigest> running;
+    // A chunked full set being received (delta reset ... more=false).
+    std::optional<std::vector<proto::Registration>> staging;
     std::vector<OwnedInstance> owned;  // sorted
     std::vector<const ServiceEntry*> uses;
     LeaseQueue<Node*>::Handle lease;
@@ -95,7 +125,14 @@ class HubCore {
   };
 
   HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat);
-  HandleResult on_query(const proto::Query& query);
+  HandleResult on_query(MonoTime now, const proto::Query& query);
+  proto::QueryReply local_reply(const proto::Query& query, const ServiceEntry* svc) const;
+  proto::Message cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
+                                  const CrossTierAnswer& answer) const;
+  // This tier answers alone: no upper tier, or enough UP instances here.
+  bool answers_locally(const ServiceEntry* svc) const;
+  void collect_answers();
+  void feed_uplink(MonoTime now);
   HandleResult on_deregister(MonoTime now, const proto::Deregister& msg);
   proto::StatusReply status(MonoTime now, std::uint64_t request_id) const;
   proto::ServicesReply services(std::uint64_t request_id) const;
@@ -104,8 +141,14 @@ class HubCore {
   // The node of this beat (`known`, or a new one), its lease renewed.
   Node& admit(MonoTime now, const proto::UpBeat& beat, Node* known, bool& state_changed);
   bool apply_registration_set(Node& node, std::vector<proto::Registration> regs);
-  void collect_updates(Node& node, const std::vector<proto::ServiceUse>& uses,
+  bool apply_delta(Node& node, proto::RegistrationDelta delta);
+  bool apply_incremental(Node& node, const proto::RegistrationDelta& delta);
+  bool ensure_running_digest(Node& node);
+  void ask_for_set(const std::string& node_id);
+  void collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
                        std::vector<proto::ServiceUpdate>& out);
+  void add_cross_tier_update(MonoTime now, const proto::ServiceUse& use, const ServiceEntry* svc,
+                             std::vector<proto::ServiceUpdate>& out);
   // Removes the node and its instances (its lease must already be gone); returns the count.
   std::size_t drop_node(Node& node);
 
@@ -119,6 +162,10 @@ class HubCore {
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   DepartedNodes departed_;
+  std::optional<Uplink> uplink_;
+  std::uint64_t next_token_ = 0;
+  std::unordered_map<std::uint64_t, proto::Query> deferred_queries_;
+  std::vector<DeferredReply> deferred_replies_;
 };
 
 }  // namespace cascade::hub

@@ -9,23 +9,26 @@
 
 namespace cascade::hub {
 
-#define CASCADE_HUB_COUNTERS(X)                                                    \
-  X(beats)               /* UpBeats handled */                                     \
-  X(beats_stale_seq)     /* UpBeats older than one already applied */              \
-  X(stale_epoch)         /* messages from an agent incarnation already replaced */ \
-  X(full_sets_received)  /* registration sets applied */                           \
-  X(full_sets_requested) /* DownBeats that asked for the full set */               \
-  X(queries)             /* Query messages answered */                             \
-  X(queries_not_found)   /* ... of which the service had no instance */            \
-  X(deregistrations)     /* graceful Deregister messages */                        \
-  X(nodes_expired)       /* agents whose lease ran out */                          \
-  X(instances_expired)   /* instances removed by lease expiry */                   \
-  X(expiry_deferred)     /* ticks that hit the per-tick expiry cap */              \
-  X(updates_delta)       /* service deltas sent downstream */                      \
-  X(updates_full)        /* full service lists sent downstream */                  \
-  X(updates_gone)        /* "service gone" updates sent downstream */              \
-  X(decode_errors)       /* frames or messages that failed to decode */            \
-  X(invalid_messages)    /* well-formed messages that broke a rule */              \
+#define CASCADE_HUB_COUNTERS(X)                                                      \
+  X(beats)               /* UpBeats handled */                                       \
+  X(beats_stale_seq)     /* UpBeats older than one already applied */                \
+  X(stale_epoch)         /* messages from an agent incarnation already replaced */   \
+  X(full_sets_received)  /* registration sets applied */                             \
+  X(full_sets_requested) /* DownBeats that asked for the full set */                 \
+  X(deltas_received)     /* registration deltas (or chunks) from lower-tier hubs */  \
+  X(queries)             /* Query messages answered */                               \
+  X(queries_not_found)   /* ... of which the service had no instance */              \
+  X(queries_cross_tier)  /* ... of which this tier lacked the service */             \
+  X(deregistrations)     /* graceful Deregister messages */                          \
+  X(nodes_expired)       /* agents whose lease ran out */                            \
+  X(instances_expired)   /* instances removed by lease expiry */                     \
+  X(expiry_deferred)     /* ticks that hit the per-tick expiry cap */                \
+  X(updates_delta)       /* service deltas sent downstream */                        \
+  X(updates_full)        /* full service lists sent downstream */                    \
+  X(updates_gone)        /* "service gone" updates sent downstream */                \
+  X(updates_cross_tier)  /* lists composed with the upper tier's, sent downstream */ \
+  X(decode_errors)       /* frames or messages that failed to decode */              \
+  X(invalid_messages)    /* well-formed messages that broke a rule */                \
   X(unexpected_messages) /* reply-type messages sent to the hub */
 
 struct HubCounters {

@@ -40,30 +40,84 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner,
-                      std::string* previous_owner) {
+namespace {
+void drop_claim(InstanceEntry& entry, std::string_view node) {
+  std::erase_if(entry.claimants, [&](const Claim& c) { return c.node == node; });
+}
+}  // namespace
+
+bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
-  if (!inserted && entry.instance == instance && entry.owner == owner) return false;
-  const bool content_changed = inserted || !(entry.instance == instance);
-  if (previous_owner != nullptr && !inserted && entry.owner != owner) *previous_owner = entry.owner;
-  entry.instance = instance;
-  entry.owner = owner;
-  if (inserted) ++instance_count_;
+  if (inserted) {
+    entry.instance = instance;
+    entry.owner = node;
+    ++instance_count_;
+  } else if (entry.owner == node) {
+    if (entry.instance == instance) return false;
+    entry.instance = instance;
+    for (auto& claim : entry.claimants)
+      claim.same_content = false;
+  } else {
+    drop_claim(entry, node);
+    if (entry.instance == instance) {
+      entry.claimants.push_back({std::string(node), true});  // reported twice: not news
+      return false;
+    }
+    // Different content: the newer report wins; the owner it replaces keeps
+    // its claim, so the instance survives whichever of them drops it first.
+    for (auto& claim : entry.claimants)
+      claim.same_content = false;
+    entry.claimants.push_back({std::move(entry.owner), false});
+    entry.owner = node;
+    entry.instance = instance;
+  }
   dirty_instances_.push_back({&svc, instance.id});
-  // A takeover by another owner with identical content is not news to clients.
-  if (content_changed) record_change(svc, instance.id);
+  record_change(svc, instance.id);
   return true;
 }
 
-bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view owner) {
+bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view node,
+                      std::string* ask_again) {
   auto it = svc.instances.find(id);
-  if (it == svc.instances.end() || it->second.owner != owner) return false;
+  if (it == svc.instances.end()) return false;
+  InstanceEntry& entry = it->second;
+  if (entry.owner != node) {
+    drop_claim(entry, node);
+    return false;
+  }
+  if (!entry.claimants.empty()) {
+    // Another node still reports it: it stays, in that node's name.
+    Claim next = std::move(entry.claimants.front());
+    entry.claimants.erase(entry.claimants.begin());
+    entry.owner = std::move(next.node);
+    if (!next.same_content && ask_again != nullptr) *ask_again = entry.owner;
+    dirty_instances_.push_back({&svc, id});
+    return false;
+  }
   svc.instances.erase(it);
   --instance_count_;
   dirty_instances_.push_back({&svc, id});
   record_change(svc, id);
   return true;
+}
+
+const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std::string& id,
+                                             std::string_view node) const {
+  auto it = svc.instances.find(id);
+  if (it == svc.instances.end()) return nullptr;
+  const auto& e = it->second;
+  if (e.owner == node) return &e.instance;
+  for (const auto& claim : e.claimants)
+    if (claim.node == node && claim.same_content) return &e.instance;
+  return nullptr;
+}
+
+std::vector<DirtyInstance> Registry::take_changes() {
+  auto out = std::move(changes_);
+  changes_.clear();
+  sort_unique(out);
+  return out;
 }
 
 void Registry::record_change(ServiceEntry& svc, const std::string& id) {
@@ -73,6 +127,7 @@ void Registry::record_change(ServiceEntry& svc, const std::string& id) {
     dirty_services_.push_back(&svc);
   }
   svc.log.push_back({svc.version, id});
+  if (track_changes_) changes_.push_back({&svc, id});
   while (svc.log.size() > log_capacity_) {
     svc.log_floor = svc.log.front().version;
     svc.log.pop_front();
@@ -128,7 +183,7 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
                                 std::string owner) {
   auto& svc = service(key);
   auto [it, inserted] =
-      svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner)});
+      svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner), {}});
   if (inserted) ++instance_count_;
 }
 

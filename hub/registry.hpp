@@ -27,9 +27,18 @@
 
 namespace cascade::hub {
 
+// A node other than the owner whose set holds the instance too: the hubs of
+// a multi-homed tier all report their agents upstream, or an instance moved
+// between agents. One of them takes over when the owner drops it.
+struct Claim {
+  std::string node;
+  bool same_content = true;  // reported exactly what the entry holds now
+};
+
 struct InstanceEntry {
   proto::Instance instance;
   std::string owner;  // node id of the registering agent
+  std::vector<Claim> claimants;
 };
 
 struct ChangeRecord {
@@ -66,12 +75,25 @@ class Registry {
   ServiceEntry* find(const proto::ServiceKey& key);
   const ServiceEntry* find(const proto::ServiceKey& key) const;
 
-  // Adds or replaces an instance; the owner takes it over (the one it took it
-  // from, if any, lands in `previous_owner`). True if anything changed.
-  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view owner,
-              std::string* previous_owner = nullptr);
-  // Removes the instance if `owner` still owns it. True if removed.
-  bool remove(ServiceEntry& svc, const std::string& id, std::string_view owner);
+  // Adds or replaces an instance in `node`'s name. A node that reports an
+  // instance another node owns, with the same content, becomes a claimant
+  // (nothing changes for clients); different content takes the instance over
+  // and the previous owner becomes a claimant. True if anything changed.
+  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node);
+  // `node` no longer reports the instance. The owner's drop hands it to a
+  // claimant if there is one; otherwise it is removed. True if removed. A
+  // claimant whose content may differ lands in `ask_again`: its set must be
+  // read again to learn what it reports.
+  bool remove(ServiceEntry& svc, const std::string& id, std::string_view node,
+              std::string* ask_again = nullptr);
+  // The instance as `node` last reported it, if it reports it (owner or claimant).
+  const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
+                                     std::string_view node) const;
+
+  // Instances whose content changed (added, changed, removed) since the last
+  // call, for the hub's uplink; recorded only after track_changes().
+  void track_changes() { track_changes_ = true; }
+  std::vector<DirtyInstance> take_changes();
 
   // What a client holding `held_version` needs; nullopt when it is current.
   std::optional<proto::ServiceUpdate> update_for(const ServiceEntry& svc,
@@ -113,6 +135,8 @@ class Registry {
   std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;
+  bool track_changes_ = false;
+  std::vector<DirtyInstance> changes_;
 };
 
 }  // namespace cascade::hub

@@ -167,14 +167,27 @@ TEST_F(HubCoreTest, DeregisteredIncarnationIsForgottenAfterALease) {
   EXPECT_TRUE(query("svc").found);
 }
 
-TEST_F(HubCoreTest, InstanceTakenOverIsReclaimedWhenTheNewOwnerDropsIt) {
+TEST_F(HubCoreTest, InstanceReportedByTwoNodesSurvivesWhicheverDropsItFirst) {
   const std::vector<proto::Registration> set{reg("svc", "shared", "a:1")};
   send(beat_with_set("x", 1, set));
-  send(beat_with_set("y", 1, set));  // y takes the instance over
-  EXPECT_TRUE(send(beat("x", 2, digest(set))).send_full) << "x must re-assert its set";
-  send(beat_with_set("y", 2, {}));  // y drops it
-  send(beat_with_set("x", 3, set));
+  send(beat_with_set("y", 1, set));  // the same instance, the same content: y claims it too
+  EXPECT_FALSE(send(beat("x", 2, digest(set))).send_full) << "nothing to re-assert";
+  send(beat_with_set("x", 3, {}));  // the owner drops it: y's claim keeps it
   EXPECT_TRUE(query("svc").found);
+  send(beat_with_set("y", 2, {}));
+  EXPECT_FALSE(query("svc").found);
+}
+
+TEST_F(HubCoreTest, InstanceTakenOverIsReclaimedWithItsOwnContentWhenTheNewOwnerDropsIt) {
+  const std::vector<proto::Registration> old_set{reg("svc", "shared", "old:1")};
+  send(beat_with_set("x", 1, old_set));
+  send(beat_with_set("y", 1, {reg("svc", "shared", "new:1")}));  // different content wins
+  EXPECT_EQ(query("svc").instances.at(0).address, "new:1");
+  send(beat_with_set("y", 2, {}));  // y drops it: x still claims it
+  EXPECT_TRUE(query("svc").found);
+  EXPECT_TRUE(send(beat("x", 2, digest(old_set))).send_full) << "x must say what it reports";
+  send(beat_with_set("x", 3, old_set));
+  EXPECT_EQ(query("svc").instances.at(0).address, "old:1");
 }
 
 TEST_F(HubCoreTest, OlderEpochIsRejectedAsStale) {

@@ -1,0 +1,272 @@
+#include "hub/uplink.hpp"
+
+#include <algorithm>
+
+namespace cascade::hub {
+
+namespace {
+
+constexpr Duration kTtlBeforeFirstLease{3000};
+
+agent::AgentCoreConfig core_config(const UplinkConfig& c, const std::string& hub_id,
+                                   std::uint32_t tier, std::uint64_t epoch, std::size_t hubs) {
+  agent::AgentCoreConfig a;
+  a.node_id = hub_id;
+  a.epoch = epoch;
+  a.hub_count = hubs;
+  a.beat_interval = c.beat_interval;
+  a.subscription_ttl = c.unused_ttl;
+  a.query_timeout = c.query_timeout;
+  a.change_delay = c.change_delay;
+  a.send_deltas = true;
+  a.max_registrations_per_beat = c.max_registrations_per_beat;
+  a.sender_tier = tier;
+  return a;
+}
+
+}  // namespace
+
+Uplink::Uplink(UplinkConfig config, std::string hub_id, std::uint32_t tier, std::uint64_t epoch,
+               std::uint64_t rng_seed, MonoTime now)
+    : config_(std::move(config)), tier_(tier), started_(now) {
+  const auto n = std::max<std::size_t>(1, config_.endpoints.size());
+  if (config_.mode == UplinkMode::kAll) {
+    for (std::size_t i = 0; i < n; ++i)
+      cores_.emplace_back(core_config(config_, hub_id, tier, epoch, 1), rng_seed + i);
+  } else {
+    cores_.emplace_back(core_config(config_, hub_id, tier, epoch, n), rng_seed);
+  }
+}
+
+agent::AgentCore& Uplink::core_for(std::size_t upstream, std::size_t& from_hub) {
+  if (config_.mode == UplinkMode::kAll) {
+    from_hub = 0;
+    return cores_.at(upstream);
+  }
+  from_hub = upstream;
+  return cores_.front();
+}
+
+std::size_t Uplink::upstream_of(std::size_t core, std::size_t hub) const {
+  return config_.mode == UplinkMode::kAll ? core : hub;
+}
+
+void Uplink::take_actions(MonoTime now, std::size_t core, agent::AgentActions&& actions) {
+  for (auto& out : actions.send)
+    outgoing_.push_back({upstream_of(core, out.hub), std::move(out.message)});
+  const auto finish = [&](std::uint64_t id, bool answered) {
+    auto it = question_by_request_.find({core, id});
+    if (it == question_by_request_.end()) return;
+    const auto service = it->second;
+    question_by_request_.erase(it);
+    settle(now, service, answered);
+  };
+  for (const auto id : actions.answered)
+    finish(id, true);
+  for (const auto id : actions.timed_out)
+    finish(id, false);
+}
+
+void Uplink::upsert(MonoTime now, proto::Registration reg) {
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    take_actions(now, i, cores_[i].add_registration(now, reg));
+}
+
+void Uplink::remove(MonoTime now, const proto::InstanceKey& key) {
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    take_actions(now, i, cores_[i].remove_registration(now, key.service, key.id));
+}
+
+std::optional<CrossTierAnswer> Uplink::lookup(MonoTime now, const proto::ServiceKey& service,
+                                              std::uint64_t token) {
+  for (auto& core : cores_)
+    core.lookup_any(now, 0, service);  // marks it used, so beats keep it fresh
+  if (auto answer = answer_now(now, service)) return answer;
+  ask(now, service, token);
+  return std::nullopt;
+}
+
+std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
+                                                  const proto::ServiceKey& service) const {
+  if (known_missing(now, service)) return CrossTierAnswer{Outcome::kNotFound, std::nullopt, false};
+  auto view = best_view(now, service);
+  if (view && !view->stale) return CrossTierAnswer{Outcome::kFound, std::move(view), false};
+  if (!known_down(now)) return std::nullopt;  // ask: the upstream should answer
+  if (view && view->age <= config_.max_stale)
+    return CrossTierAnswer{Outcome::kFound, std::move(view), false};
+  return CrossTierAnswer{Outcome::kUnavailable, std::nullopt, false};
+}
+
+std::optional<CrossTierView> Uplink::use(MonoTime now, const proto::ServiceKey& service) {
+  for (auto& core : cores_)
+    core.lookup_any(now, 0, service);
+  auto view = best_view(now, service);
+  if (!view && !known_missing(now, service) && !known_down(now)) ask(now, service, std::nullopt);
+  return view;
+}
+
+bool Uplink::known_missing(MonoTime now, const proto::ServiceKey& service) const {
+  auto it = missing_.find(service);
+  return it != missing_.end() && now < it->second;
+}
+
+void Uplink::ask(MonoTime now, const proto::ServiceKey& service,
+                 std::optional<std::uint64_t> waiter) {
+  auto [it, fresh_question] = questions_.try_emplace(service);
+  if (waiter) it->second.waiters.push_back(*waiter);
+  if (!fresh_question) return;  // already asked: wait for that answer
+  std::size_t core = 0;
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    if (cores_[i].hub_reachable(now)) {
+      core = i;
+      break;
+    }
+  }
+  std::uint64_t request_id = 0;
+  auto actions = cores_[core].query(now, service, request_id);
+  it->second.core = core;
+  it->second.request_id = request_id;
+  question_by_request_[{core, request_id}] = service;
+  take_actions(now, core, std::move(actions));
+}
+
+// The question for `service` got its reply (`answered`) or timed out.
+void Uplink::settle(MonoTime now, const proto::ServiceKey& service, bool answered) {
+  auto it = questions_.find(service);
+  if (it == questions_.end()) return;
+  auto waiters = std::move(it->second.waiters);
+  questions_.erase(it);
+  CrossTierAnswer answer;
+  answer.asked_now = answered;
+  auto view = best_view(now, service);
+  if (answered && known_missing(now, service)) {
+    answer.outcome = Outcome::kNotFound;
+  } else if (view && (answered || view->age <= config_.max_stale)) {
+    answer.outcome = Outcome::kFound;
+    answer.view = std::move(view);
+  } else {
+    answer.outcome = Outcome::kUnavailable;
+  }
+  for (const auto token : waiters)
+    answered_.push_back({token, service, answer});
+}
+
+std::optional<CrossTierView> Uplink::best_view(MonoTime now,
+                                               const proto::ServiceKey& service) const {
+  std::optional<agent::Resolution> best;
+  for (const auto& core : cores_) {
+    auto r = core.peek(now, 0, service);
+    if (r && (!best || r->age < best->age)) best = std::move(r);
+  }
+  if (!best) return std::nullopt;
+  CrossTierView view;
+  view.version = best->version;
+  view.instances = std::move(best->instances);
+  view.tier = 0;
+  for (auto& in : view.instances) {
+    if (in.tier == 0) in.tier = upstream_tier();  // held by the upstream's own registry
+    if (view.tier == 0 || in.tier < view.tier) view.tier = in.tier;  // the nearest tier answers
+  }
+  if (view.tier == 0) view.tier = upstream_tier();
+  view.age = best->age;
+  view.stale = best->age > ttl();
+  return view;
+}
+
+void Uplink::on_message(MonoTime now, std::size_t upstream, const proto::Message& message) {
+  if (upstream >= std::max<std::size_t>(1, config_.endpoints.size())) return;
+  std::size_t from_hub = 0;
+  auto& core = core_for(upstream, from_hub);
+  const auto* reply = std::get_if<proto::QueryReply>(&message);
+  const bool not_found = reply != nullptr && !reply->found;
+  if (not_found) remember_missing(now, reply->service);
+  const auto index = config_.mode == UplinkMode::kAll ? upstream : 0;
+  take_actions(now, index, core.on_message(now, from_hub, message));
+  // Kept as a negative entry here, not as an empty list the beats would declare.
+  if (not_found) core.forget(reply->service);
+}
+
+void Uplink::remember_missing(MonoTime now, const proto::ServiceKey& service) {
+  const auto until = now + config_.negative_ttl;
+  missing_[service] = until;
+  missing_order_.emplace_back(until, service);
+  while (missing_.size() > config_.max_negative_entries && !missing_order_.empty()) {
+    missing_.erase(missing_order_.front().second);
+    missing_order_.pop_front();
+  }
+}
+
+void Uplink::on_timer(MonoTime now) {
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    take_actions(now, i, cores_[i].on_timer(now));
+  while (!missing_order_.empty() && missing_order_.front().first <= now) {
+    auto it = missing_.find(missing_order_.front().second);
+    if (it != missing_.end() && it->second <= now) missing_.erase(it);
+    missing_order_.pop_front();
+  }
+}
+
+MonoTime Uplink::next_deadline() const {
+  MonoTime next = cores_.front().next_deadline();
+  for (const auto& core : cores_)
+    next = std::min(next, core.next_deadline());
+  return next;
+}
+
+std::vector<UplinkOutgoing> Uplink::take_outgoing() {
+  auto out = std::move(outgoing_);
+  outgoing_.clear();
+  return out;
+}
+
+std::vector<AnsweredWaiter> Uplink::take_answered() {
+  auto out = std::move(answered_);
+  answered_.clear();
+  return out;
+}
+
+bool Uplink::reachable(MonoTime now) const {
+  return std::any_of(cores_.begin(), cores_.end(),
+                     [&](const agent::AgentCore& c) { return c.hub_reachable(now); });
+}
+
+// Down: nothing answered for a while (and we have been up long enough to know).
+bool Uplink::known_down(MonoTime now) const {
+  return now - started_ > config_.query_timeout && !reachable(now);
+}
+
+Duration Uplink::ttl() const {
+  if (config_.cache_ttl.count() > 0) return config_.cache_ttl;
+  Duration lease{0};
+  for (const auto& core : cores_)
+    if (core.granted_lease().count() > 0 && (lease.count() == 0 || core.granted_lease() < lease))
+      lease = core.granted_lease();
+  return lease.count() > 0 ? lease / 2 : kTtlBeforeFirstLease;
+}
+
+std::vector<proto::UpstreamStatus> Uplink::status(MonoTime now) const {
+  std::vector<proto::UpstreamStatus> out;
+  for (std::size_t i = 0; i < config_.endpoints.size(); ++i) {
+    proto::UpstreamStatus s;
+    s.endpoint = config_.endpoints[i];
+    const auto& core = config_.mode == UplinkMode::kAll ? cores_.at(i) : cores_.front();
+    s.current = config_.mode == UplinkMode::kAll || core.current_hub() == i;
+    if (s.current) {
+      s.hub_id = core.hub_id();
+      s.reachable = core.hub_reachable(now);
+      if (auto at = core.last_reply_at()) s.last_reply_ms = (now - *at).count();
+      s.lease_ms = static_cast<std::uint32_t>(core.granted_lease().count());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::size_t Uplink::cached_entries() const {
+  std::size_t n = 0;
+  for (const auto& core : cores_)
+    n = std::max(n, core.cache_size());
+  return n;
+}
+
+}  // namespace cascade::hub

@@ -1,0 +1,150 @@
+#pragma once
+// A tiered hub's link to the tier above: it beats its tier's aggregate up and
+// keeps the answers it got from above (see docs/architecture.md, "Tiers").
+//
+// The hub is an agent of its upstream. Each link is an agent::AgentCore, so
+// the uplink inherits the agent's beat schedule, retries, failover with
+// backoff capped by the granted lease, digest-only steady state and per-
+// service versions with deltas. What it registers is every instance of its
+// own registry; what it declares in `uses` are the cross-tier services its
+// consumers use, so the upstream's replies keep those lists fresh with no
+// per-query watch.
+//
+// Why these rules:
+// - Freshness: a cached list is fresh for `cache_ttl` after the upstream last
+//   confirmed it (default: half the lease the upstream grants, so it is always
+//   shorter than the upstream's own hold on the data). Every reply to our
+//   beats confirms every list we declared.
+// - Stale-if-upstream-down: while no upstream answers, an expired list is
+//   still served, marked stale with its age, for up to `max_stale`.
+// - "Not found" answers are kept for `negative_ttl`, so a storm of lookups for
+//   a missing service stays in this tier; at most `max_negative_entries` of them.
+// - One question per service in flight: consumers that miss while it is
+//   asked wait for the same answer.
+// - Multi-homing: `kAll` beats to every upstream (each holds this tier's
+//   state independently); `kFailover` beats to one and moves on after misses.
+//
+// Sans-IO: time comes in as `now`; messages go out through take_outgoing().
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/agent_core.hpp"
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+
+namespace cascade::hub {
+
+enum class UplinkMode : std::uint8_t { kFailover, kAll };
+
+struct UplinkConfig {
+  std::vector<std::string> endpoints;  // upstream hubs (shown in status; the count matters here)
+  UplinkMode mode = UplinkMode::kFailover;
+  Duration beat_interval{2000};
+  Duration change_delay{20};  // changes of this tier travel up coalesced over this long
+  Duration cache_ttl{0};      // 0: half the lease the upstream grants
+  Duration negative_ttl{1000};
+  Duration max_stale{std::chrono::minutes(5)};
+  Duration unused_ttl{
+      std::chrono::seconds(30)};  // a list no consumer declared this long is dropped
+  Duration query_timeout{1000};
+  std::size_t max_negative_entries = 100'000;
+  std::size_t max_registrations_per_beat = 2000;  // larger sets and deltas go in chunks
+};
+
+// What this tier knows of a service from above.
+struct CrossTierView {
+  std::uint64_t version = 0;               // the upstream's version of the list
+  std::vector<proto::Instance> instances;  // each tagged with the tier holding it
+  std::uint32_t tier = 0;                  // the tier that answered
+  Duration age{0};                         // since the upstream last confirmed it
+  bool stale = false;
+};
+
+enum class Outcome : std::uint8_t { kFound, kNotFound, kUnavailable };
+
+struct CrossTierAnswer {
+  Outcome outcome = Outcome::kUnavailable;
+  std::optional<CrossTierView> view;  // kFound
+  bool asked_now = false;             // the upstream was asked for this very answer
+};
+
+// An answer for a consumer that waited (its token came with lookup()).
+struct AnsweredWaiter {
+  std::uint64_t token;
+  proto::ServiceKey service;
+  CrossTierAnswer answer;
+};
+
+struct UplinkOutgoing {
+  std::size_t upstream;  // index into UplinkConfig::endpoints
+  proto::Message message;
+};
+
+class Uplink {
+ public:
+  Uplink(UplinkConfig config, std::string hub_id, std::uint32_t tier, std::uint64_t epoch,
+         std::uint64_t rng_seed, MonoTime now);
+
+  // This tier's aggregate: every instance of the hub's own registry.
+  void upsert(MonoTime now, proto::Registration reg);
+  void remove(MonoTime now, const proto::InstanceKey& key);
+
+  // A consumer below looks the service up: an answer now, or nullopt and the
+  // token comes back through take_answered() once the upstream answered.
+  std::optional<CrossTierAnswer> lookup(MonoTime now, const proto::ServiceKey& service,
+                                        std::uint64_t token);
+  // A consumer below declared the service in its beat: keep it fresh. The
+  // list as known now, if any (asks the upstream when nothing is known).
+  std::optional<CrossTierView> use(MonoTime now, const proto::ServiceKey& service);
+  // The upstream said recently that it has no such service.
+  bool known_missing(MonoTime now, const proto::ServiceKey& service) const;
+
+  void on_message(MonoTime now, std::size_t upstream, const proto::Message& message);
+  void on_timer(MonoTime now);
+  MonoTime next_deadline() const;
+
+  std::vector<UplinkOutgoing> take_outgoing();
+  std::vector<AnsweredWaiter> take_answered();
+
+  // Some upstream answered within its freshness window.
+  bool reachable(MonoTime now) const;
+  std::vector<proto::UpstreamStatus> status(MonoTime now) const;
+  std::size_t cached_entries() const;
+  std::uint32_t upstream_tier() const { return tier_ + 1; }
+
+ private:
+  struct Question {
+    std::size_t core;
+    std::uint64_t request_id;
+    std::vector<std::uint64_t> waiters;
+  };
+
+  agent::AgentCore& core_for(std::size_t upstream, std::size_t& from_hub);
+  std::size_t upstream_of(std::size_t core, std::size_t hub) const;
+  void take_actions(MonoTime now, std::size_t core, agent::AgentActions&& actions);
+  void ask(MonoTime now, const proto::ServiceKey& service, std::optional<std::uint64_t> waiter);
+  void settle(MonoTime now, const proto::ServiceKey& service, bool answered);
+  std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;
+  std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
+  void remember_missing(MonoTime now, const proto::ServiceKey& service);
+  bool known_down(MonoTime now) const;
+  Duration ttl() const;
+
+  UplinkConfig config_;
+  std::uint32_t tier_;
+  MonoTime started_;
+  std::vector<agent::AgentCore> cores_;  // one per upstream (kAll), or one for all (kFailover)
+  std::map<proto::ServiceKey, Question> questions_;
+  std::map<std::pair<std::size_t, std::uint64_t>, proto::ServiceKey> question_by_request_;
+  std::map<proto::ServiceKey, MonoTime> missing_;  // "not found" answers, until when
+  std::deque<std::pair<MonoTime, proto::ServiceKey>> missing_order_;
+  std::vector<UplinkOutgoing> outgoing_;
+  std::vector<AnsweredWaiter> answered_;
+};
+
+}  // namespace cascade::hub

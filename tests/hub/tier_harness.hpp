@@ -1,0 +1,197 @@
+#pragma once
+// Several HubCores wired into tiers in one process, on a fake clock: what one
+// hub's uplink sends is handed to its upstream's core at once and the reply
+// comes straight back, unless the link is cut. Agents are played by the test
+// (beats and queries handed to a hub's core).
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/digest.hpp"
+#include "hub/hub_core.hpp"
+
+namespace cascade::hub::testing {
+
+class TierHarness {
+ public:
+  struct HubSpec {
+    std::string id{};
+    std::uint32_t tier = 1;
+    Duration lease{6000};
+    std::vector<std::string> upstreams{};  // hub ids
+    UplinkMode mode = UplinkMode::kFailover;
+    std::size_t max_registrations_per_beat = 2000;
+    std::uint32_t min_local_up = 1;
+    std::uint64_t epoch = 1;
+  };
+
+  HubCore& add(const HubSpec& spec) {
+    HubCoreConfig config;
+    config.hub_id = spec.id;
+    config.tier = spec.tier;
+    config.lease = spec.lease;
+    config.min_local_up = spec.min_local_up;
+    if (!spec.upstreams.empty()) {
+      UplinkConfig up;
+      up.endpoints = spec.upstreams;
+      up.mode = spec.mode;
+      up.max_registrations_per_beat = spec.max_registrations_per_beat;
+      config.uplink = up;
+    }
+    upstreams_[spec.id] = spec.upstreams;
+    auto& slot = hubs_[spec.id];
+    slot = std::make_unique<HubCore>(config, spec.epoch, clock.now());
+    return *slot;
+  }
+  HubCore& hub(const std::string& id) { return *hubs_.at(id); }
+
+  void cut(const std::string& child, const std::string& parent) { cut_.insert({child, parent}); }
+  void heal(const std::string& child, const std::string& parent) { cut_.erase({child, parent}); }
+
+  // Delivers upstream traffic (and the replies) until nothing moves.
+  void pump() {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto& [id, core] : hubs_)
+        for (auto& out : core->take_upstream_messages()) {
+          moved = true;
+          deliver_up(id, out);
+        }
+      for (auto& [id, core] : hubs_)
+        for (auto& deferred : core->take_deferred_replies()) {
+          moved = true;
+          deliver_deferred(id, deferred);
+        }
+    }
+  }
+
+  // An agent of `hub_id` providing `regs`, beating every 2 s from now on.
+  void agent(const std::string& hub_id, const std::string& node,
+             std::vector<proto::Registration> regs) {
+    auto& a = agents_[node];
+    a.hub = hub_id;
+    a.digest = proto::digest_of(regs);
+    beat_agent(node, std::move(regs));
+  }
+  // kill -9: it stops beating. stop(): a graceful Deregister.
+  void kill(const std::string& node) { agents_.erase(node); }
+  void stop(const std::string& node) {
+    auto& a = agents_.at(node);
+    hub(a.hub).handle(clock.now(), proto::Deregister{node, 1, ++a.seq});
+    agents_.erase(node);
+    pump();
+  }
+
+  // Moves the clock in steps, running every hub's timers and the network.
+  void advance(Duration d, Duration step = Duration{10}) {
+    for (Duration done{0}; done < d; done += step) {
+      clock.advance(step);
+      for (auto& [node, a] : agents_)
+        if (clock.now() - a.last_beat >= kAgentInterval) beat_agent(node, std::nullopt);
+      for (auto& [id, core] : hubs_)
+        core->tick(clock.now());
+      pump();
+    }
+  }
+
+  // A query by a consumer of `hub`; waits (on the virtual clock) for a deferred answer.
+  proto::Message query(const std::string& hub_id, const std::string& service,
+                       Duration max_wait = Duration{3000}) {
+    proto::Query q;
+    q.request_id = ++request_seq_;
+    q.service = proto::ServiceKey{service, std::string(proto::kDefaultGroup)};
+    auto result = hub(hub_id).handle(clock.now(), q);
+    pump();
+    if (result.deferred == 0) return result.reply;
+    const auto key = std::make_pair(hub_id, result.deferred);
+    for (Duration waited{0}; !client_answers_.contains(key) && waited < max_wait;
+         waited += Duration{10})
+      advance(Duration{10});
+    auto it = client_answers_.find(key);
+    if (it == client_answers_.end()) return proto::ErrorReply{};
+    auto reply = std::move(it->second);
+    client_answers_.erase(it);
+    return reply;
+  }
+
+  proto::QueryReply query_reply(const std::string& hub_id, const std::string& service) {
+    auto m = query(hub_id, service);
+    auto* reply = std::get_if<proto::QueryReply>(&m);
+    EXPECT_NE(reply, nullptr) << "not a QueryReply";
+    return reply ? *reply : proto::QueryReply{};
+  }
+
+  // Upstream messages each hub received from the tier below (beats and queries).
+  std::uint64_t received(const std::string& hub_id, proto::MsgType type) const {
+    auto it = received_.find({hub_id, type});
+    return it == received_.end() ? 0 : it->second;
+  }
+  const std::vector<proto::UpBeat>& beats_to(const std::string& hub_id) { return beats_[hub_id]; }
+
+  FakeClock clock;
+
+ private:
+  void deliver_up(const std::string& child, UplinkOutgoing& out) {
+    const auto& parent = upstreams_.at(child).at(out.upstream);
+    if (cut_.contains({child, parent}) || !hubs_.contains(parent)) return;
+    ++received_[{parent, proto::type_of(out.message)}];
+    if (const auto* b = std::get_if<proto::UpBeat>(&out.message)) beats_[parent].push_back(*b);
+    auto result = hub(parent).handle(clock.now(), out.message);
+    if (result.deferred != 0) {
+      forwarded_[{parent, result.deferred}] = {child, out.upstream};
+      return;
+    }
+    hub(child).on_upstream_message(clock.now(), out.upstream, result.reply);
+  }
+
+  void deliver_deferred(const std::string& at, DeferredReply& deferred) {
+    auto it = forwarded_.find({at, deferred.token});
+    if (it == forwarded_.end()) {
+      client_answers_[{at, deferred.token}] = std::move(deferred.reply);
+      return;
+    }
+    const auto [child, index] = it->second;
+    forwarded_.erase(it);
+    if (cut_.contains({child, at})) return;
+    hub(child).on_upstream_message(clock.now(), index, deferred.reply);
+  }
+
+  struct Agent {
+    std::string hub;
+    std::uint64_t digest = 0;
+    std::uint64_t seq = 0;
+    MonoTime last_beat{};
+  };
+  static constexpr Duration kAgentInterval{2000};
+
+  void beat_agent(const std::string& node, std::optional<std::vector<proto::Registration>> regs) {
+    auto& a = agents_.at(node);
+    proto::UpBeat b;
+    b.node_id = node;
+    b.epoch = 1;
+    b.seq = ++a.seq;
+    b.digest = a.digest;
+    b.registrations = std::move(regs);
+    a.last_beat = clock.now();
+    hub(a.hub).handle(clock.now(), b);
+    pump();
+  }
+
+  std::map<std::string, Agent> agents_;
+  std::map<std::string, std::unique_ptr<HubCore>> hubs_;
+  std::map<std::string, std::vector<std::string>> upstreams_;
+  std::set<std::pair<std::string, std::string>> cut_;
+  std::map<std::pair<std::string, std::uint64_t>, std::pair<std::string, std::size_t>> forwarded_;
+  std::map<std::pair<std::string, std::uint64_t>, proto::Message> client_answers_;
+  std::map<std::pair<std::string, proto::MsgType>, std::uint64_t> received_;
+  std::map<std::string, std::vector<proto::UpBeat>> beats_;
+  std::uint64_t request_seq_ = 0;
+};
+
+}  // namespace cascade::hub::testing
