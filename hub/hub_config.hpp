@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "common/clock.hpp"
 #include "common/options.hpp"
@@ -29,10 +30,20 @@ struct HubConfig {
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
   spdlog::level::level_enum log_level = spdlog::level::info;
 
-  // Cascading proxy role: no registry, forwards agents' messages to `upstream`
-  // in batches (hub/proxy_server.hpp).
+  std::string zone;  // datacenter or zone label
+
+  // Upper tier: a hub with upstreams beats its tier's aggregate there and
+  // forwards what its tier lacks (hub/uplink.hpp). A proxy forwards to the first.
+  std::vector<std::string> upstreams;
+  UplinkMode upstream_mode = UplinkMode::kFailover;
+  Duration cache_ttl{0};  // 0 = half the lease the upstream grants
+  Duration negative_ttl{1000};
+  Duration max_stale{std::chrono::minutes(5)};
+  std::uint32_t min_local_up = 1;
+
+  // Cascading proxy role: no registry, forwards agents' messages upstream in
+  // batches (hub/proxy_server.hpp).
   bool proxy = false;
-  std::string upstream;
   Duration proxy_max_delay{20};
   std::size_t proxy_max_batch = 256;
 

@@ -11,13 +11,25 @@ HubCoreConfig HubConfig::core_config() const {
   c.hub_id = id;
   c.tier = tier;
   c.lease = effective_lease();
+  c.zone = zone;
+  c.min_local_up = min_local_up;
+  if (!upstreams.empty()) {
+    UplinkConfig up;
+    up.endpoints = upstreams;
+    up.mode = upstream_mode;
+    up.beat_interval = beat_interval;
+    up.cache_ttl = cache_ttl;
+    up.negative_ttl = negative_ttl;
+    up.max_stale = max_stale;
+    c.uplink = up;
+  }
   return c;
 }
 
 ProxyServerConfig HubConfig::proxy_config() const {
   ProxyServerConfig c;
   c.listen = listen;
-  c.upstream = upstream;
+  c.upstream = upstreams.empty() ? std::string() : upstreams.front();
   c.core.max_batch = proxy_max_batch;
   c.core.max_delay = proxy_max_delay;
   c.max_frame_bytes = max_frame_bytes;
@@ -33,7 +45,31 @@ struct RawOptions {
   std::string log_level = "info";
   std::string data_dir;
   std::int64_t proxy_max_delay_ms = 20;
+  std::string upstream_mode = "failover";
+  std::int64_t cache_ttl_ms = 0;
+  std::int64_t negative_ttl_ms = 1000;
+  std::int64_t max_stale_ms = 300'000;
 };
+
+std::string validate_tiers(const HubConfig& c, const RawOptions& raw) {
+  for (const auto& up : c.upstreams)
+    if (auto error = check_endpoint("--upstream", up); !error.empty()) return error;
+  if (c.proxy) {
+    if (c.upstreams.empty()) return "--proxy needs --upstream, the hub to forward to";
+    if (c.upstreams.size() > 1) return "--proxy forwards to one --upstream (put a hub behind it)";
+    return check_proxy_config(c.proxy_config().core);
+  }
+  if (raw.upstream_mode != "failover" && raw.upstream_mode != "all")
+    return "--upstream-mode must be 'failover' or 'all'";
+  if (raw.cache_ttl_ms < 0 || raw.cache_ttl_ms > 3'600'000)
+    return "--cache-ttl-ms must be between 0 (half the upstream's lease) and 3600000";
+  if (raw.negative_ttl_ms < 0 || raw.negative_ttl_ms > 600'000)
+    return "--negative-ttl-ms must be between 0 and 600000 milliseconds";
+  if (raw.max_stale_ms < 0 || raw.max_stale_ms > 86'400'000)
+    return "--max-stale-ms must be between 0 and 86400000 milliseconds";
+  if (!c.upstreams.empty() && c.tier >= 16) return "--tier 16 is the top: it cannot have upstreams";
+  return {};
+}
 
 std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (c.id.empty() || c.id.size() > 255) return "--id must be 1..255 characters";
@@ -47,14 +83,7 @@ std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
-  if (c.proxy) {
-    if (c.upstream.empty()) return "--proxy needs --upstream, the hub to forward to";
-    if (auto error = check_endpoint("--upstream", c.upstream); !error.empty()) return error;
-    if (auto error = check_proxy_config(c.proxy_config().core); !error.empty()) return error;
-  } else if (!c.upstream.empty()) {
-    return "--upstream is only supported with --proxy so far (tiered hubs are not built yet)";
-  }
-  return {};
+  return validate_tiers(c, raw);
 }
 
 }  // namespace
@@ -91,7 +120,29 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   app.add_flag(
       "--proxy", c.proxy,
       "Run as a cascading proxy: no registry, forward agents' messages upstream in batches");
-  app.add_option("--upstream", c.upstream, "With --proxy: the hub to forward to (ZeroMQ endpoint)");
+  app.add_option("--zone", c.zone, "Datacenter or zone label of this hub (shown in status)");
+  app.add_option("--upstream", c.upstreams,
+                 "Hub of the tier above (repeatable): beat this tier's aggregate there and "
+                 "forward what this tier lacks; with --proxy, the hub to forward to");
+  app.add_option("--upstream-mode", raw.upstream_mode,
+                 "With several --upstream: 'failover' (one at a time) or 'all' (each holds "
+                 "this tier independently)")
+      ->capture_default_str();
+  app.add_option("--cache-ttl-ms", raw.cache_ttl_ms,
+                 "How long an upper tier's answer is served without confirmation, in "
+                 "milliseconds (0: half the lease the upstream grants)")
+      ->capture_default_str();
+  app.add_option("--negative-ttl-ms", raw.negative_ttl_ms,
+                 "How long a 'not found' from the upper tier is kept, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--max-stale-ms", raw.max_stale_ms,
+                 "While the upper tier is unreachable, serve its expired answers (marked "
+                 "stale) up to this age, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--min-local-up", c.min_local_up,
+                 "Fewer UP instances of a service in this tier than this: add the upper "
+                 "tier's instances")
+      ->capture_default_str();
   app.add_option("--proxy-max-delay-ms", raw.proxy_max_delay_ms,
                  "With --proxy: longest a message waits for its batch, in milliseconds (<= 50)")
       ->capture_default_str();
@@ -107,6 +158,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.lease = Duration{raw.lease_ms};
   c.flush_interval = Duration{raw.flush_interval_ms};
   c.proxy_max_delay = Duration{raw.proxy_max_delay_ms};
+  c.upstream_mode = raw.upstream_mode == "all" ? UplinkMode::kAll : UplinkMode::kFailover;
+  c.cache_ttl = Duration{raw.cache_ttl_ms};
+  c.negative_ttl = Duration{raw.negative_ttl_ms};
+  c.max_stale = Duration{raw.max_stale_ms};
   if (!parse_log_level(raw.log_level, c.log_level))
     return ParsedHubOptions::usage_error("cascade-hub",
                                          "--log-level: unknown level '" + raw.log_level + "'");

@@ -15,6 +15,8 @@ constexpr std::size_t kMaxFramesPerPass = 4096;  // keeps timers and flushes tim
 constexpr Duration kMaxPollWait{100};            // how soon a stop request is noticed
 constexpr int kReceiveHighWaterMark = 100'000;
 constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
+constexpr int kUpstreamHighWaterMark = 1000;
+constexpr int kReconnectMaxMs = 5000;  // ZeroMQ backs off reconnects up to this
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
   const auto epoch = store.next_epoch();
@@ -40,6 +42,21 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
   // ZeroMQ drops a peer that sends a larger message before we ever see it; the
   // decoder enforces the exact limit for anything smaller.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
+  connect_upstreams(context);
+}
+
+void HubServer::connect_upstreams(zmq::context_t& context) {
+  for (const auto& endpoint : config_.upstreams) {
+    auto& s = upstreams_.emplace_back(context, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    // Nothing is queued for an upstream that is not connected: the uplink
+    // retries on its own schedule, and old beats must not pile up meanwhile.
+    s.set(zmq::sockopt::immediate, 1);
+    s.set(zmq::sockopt::sndhwm, kUpstreamHighWaterMark);
+    s.set(zmq::sockopt::reconnect_ivl_max, kReconnectMaxMs);
+    s.connect(endpoint);
+    spdlog::info("tier {} hub {}: upstream {}", config_.tier, config_.id, endpoint);
+  }
 }
 
 std::string HubServer::bind() {
@@ -50,16 +67,22 @@ std::string HubServer::bind() {
 void HubServer::run(const std::atomic<bool>& stop) {
   spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms", config_.id, config_.tier,
                core_.epoch(), core_.config().lease.count());
+  std::vector<zmq::pollitem_t> items;
+  items.push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
+  for (auto& up : upstreams_)
+    items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   while (!stop.load(std::memory_order_relaxed)) {
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    poll_ignoring_signals(&item, 1, poll_timeout());
-    const bool backlog = (item.revents & ZMQ_POLLIN) && serve_pending_frames();
+    poll_ignoring_signals(items.data(), items.size(), poll_timeout());
+    for (std::size_t i = 1; i < items.size(); ++i)
+      if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
+    const bool backlog = (items[0].revents & ZMQ_POLLIN) && serve_pending_frames();
     // With frames still queued, a renewal may be waiting behind them: expire
     // nothing until the queue is drained, for a bounded number of passes.
     if (!backlog || ++ticks_deferred_ > kMaxTicksDeferred) {
       core_.tick(clock_.now());
       ticks_deferred_ = 0;
     }
+    route_core_output();
     if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();
   }
   flush();
@@ -99,6 +122,7 @@ void HubServer::handle(Multipart& frames) {
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
   bool durable = false;
+  std::vector<Slot> deferred;
   for (const auto& item : decoded.items)
     if (const auto* message = std::get_if<proto::Message>(&item)) core_.prefetch(*message);
   for (auto& item : decoded.items) {
@@ -109,15 +133,67 @@ void HubServer::handle(Multipart& frames) {
     }
     auto result = core_.handle(now, std::get<proto::Message>(item));
     durable |= result.durable;
+    if (result.deferred != 0) deferred.push_back({result.deferred, replies.size()});
     replies.push_back(std::move(result.reply));
   }
-  const auto bytes =
-      decoded.batched ? proto::encode_batch(replies) : proto::encode(replies.front());
+  if (deferred.empty()) return reply(frames, replies, decoded.batched, durable);
+  // Some answers come from the upper tier: the whole frame waits for them.
+  const auto id = ++next_frame_;
+  for (const auto& slot : deferred)
+    deferred_slots_[slot.frame] = {id, slot.index};
+  waiting_frames_[id] = WaitingFrame{std::move(frames), std::move(replies), deferred.size(),
+                                     decoded.batched, durable};
+}
+
+void HubServer::reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
+                      bool durable) {
+  const auto bytes = batched ? proto::encode_batch(replies) : proto::encode(replies.front());
   frames.back() = zmq::message_t(bytes.data(), bytes.size());
   if (durable)
     awaiting_commit_.push_back(std::move(frames));
   else
     send_now(frames);
+}
+
+void HubServer::receive_from_upstream(std::size_t index) {
+  Multipart frames;
+  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+    frames.clear();
+    if (!zmq::recv_multipart(upstreams_[index], std::back_inserter(frames),
+                             zmq::recv_flags::dontwait))
+      break;
+    auto decoded = proto::decode_frame(frames.back().to_string_view(), limits_);
+    for (auto& item : decoded.items) {
+      if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
+        log_bad_input(*failure);
+        core_.on_decode_failure(*failure);
+        continue;
+      }
+      core_.on_upstream_message(clock_.now(), index, std::get<proto::Message>(item));
+    }
+  }
+  route_core_output();
+}
+
+void HubServer::route_core_output() {
+  for (auto& out : core_.take_upstream_messages()) {
+    const auto bytes = proto::encode(out.message);
+    // Not connected or over the high-water mark: dropped; the uplink retries.
+    upstreams_.at(out.upstream).send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  }
+  for (auto& deferred : core_.take_deferred_replies()) {
+    auto slot = deferred_slots_.find(deferred.token);
+    if (slot == deferred_slots_.end()) continue;
+    const auto [frame_id, index] = slot->second;
+    deferred_slots_.erase(slot);
+    auto frame = waiting_frames_.find(frame_id);
+    if (frame == waiting_frames_.end()) continue;
+    auto& waiting = frame->second;
+    waiting.replies.at(index) = std::move(deferred.reply);
+    if (--waiting.missing > 0) continue;
+    reply(waiting.frames, waiting.replies, waiting.batched, waiting.durable);
+    waiting_frames_.erase(frame);
+  }
 }
 
 void HubServer::send_now(Multipart& frames) {

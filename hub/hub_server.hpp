@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include <zmq.hpp>
 
@@ -41,9 +42,29 @@ class HubServer {
  private:
   using Multipart = std::vector<zmq::message_t>;
 
+  // A frame whose replies wait for the upper tier (some of its queries were
+  // forwarded); it is answered whole, in order, once every slot is filled.
+  struct WaitingFrame {
+    Multipart frames;
+    std::vector<proto::Message> replies;
+    std::size_t missing = 0;
+    bool batched = false;
+    bool durable = false;
+  };
+  struct Slot {
+    std::uint64_t frame;
+    std::size_t index;
+  };
+
   // Handles queued frames; true when it stopped at the per-pass cap.
   bool serve_pending_frames();
   void handle(Multipart& frames);
+  void connect_upstreams(zmq::context_t& context);
+  void receive_from_upstream(std::size_t index);
+  // Sends what the core produced for the upstreams and the deferred replies.
+  void route_core_output();
+  void reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
+             bool durable);
   void flush();
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
@@ -53,7 +74,11 @@ class HubServer {
   const Clock& clock_;
   HubStore& store_;
   zmq::socket_t socket_;
+  std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream
   HubCore core_;
+  std::unordered_map<std::uint64_t, WaitingFrame> waiting_frames_;
+  std::unordered_map<std::uint64_t, Slot> deferred_slots_;  // core token -> reply slot
+  std::uint64_t next_frame_ = 0;
   proto::DecodeLimits limits_;
   std::vector<Multipart> awaiting_commit_;
   int ticks_deferred_ = 0;

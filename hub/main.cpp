@@ -29,7 +29,7 @@ int serve_proxy(const cascade::hub::HubConfig& config) {
   try {
     endpoint = proxy.bind();
   } catch (const zmq::error_t& e) {
-    spdlog::critical("cannot listen on {} / reach {}: {}", config.listen, config.upstream,
+    spdlog::critical("cannot listen on {} / reach {}: {}", config.listen, config.upstreams.front(),
                      e.what());
     return 1;
   }

@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
   CommandSpec spec;
   auto* status = app.add_subcommand("status", "Hub identity, uptime, sizes and counters");
   auto* services = app.add_subcommand("services", "Every service the hub knows, with counts");
+  auto* topology = app.add_subcommand(
+      "topology", "The hub's tier and zone, its children and its upstreams with their state");
   auto* resolve = app.add_subcommand("resolve", "The instances of one service");
   resolve->add_option("SERVICE", spec.service.name, "Service name")->required();
   resolve->add_option("--group", spec.service.group, "Service group")->capture_default_str();
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   if (status->parsed()) spec.command = Command::kStatus;
   if (services->parsed()) spec.command = Command::kServices;
   if (resolve->parsed()) spec.command = Command::kResolve;
+  if (topology->parsed()) spec.command = Command::kTopology;
   spec.format = json ? cascade::ctl::OutputFormat::kJson : cascade::ctl::OutputFormat::kTable;
   spec.timeout = cascade::Duration{timeout_ms};
   spec.request_id = fresh_request_id();

@@ -50,17 +50,31 @@ TEST_P(HubOptionsRejects, WithExitCodeTwoAndAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     BadValues, HubOptionsRejects,
-    ::testing::Values(BadFlag{{"--beat-interval-ms", "abc"}, "beat-interval-ms"},
-                      BadFlag{{"--beat-interval-ms", "0"}, "--beat-interval-ms"},
-                      BadFlag{{"--lease-ms", "100"}, "--lease-ms"},
-                      BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"},
-                      BadFlag{{"--tier", "0"}, "--tier"},
-                      BadFlag{{"--log-level", "loud"}, "--log-level"},
-                      BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"},
-                      BadFlag{{"--proxy"}, "--upstream"},
-                      BadFlag{{"--upstream", "tcp://127.0.0.1:7400"}, "--proxy"},
-                      BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--proxy-max-delay-ms", "80"},
-                              "max_delay"}));
+    ::testing::Values(
+        BadFlag{{"--beat-interval-ms", "abc"}, "beat-interval-ms"},
+        BadFlag{{"--beat-interval-ms", "0"}, "--beat-interval-ms"},
+        BadFlag{{"--lease-ms", "100"}, "--lease-ms"},
+        BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"}, BadFlag{{"--tier", "0"}, "--tier"},
+        BadFlag{{"--log-level", "loud"}, "--log-level"},
+        BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"},
+        BadFlag{{"--proxy"}, "--upstream"}, BadFlag{{"--upstream", "127.0.0.1:7400"}, "--upstream"},
+        BadFlag{{"--upstream", "tcp://h:1", "--upstream-mode", "some"}, "--upstream-mode"},
+        BadFlag{{"--upstream", "tcp://h:1", "--negative-ttl-ms", "-1"}, "--negative-ttl-ms"},
+        BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--upstream", "tcp://h:2"},
+                "one --upstream"},
+        BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--proxy-max-delay-ms", "80"},
+                "max_delay"}));
+
+TEST(HubOptions, RepeatedUpstreamsMakeAMultiHomedTieredHub) {
+  auto p = parse({"--tier", "1", "--upstream", "tcp://l2a:7700", "--upstream", "tcp://l2b:7700",
+                  "--upstream-mode", "all", "--lease-ms", "6000"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto core = p.config->core_config();
+  ASSERT_TRUE(core.uplink.has_value());
+  EXPECT_EQ(core.uplink->endpoints.size(), 2u);
+  EXPECT_EQ(core.uplink->mode, UplinkMode::kAll);
+  EXPECT_EQ(core.uplink->cache_ttl, Duration{0}) << "default: half the upstream's lease";
+}
 
 TEST(HubOptions, HelpExitsZeroWithUsage) {
   auto p = parse({"--help"});

@@ -115,15 +115,15 @@ TEST(CtlRender, EmptyServicesJsonIsAnEmptyList) {
 TEST(CtlRender, ResolveTableHasHeaderLineAndInstanceColumns) {
   EXPECT_EQ(resolve_table(found_orders()),
             "orders (group default) version 7 at hub hub-a (tier 1, local, 0 ms old): 2 instances\n"
-            "ID        ADDRESS        STATUS  WEIGHT  ZONE\n"
-            "orders-1  10.0.0.1:8080  UP         100  eu-1a\n"
-            "orders-2  10.0.0.2:8080  DOWN        50  eu-1b\n");
+            "ID        ADDRESS        STATUS  WEIGHT  ZONE   TIER\n"
+            "orders-1  10.0.0.1:8080  UP         100  eu-1a  local\n"
+            "orders-2  10.0.0.2:8080  DOWN        50  eu-1b  local\n");
 }
 
 TEST(CtlRender, ResolveTableForUnknownServiceSaysNotFound) {
   EXPECT_EQ(resolve_table(unknown_service()),
             "ghost (group default) not found at hub hub-a\n"
-            "ID  ADDRESS  STATUS  WEIGHT  ZONE\n");
+            "ID  ADDRESS  STATUS  WEIGHT  ZONE  TIER\n");
 }
 
 TEST(CtlRender, ResolveTableForServiceWithoutInstancesSaysZero) {
@@ -131,28 +131,29 @@ TEST(CtlRender, ResolveTableForServiceWithoutInstancesSaysZero) {
   reply.instances.clear();
   EXPECT_EQ(resolve_table(reply),
             "orders (group default) version 7 at hub hub-a (tier 1, local, 0 ms old): 0 instances\n"
-            "ID  ADDRESS  STATUS  WEIGHT  ZONE\n");
+            "ID  ADDRESS  STATUS  WEIGHT  ZONE  TIER\n");
 }
 
 TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
   const Json json = Json::parse(resolve_json(found_orders()));
 
   EXPECT_EQ(keys_of(json), (std::set<std::string>{"service", "group", "version", "hub", "tier",
-                                                  "source", "age_ms", "instances"}));
+                                                  "source", "age_ms", "stale", "instances"}));
   EXPECT_EQ(json["service"], "orders");
   EXPECT_EQ(json["group"], "default");
   EXPECT_EQ(json["version"], 7);
   EXPECT_EQ(json["hub"], "hub-a");
   ASSERT_EQ(json["instances"].size(), 2U);
   for (const auto& in : json["instances"]) {
-    EXPECT_EQ(keys_of(in),
-              (std::set<std::string>{"id", "address", "status", "weight", "zone", "metadata"}));
+    EXPECT_EQ(keys_of(in), (std::set<std::string>{"id", "address", "status", "weight", "zone",
+                                                  "tier", "metadata"}));
   }
   EXPECT_EQ(json["instances"][0], (Json{{"id", "orders-1"},
                                         {"address", "10.0.0.1:8080"},
                                         {"status", "UP"},
                                         {"weight", 100},
                                         {"zone", "eu-1a"},
+                                        {"tier", 0},
                                         {"metadata", {{"build", "abc123"}}}}));
   EXPECT_EQ(json["instances"][1]["status"], "DOWN");
   EXPECT_TRUE(json["instances"][1]["metadata"].is_object());
@@ -169,6 +170,59 @@ TEST(CtlRender, ResolveSaysWhichTierAnsweredAndHowOldTheListIs) {
   EXPECT_EQ(json["source"], "cache");
   EXPECT_EQ(json["age_ms"], 850);
   EXPECT_NE(resolve_table(reply).find("(tier 2, cache, 850 ms old)"), std::string::npos);
+}
+
+TEST(CtlRender, StaleCrossTierAnswerSaysSoAndTagsInstancesWithTheirTier) {
+  auto reply = found_orders();
+  reply.tier = 2;
+  reply.source = proto::AnswerSource::kCache;
+  reply.age_ms = 12'000;
+  reply.stale = true;
+  for (auto& in : reply.instances)
+    in.tier = 2;
+  const auto table = resolve_table(reply);
+  EXPECT_NE(table.find("(tier 2, cache, 12000 ms old, STALE: upper tier unreachable)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("eu-1a  2\n"), std::string::npos) << table;
+  const Json json = Json::parse(resolve_json(reply));
+  EXPECT_EQ(json["stale"], true);
+  EXPECT_EQ(json["instances"][0]["tier"], 2);
+}
+
+TEST(CtlRender, TopologyShowsChildrenAndUpstreamStates) {
+  proto::StatusReply s;
+  s.hub_id = "l1-dc1";
+  s.tier = 1;
+  s.zone = "dc1";
+  s.nodes = 42;
+  s.child_hubs = 2;
+  s.cross_tier_entries = 3;
+  s.upstreams = {{"tcp://l2a:7700", "l2-a", true, true, 312, 9000},
+                 {"tcp://l2b:7700", "", false, false, -1, 0}};
+  EXPECT_EQ(topology_table(s),
+            "hub         l1-dc1\n"
+            "tier        1\n"
+            "zone        dc1\n"
+            "children    40 agents, 2 hubs of lower tiers\n"
+            "upstreams   2\n"
+            "cross-tier  3 cached services\n"
+            "\n"
+            "UPSTREAM        HUB   STATE    LAST REPLY    LEASE\n"
+            "tcp://l2a:7700  l2-a  up       312 ms ago  9000 ms\n"
+            "tcp://l2b:7700  -     standby  never             -\n");
+  const Json json = Json::parse(topology_json(s));
+  EXPECT_EQ(json["children"]["agents"], 40);
+  EXPECT_EQ(json["children"]["hubs"], 2);
+  EXPECT_EQ(json["upstreams"][1]["last_reply_ms"], -1);
+  EXPECT_EQ(json["upstreams"][0]["reachable"], true);
+}
+
+TEST(CtlRender, TopologyOfATopTierHubSaysItHasNoUpstream) {
+  proto::StatusReply s;
+  s.hub_id = "l2";
+  s.tier = 2;
+  EXPECT_NE(topology_table(s).find("upstreams   none (top tier)"), std::string::npos);
 }
 
 TEST(CtlRender, ResolveJsonForUnknownServiceHasEmptyInstanceList) {

@@ -10,6 +10,7 @@ constexpr std::string_view kProgram = "cascadectl: ";
 proto::MsgType expected_reply(Command command) {
   switch (command) {
     case Command::kStatus:
+    case Command::kTopology:
       return proto::MsgType::kStatusReply;
     case Command::kServices:
       return proto::MsgType::kServicesReply;
@@ -34,6 +35,10 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
       const auto& r = std::get<proto::QueryReply>(reply);
       return json ? resolve_json(r) : resolve_table(r);
     }
+    case Command::kTopology: {
+      const auto& r = std::get<proto::StatusReply>(reply);
+      return json ? topology_json(r) : topology_table(r);
+    }
   }
   return {};
 }
@@ -43,6 +48,7 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
 proto::Message make_request(const CommandSpec& spec) {
   switch (spec.command) {
     case Command::kStatus:
+    case Command::kTopology:
       return proto::StatusRequest{spec.request_id};
     case Command::kServices:
       return proto::ServicesRequest{spec.request_id};

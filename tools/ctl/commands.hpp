@@ -30,7 +30,7 @@ enum class ExitCode : int {
   kHubError = 4,
 };
 
-enum class Command { kStatus, kServices, kResolve };
+enum class Command { kStatus, kServices, kResolve, kTopology };
 enum class OutputFormat { kTable, kJson };
 
 inline constexpr Duration kDefaultTimeout{2000};

@@ -185,7 +185,13 @@ std::string services_json(const proto::ServicesReply& reply) {
 // "tier 2, from cache, 850 ms old": where the list came from and how fresh it is.
 std::string provenance(const proto::QueryReply& reply) {
   return "tier " + std::to_string(reply.tier) + ", " + proto::to_string(reply.source) + ", " +
-         std::to_string(reply.age_ms) + " ms old";
+         std::to_string(reply.age_ms) + " ms old" +
+         (reply.stale ? ", STALE: upper tier unreachable" : "");
+}
+
+// "local" for the answering hub's own tier, else the tier that holds the instance.
+std::string tier_cell(std::uint32_t tier) {
+  return tier == 0 ? "local" : std::to_string(tier);
 }
 
 std::string resolve_table(const proto::QueryReply& reply) {
@@ -200,14 +206,15 @@ std::string resolve_table(const proto::QueryReply& reply) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(reply.instances.size());
   for (const auto& in : reply.instances) {
-    rows.push_back(
-        {in.id, in.address, proto::to_string(in.status), std::to_string(in.weight), in.zone});
+    rows.push_back({in.id, in.address, proto::to_string(in.status), std::to_string(in.weight),
+                    in.zone, tier_cell(in.tier)});
   }
   out += format_table({{"ID", Align::kLeft},
                        {"ADDRESS", Align::kLeft},
                        {"STATUS", Align::kLeft},
                        {"WEIGHT", Align::kRight},
-                       {"ZONE", Align::kLeft}},
+                       {"ZONE", Align::kLeft},
+                       {"TIER", Align::kLeft}},
                       rows);
   return out;
 }
@@ -224,6 +231,7 @@ std::string resolve_json(const proto::QueryReply& reply) {
         {"status", proto::to_string(in.status)},
         {"weight", in.weight},
         {"zone", in.zone},
+        {"tier", in.tier},
         {"metadata", std::move(metadata)},
     });
   }
@@ -235,7 +243,64 @@ std::string resolve_json(const proto::QueryReply& reply) {
       {"tier", reply.tier},
       {"source", proto::to_string(reply.source)},
       {"age_ms", reply.age_ms},
+      {"stale", reply.stale},
       {"instances", std::move(instances)},
+  };
+  return dump(json);
+}
+
+// ----------------------------------------------------------------- topology
+
+std::string topology_table(const proto::StatusReply& reply) {
+  const auto agents = reply.nodes - std::min(reply.nodes, reply.child_hubs);
+  const std::vector<std::vector<std::string>> summary = {
+      {"hub", reply.hub_id},
+      {"tier", std::to_string(reply.tier)},
+      {"zone", reply.zone},
+      {"children", count_noun(agents, "agent") + ", " + count_noun(reply.child_hubs, "hub") +
+                       " of lower tiers"},
+      {"upstreams",
+       reply.upstreams.empty() ? "none (top tier)" : std::to_string(reply.upstreams.size())},
+      {"cross-tier", count_noun(reply.cross_tier_entries, "cached service")},
+  };
+  std::string out = format_table({{"", Align::kLeft}, {"", Align::kLeft}}, summary, false);
+  if (reply.upstreams.empty()) return out;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& u : reply.upstreams) {
+    const std::string state = !u.current ? "standby" : u.reachable ? "up" : "unreachable";
+    const std::string last =
+        u.last_reply_ms < 0 ? "never" : std::to_string(u.last_reply_ms) + " ms ago";
+    rows.push_back({u.endpoint, u.hub_id, state, last,
+                    u.lease_ms == 0 ? "" : std::to_string(u.lease_ms) + " ms"});
+  }
+  out += '\n';
+  out += format_table({{"UPSTREAM", Align::kLeft},
+                       {"HUB", Align::kLeft},
+                       {"STATE", Align::kLeft},
+                       {"LAST REPLY", Align::kLeft},
+                       {"LEASE", Align::kRight}},
+                      rows);
+  return out;
+}
+
+std::string topology_json(const proto::StatusReply& reply) {
+  Json upstreams = Json::array();
+  for (const auto& u : reply.upstreams) {
+    upstreams.push_back({{"endpoint", u.endpoint},
+                         {"hub", u.hub_id},
+                         {"current", u.current},
+                         {"reachable", u.reachable},
+                         {"last_reply_ms", u.last_reply_ms},
+                         {"lease_ms", u.lease_ms}});
+  }
+  const auto agents = reply.nodes - std::min(reply.nodes, reply.child_hubs);
+  Json json = {
+      {"hub", reply.hub_id},
+      {"tier", reply.tier},
+      {"zone", reply.zone},
+      {"children", {{"agents", agents}, {"hubs", reply.child_hubs}}},
+      {"cross_tier_entries", reply.cross_tier_entries},
+      {"upstreams", std::move(upstreams)},
   };
   return dump(json);
 }

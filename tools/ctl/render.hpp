@@ -10,9 +10,13 @@
 //   status:   {"hub", "tier", "epoch", "uptime_ms", "nodes", "services",
 //              "instances", "counters": {name: value, ...}}
 //   services: {"services": [{"service", "group", "version", "instances", "up"}]}
-//   resolve:  {"service", "group", "version", "hub",
-//              "instances": [{"id", "address", "status", "weight", "zone",
-//                             "metadata": {key: value, ...}}]}
+//   resolve:  {"service", "group", "version", "hub", "tier", "source", "age_ms",
+//              "stale", "instances": [{"id", "address", "status", "weight", "zone",
+//                                      "tier", "metadata": {key: value, ...}}]}
+//             (an instance's tier is 0 when it is in the answering hub's own tier)
+//   topology: {"hub", "tier", "zone", "children": {"agents", "hubs"},
+//              "cross_tier_entries", "upstreams": [{"endpoint", "hub", "current",
+//              "reachable", "last_reply_ms", "lease_ms"}]}
 // Numbers are JSON numbers (uint64 values are printed exactly); status is the
 // protocol name ("UP", "DOWN", "OUT_OF_SERVICE", "STARTING").
 
@@ -54,5 +58,10 @@ std::string services_json(const proto::ServicesReply& reply);
 // followed by the instance table ID ADDRESS STATUS WEIGHT ZONE.
 std::string resolve_table(const proto::QueryReply& reply);
 std::string resolve_json(const proto::QueryReply& reply);
+
+// The hub's place in the network: its tier and zone, its children (agents and
+// lower-tier hubs) and its upstreams with their state.
+std::string topology_table(const proto::StatusReply& reply);
+std::string topology_json(const proto::StatusReply& reply);
 
 }  // namespace cascade::ctl
