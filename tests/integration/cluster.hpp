@@ -50,10 +50,10 @@ Millis elapsed_since(SteadyClock::time_point start);
 struct HubOptions {
   std::string id = "hub-1";
   std::string listen = "tcp://127.0.0.1:*";
-  std::filesystem::path data;  // empty: a fresh directory in the test's dir
+  std::filesystem::path data{};  // empty: a fresh directory in the test's dir
   Millis beat = kBeat;
   Millis lease = kLease;
-  std::vector<std::string> extra;  // more flags
+  std::vector<std::string> extra{};  // more flags
 };
 
 struct RunningHub {
