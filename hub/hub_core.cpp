@@ -501,6 +501,20 @@ void HubCore::collect_answers() {
   }
 }
 
+// One line per change of the upper tier's reachability, not per beat.
+void HubCore::log_upstream_state(MonoTime now) {
+  const bool reachable = uplink_->reachable(now);
+  if (reachable == upstream_reachable_) return;
+  upstream_reachable_ = reachable;
+  if (reachable)
+    spdlog::info("upper tier reachable: beating this tier's {} instances upstream",
+                 registry_.instance_count());
+  else
+    spdlog::warn(
+        "upper tier unreachable: cross-tier answers are served from cache, marked "
+        "stale once past their TTL");
+}
+
 std::vector<UplinkOutgoing> HubCore::take_upstream_messages() {
   return uplink_ ? uplink_->take_outgoing() : std::vector<UplinkOutgoing>{};
 }
@@ -515,6 +529,7 @@ void HubCore::tick(MonoTime now) {
   if (uplink_) {
     uplink_->on_timer(now);
     collect_answers();
+    log_upstream_state(now);
   }
   departed_.prune(now);
   registry_.begin_txn();

@@ -133,6 +133,7 @@ class HubCore {
   bool answers_locally(const ServiceEntry* svc) const;
   void collect_answers();
   void feed_uplink(MonoTime now);
+  void log_upstream_state(MonoTime now);
   HandleResult on_deregister(MonoTime now, const proto::Deregister& msg);
   proto::StatusReply status(MonoTime now, std::uint64_t request_id) const;
   proto::ServicesReply services(std::uint64_t request_id) const;
@@ -163,6 +164,7 @@ class HubCore {
   std::vector<std::string> dirty_nodes_;
   DepartedNodes departed_;
   std::optional<Uplink> uplink_;
+  bool upstream_reachable_ = false;  // as last logged
   std::uint64_t next_token_ = 0;
   std::unordered_map<std::uint64_t, proto::Query> deferred_queries_;
   std::vector<DeferredReply> deferred_replies_;

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# The two-dc tier topology (deploy/topologies/two-dc) on loopback, step by step: an L2 pair,
+# two L1 hubs in each of dc1 and dc2, and a cascading proxy in dc1. A dc2 provider of `pay` is
+# discovered from dc1 through L2 and then served from dc1-a's cache; it crashes (kill -9) and
+# disappears from dc1 one L1 lease later; with both L2 hubs stopped, dc1 still resolves its own
+# `web` as usual and serves `pay` from its cache marked stale, until the L2 hubs come back.
+#
+# Usage: deploy/tiers-demo.sh [BUILD_DIR]   (default: ./build)
+#   KEEP=1       keep the temp dir (hub logs and state, agent output) instead of removing it
+#   TIMEOUT_S=N  give up on any single wait after N seconds (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+HUB=$BUILD/bin/cascade-hub
+AGENT=$BUILD/bin/cascade-agent
+CTL=$BUILD/tools/cascadectl
+TOPO=deploy/topologies/two-dc
+TIMEOUT_S=${TIMEOUT_S:-20}
+KEEP=${KEEP:-0}
+
+for bin in "$HUB" "$AGENT" "$CTL"; do
+  [ -x "$bin" ] || { echo "missing $bin: build first (bash tools/build.sh)" >&2; exit 1; }
+done
+
+# Endpoints and timings are read from the topology's configs so the demo cannot drift from them.
+conf() { sed -n "s/^$2 *= *\"\{0,1\}\([^\"]*\)\"\{0,1\} *\$/\1/p" "$TOPO/$1.toml"; }
+ep() { conf "$1" listen; }
+L2_A=$(ep l2-a) L2_B=$(ep l2-b)
+DC1_A=$(ep dc1-a) DC1_B=$(ep dc1-b) DC2_A=$(ep dc2-a) DC2_B=$(ep dc2-b) PROXY=$(ep dc1-proxy)
+L1_BEAT_MS=$(conf dc1-a beat-interval-ms) L1_LEASE_MS=$(conf dc1-a lease-ms)
+L2_LEASE_MS=$(conf l2-a lease-ms)
+CACHE_TTL_MS=$(( L2_LEASE_MS / 2 ))  # hub default: half the lease the upstream grants
+
+WORK=$(mktemp -d /tmp/cascade-tiers.XXXXXX)
+declare -A PID    # name -> pid of every process we started
+ORDER=()          # names in start order
+cleanup() {
+  local i pid
+  # One at a time in reverse start order: agents deregister while their hubs still answer,
+  # then proxy, L1 and L2 hubs. Anything still running after 3 s is killed outright.
+  for (( i=${#ORDER[@]}-1; i>=0; i-- )); do
+    pid=${PID[${ORDER[i]}]}
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$KEEP" = 1 ]; then echo; echo "logs and state are in $WORK (kept)"
+  else echo; echo "logs and state were in $WORK (removed; KEEP=1 keeps them)"; rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+now_ms() { date +%s%3N; }
+indent() { sed 's/^/   /'; }
+fail() {
+  printf '\n\033[1;31mFAILED: %s\033[0m\n' "$*" >&2
+  local f
+  for f in "$WORK"/*.log; do [ -s "$f" ] && { echo "--- tail of $f" >&2; tail -n 5 "$f" >&2; }; done
+  exit 1
+}
+
+# Runs CMD... until it succeeds, then sets WAITED_MS to the time since T0_MS. Bounded by TIMEOUT_S.
+wait_until() {  # t0_ms, what we wait for, cmd...
+  local t0=$1 what=$2; shift 2
+  local deadline=$(( $(now_ms) + TIMEOUT_S * 1000 ))
+  until "$@"; do
+    [ "$(now_ms)" -lt "$deadline" ] || fail "$what: not reached after ${TIMEOUT_S} s"
+    sleep 0.05
+  done
+  WAITED_MS=$(( $(now_ms) - t0 ))
+}
+
+# --- processes -------------------------------------------------------------------------------
+start_hub() {  # name: the config $TOPO/name.toml; state and log go to the temp dir
+  local name=$1
+  rm -f "$WORK/$name/hub.endpoint"
+  "$HUB" --config "$TOPO/$name.toml" --data "$WORK/$name" >>"$WORK/$name.log" 2>&1 &
+  PID[$name]=$!; [[ " ${ORDER[*]} " == *" $name "* ]] || ORDER+=("$name")
+}
+# A hub writes hub.endpoint once bound; a proxy only logs it.
+hub_ready() {
+  kill -0 "${PID[$1]}" 2>/dev/null || fail "$1 exited at start (port taken?)"
+  [ -s "$WORK/$1/hub.endpoint" ] || grep -q 'proxy listening' "$WORK/$1.log"
+}
+start_agent() {  # name, then agent flags
+  local name=$1; shift
+  "$AGENT" --id "$name" --beat-interval-ms "$L1_BEAT_MS" "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
+  PID[$name]=$!; ORDER+=("$name")
+}
+stop() {  # signal, name
+  kill "-$1" "${PID[$2]}"
+  local deadline=$(( $(now_ms) + TIMEOUT_S * 1000 ))
+  while kill -0 "${PID[$2]}" 2>/dev/null; do
+    [ "$(now_ms)" -lt "$deadline" ] || fail "$2 did not exit after SIG$1"
+    sleep 0.02
+  done
+  wait "${PID[$2]}" 2>/dev/null || true
+}
+
+# --- questions to hubs -----------------------------------------------------------------------
+# Resolves SERVICE at EP into $WORK/answer.json; true if the answer lists ADDRESS.
+has() {  # ep, service, address
+  "$CTL" --hub "$1" --json resolve "$2" >"$WORK/answer.json" 2>/dev/null || true
+  grep -q "\"address\": \"$3\"" "$WORK/answer.json"
+}
+# A top-level field of the last answer (instances' fields are indented deeper).
+field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$WORK/answer.json"; }
+stale_answer() { has "$@" && [ "$(field stale)" = true ]; }
+fresh_answer() { has "$@" && [ "$(field stale)" = false ]; }
+not_found() {  # ep, service: exit 1 is "no instances"; 3 (unreachable) must not count as gone
+  local rc=0; "$CTL" --hub "$1" resolve "$2" >/dev/null 2>&1 || rc=$?; [ "$rc" = 1 ]
+}
+upstreams_up() {  # ep, how many
+  [ "$("$CTL" --hub "$1" --json topology 2>/dev/null | grep -c '"reachable": true')" = "$2" ]
+}
+lower_hubs() {  # ep, how many
+  "$CTL" --hub "$1" --json topology 2>/dev/null | grep -q "\"hubs\": $2\$"
+}
+# Checks what the demo is about rather than just printing it.
+expect() {  # what, actual, wanted
+  [ "$2" = "$3" ] || fail "expected $1 '$3', got '$2' (answer: $(tr -d ' \n' <"$WORK/answer.json"))"
+}
+summary() { "$CTL" --hub "$1" resolve "$2" | head -n 1; }
+
+for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do
+  port=$(ep $name); port=${port##*:}
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    fail "port $port ($name) is already in use: is another cascade network running?"
+  fi
+done
+
+# ---------------------------------------------------------------------------------------------
+step "Start the two-dc topology on loopback (L1: beat ${L1_BEAT_MS} ms, lease ${L1_LEASE_MS} ms; L2: lease ${L2_LEASE_MS} ms)"
+t0=$(now_ms)
+for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do start_hub $name; done
+for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do
+  wait_until "$t0" "$name listening" hub_ready $name
+  if [ $name = dc1-proxy ]; then echo "   $name  proxy   -> dc1-a      $(ep $name)"
+  else printf '   %-9s tier %s  zone %-5s %s\n' $name "$(conf $name tier)" "$(conf $name zone)" "$(ep $name)"; fi
+done
+for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$hub" 2; done
+for hub in "$L2_A" "$L2_B"; do wait_until "$t0" "$hub: holds all four L1 tiers" lower_hubs "$hub" 4; done
+echo "   -> every L1 hub holds its tier at both L2 hubs (upstream-mode all) after $WAITED_MS ms"
+
+step "A dc1 provider registers web at dc1-a (same-tier service, for later)"
+t0=$(now_ms)
+start_agent web-dc1 --hub "$DC1_A" --hub "$DC1_B" --register "web=10.1.0.10:8080,zone=dc1"
+wait_until "$t0" "web at dc1-a" has "$DC1_A" web 10.1.0.10:8080
+echo "   -> web resolvable at dc1-a after $WAITED_MS ms: $(summary "$DC1_A" web)"
+
+# ---------------------------------------------------------------------------------------------
+step "a. A dc2 provider registers pay (at dc2-a, dc2-b as fallback); dc1 discovers it through L2"
+t0=$(now_ms)
+start_agent pay-dc2 --hub "$DC2_A" --hub "$DC2_B" --register "pay=10.2.0.1:8443,zone=dc2"
+wait_until "$t0" "pay at l2-a" has "$L2_A" pay 10.2.0.1:8443
+wait_until "$t0" "pay at l2-b" has "$L2_B" pay 10.2.0.1:8443
+echo "   -> dc2's aggregate carried pay to both L2 hubs after $WAITED_MS ms"
+echo "   first lookup at dc1-a (dc1 has no pay: dc1-a asks L2):"
+t0=$(now_ms)
+first=$("$CTL" --hub "$DC1_A" resolve pay) || fail "dc1-a does not find pay although both L2 hubs have it"
+took=$(( $(now_ms) - t0 ))
+indent <<<"$first"
+[[ $first == *"(tier 2, upstream, "* ]] || fail "expected the first answer from upstream, tier 2"
+echo "   -> source upstream, tier 2, answered in $took ms (cascadectl round trip, process start included)"
+
+echo "   a consumer agent behind the dc1 proxy starts using pay:"
+t0=$(now_ms)
+start_agent consumer-dc1 --hub "$PROXY" --use pay --data "$WORK/consumer-dc1"
+wait_until "$t0" "consumer-dc1 resolving pay" grep -q '^resolved pay' "$WORK/consumer-dc1.out"
+indent <"$WORK/consumer-dc1.out" | sed 's/^   /   consumer-dc1: /'
+echo "   -> resolved through dc1-proxy -> dc1-a after $WAITED_MS ms"
+
+# ---------------------------------------------------------------------------------------------
+step "b. The next lookups at dc1-a are served from its cache (TTL ${CACHE_TTL_MS} ms = half the L2 lease)"
+for i in 1 2 3 4 5; do
+  t0=$(now_ms)
+  has "$DC1_A" pay 10.2.0.1:8443 || fail "pay vanished from dc1-a"
+  took=$(( $(now_ms) - t0 ))
+  expect source "$(field source)" cache
+  echo "   lookup $i: source $(field source), tier $(field tier), entry $(field age_ms) ms old, answered in $took ms"
+  sleep 0.2
+done
+
+# ---------------------------------------------------------------------------------------------
+step "c. cascadectl topology of dc1-a"
+"$CTL" --hub "$DC1_A" topology | indent
+echo "   (l2-a: $("$CTL" --hub "$L2_A" topology | grep '^children' | sed 's/  */ /g'))"
+
+# ---------------------------------------------------------------------------------------------
+step "d. The dc2 provider crashes (kill -9): how long until pay is gone at dc1-a"
+stop KILL pay-dc2; t0=$(now_ms)
+wait_until "$t0" "pay gone at dc1-a" not_found "$DC1_A" pay
+bound=$(( L1_LEASE_MS + 2 * L1_BEAT_MS ))
+echo "   -> pay gone at dc1-a after $WAITED_MS ms (dc2-a expires it one L1 lease, ${L1_LEASE_MS} ms, after its last beat; expected within $bound ms)"
+[ "$WAITED_MS" -le "$bound" ] || echo "   !! slower than the expected $bound ms"
+wait_until "$t0" "consumer-dc1 seeing pay gone" grep -q '^changed pay .*(0 instances' "$WORK/consumer-dc1.out"
+echo "   consumer-dc1 saw after $WAITED_MS ms: $(grep '^changed pay .*(0 instances' "$WORK/consumer-dc1.out" | tail -n 1)"
+
+# ---------------------------------------------------------------------------------------------
+step "e. A new dc2 provider of pay; then both L2 hubs stop (SIGTERM) and come back"
+t0=$(now_ms)
+start_agent pay-dc2-new --hub "$DC2_A" --hub "$DC2_B" --register "pay=10.2.0.2:8443,zone=dc2"
+wait_until "$t0" "new pay at dc1-a" has "$DC1_A" pay 10.2.0.2:8443
+echo "   -> 10.2.0.2:8443 visible at dc1-a after $WAITED_MS ms"
+wait_until "$t0" "consumer-dc1 seeing the new pay" grep -q '^changed pay .*10.2.0.2:8443' "$WORK/consumer-dc1.out"
+echo "   -> consumer-dc1 has it after $WAITED_MS ms"
+
+echo "   stopping l2-a and l2-b ..."
+stop TERM l2-a; stop TERM l2-b; t0=$(now_ms)
+wait_until "$t0" "pay served stale at dc1-a" stale_answer "$DC1_A" pay 10.2.0.2:8443
+echo "   -> pay turns stale at dc1-a $WAITED_MS ms after L2 went away (its cache entry expired and no upper tier answers):"
+"$CTL" --hub "$DC1_A" resolve pay | indent
+expect source "$(field source)" cache
+echo "   dc1's own service is untouched:"
+t0=$(now_ms)
+has "$DC1_A" web 10.1.0.10:8080 || fail "web does not resolve at dc1-a while L2 is down"
+took=$(( $(now_ms) - t0 ))
+expect source "$(field source)" local; expect stale "$(field stale)" false
+echo "   $(summary "$DC1_A" web)  [answered in $took ms]"
+echo "   dc1-a's upstreams now:"
+"$CTL" --hub "$DC1_A" topology | sed -n '/^UPSTREAM/,$p' | indent
+
+echo "   restarting l2-a and l2-b (same data directories) ..."
+t0=$(now_ms)
+start_hub l2-a; start_hub l2-b
+wait_until "$t0" "l2-a listening" hub_ready l2-a
+wait_until "$t0" "l2-b listening" hub_ready l2-b
+wait_until "$t0" "pay fresh again at dc1-a" fresh_answer "$DC1_A" pay 10.2.0.2:8443
+echo "   -> pay fresh again at dc1-a $WAITED_MS ms after the restart:"
+"$CTL" --hub "$DC1_A" resolve pay | indent
+wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$DC1_A" 2
+echo "   -> both upstreams of dc1-a up after $WAITED_MS ms"
+
+step "Done"
