@@ -30,7 +30,9 @@ void AgentActions::merge(AgentActions&& other) {
 }
 
 AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
-    : config_(std::move(config)), rng_(rng_seed) {}
+    : config_(std::move(config)), rng_(rng_seed) {
+  if (all_mode()) mirrors_.resize(config_.hub_count);
+}
 
 AgentActions AgentCore::start(MonoTime now) {
   AgentActions out;
@@ -64,7 +66,7 @@ AgentActions AgentCore::on_timer(MonoTime now) {
   }
   if (deregister_) {  // stopping: no more beats, only the Deregister until it is acknowledged
     next_beat_at_ = now + retry_pause();
-    out.send.push_back({current_hub_, *deregister_});
+    send_deregister(out);
     return out;
   }
   const bool overdue =
@@ -81,6 +83,7 @@ AgentActions AgentCore::on_timer(MonoTime now) {
 }
 
 void AgentCore::fail_over(MonoTime now) {
+  if (all_mode()) mirrors_[current_hub_].need_full = true;  // a mirror from now on
   current_hub_ = (current_hub_ + 1) % config_.hub_count;
   hub_holds_set_ = false;
   journal_.clear();
@@ -196,6 +199,7 @@ void AgentCore::emit_chunks(bool reset, std::vector<proto::Registration> upserts
 
 void AgentCore::send_beat(MonoTime now, AgentActions& out) {
   emit_beat(out);
+  if (all_mode()) emit_mirror_beats(out);
   awaiting_reply_ = true;
   last_beat_at_ = now;
   last_beat_unsent_ = false;
@@ -224,18 +228,68 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
                                    const proto::Message& message) {
   AgentActions out;
   if (const auto* down = std::get_if<proto::DownBeat>(&message)) {
+    if (down->node_id != config_.node_id) return out;
     // Versions are per hub: a late answer from a hub we left cannot be applied.
-    if (from_hub == current_hub_ && down->node_id == config_.node_id) on_downbeat(now, *down, out);
+    if (from_hub == current_hub_)
+      on_downbeat(now, *down, out);
+    else if (all_mode() && from_hub < mirrors_.size())
+      on_mirror_downbeat(from_hub, *down);
   } else if (const auto* reply = std::get_if<proto::QueryReply>(&message)) {
     on_query_reply(now, *reply, out);
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
-    out.deregistered = ack->node_id == config_.node_id && deregister_.has_value();
-    if (out.deregistered) {
-      deregister_.reset();
-      stopped_ = true;
-    }
+    on_deregister_ack(from_hub, *ack, out);
   }
   return out;
+}
+
+// Stopped once the hub (kAll: every hub) acknowledged the Deregister.
+void AgentCore::on_deregister_ack(std::size_t hub, const proto::DeregisterAck& ack,
+                                  AgentActions& out) {
+  if (ack.node_id != config_.node_id || !deregister_) return;
+  if (all_mode()) {
+    if (hub >= mirrors_.size()) return;
+    mirrors_[hub].deregistered = true;
+    if (!std::all_of(mirrors_.begin(), mirrors_.end(),
+                     [](const Mirror& m) { return m.deregistered; }))
+      return;
+  }
+  out.deregistered = true;
+  deregister_.reset();
+  stopped_ = true;
+}
+
+void AgentCore::send_deregister(AgentActions& out) {
+  if (!all_mode()) {
+    out.send.push_back({current_hub_, *deregister_});
+    return;
+  }
+  for (std::size_t hub = 0; hub < mirrors_.size(); ++hub)
+    if (!mirrors_[hub].deregistered) out.send.push_back({hub, *deregister_});
+}
+
+void AgentCore::emit_mirror_beats(AgentActions& out) {
+  for (std::size_t hub = 0; hub < mirrors_.size(); ++hub) {
+    if (hub == current_hub_) continue;
+    Mirror& m = mirrors_[hub];
+    auto beat = beat_header();
+    beat.uses.clear();  // read from the current hub only: versions are per hub
+    if (m.need_full) {
+      beat.registrations = registrations();
+      m.full_sent_seq = beat.seq;
+      m.full_sent_digest = digest_.value();
+    }
+    out.send.push_back({hub, std::move(beat)});
+  }
+}
+
+void AgentCore::on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down) {
+  Mirror& m = mirrors_[hub];
+  if (down.send_full) {
+    if (down.ack_seq >= m.full_sent_seq) m.need_full = true;
+  } else if (down.ack_seq >= m.full_sent_seq && m.full_sent_seq != 0 &&
+             m.full_sent_digest == digest_.value()) {
+    m.need_full = false;
+  }
 }
 
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
@@ -412,6 +466,8 @@ std::vector<proto::Registration> AgentCore::registrations() const {
 
 void AgentCore::registration_changed(MonoTime now, const proto::InstanceKey& key) {
   if (config_.send_deltas) journal_[key] = ++change_no_;
+  for (auto& m : mirrors_)
+    m.need_full = true;
   if (!config_.send_deltas || !hub_holds_set_) need_full_ = true;
   // Changes travel now (after the coalescing delay), not at the next interval.
   next_beat_at_ = std::min(next_beat_at_, now + config_.change_delay);
@@ -474,7 +530,7 @@ AgentActions AgentCore::shutdown(MonoTime now) {
   deregister_ = proto::Deregister{config_.node_id, config_.epoch, ++seq_};
   next_beat_at_ = now + retry_pause();
   AgentActions out;
-  out.send.push_back({current_hub_, *deregister_});
+  send_deregister(out);
   return out;
 }
 

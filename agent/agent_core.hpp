@@ -27,10 +27,16 @@
 
 namespace cascade::agent {
 
+// kFailover: beat to one hub, move to the next after misses. kAll: register
+// with every hub (each holds this agent's instances independently, so losing
+// one loses nothing), read (uses, queries) from one and fail over as usual.
+enum class HubMode : std::uint8_t { kFailover, kAll };
+
 struct AgentCoreConfig {
   std::string node_id;
   std::uint64_t epoch = 1;  // must change on every start
   std::size_t hub_count = 1;
+  HubMode hub_mode = HubMode::kFailover;
   Duration beat_interval{2000};
   double beat_jitter = 0.1;  // ±10%
   std::uint32_t misses_before_failover = 3;
@@ -171,6 +177,12 @@ class AgentCore {
   void emit_chunks(bool reset, std::vector<proto::Registration> upserts,
                    std::vector<proto::InstanceKey> removed, AgentActions& out);
   void on_set_acknowledged(std::uint64_t ack_seq);
+  // kAll: the hubs other than the current one get our set, nothing else.
+  void emit_mirror_beats(AgentActions& out);
+  void on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down);
+  void on_deregister_ack(std::size_t hub, const proto::DeregisterAck& ack, AgentActions& out);
+  void send_deregister(AgentActions& out);
+  bool all_mode() const { return config_.hub_mode == HubMode::kAll && config_.hub_count > 1; }
   void send_beat(MonoTime now, AgentActions& out);
   void retry_beat(MonoTime now, AgentActions& out);
   void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
@@ -199,7 +211,16 @@ class AgentCore {
   std::map<proto::InstanceKey, std::uint64_t> journal_;      // changed since acknowledged
   std::map<std::uint64_t, std::uint64_t> change_no_at_seq_;  // beat seq -> change_no_ then
   std::uint64_t burst_end_seq_ = 0;  // last beat of the newest chunked set or delta
-  Duration granted_lease_{0};        // the lease the current hub last granted (0: not known)
+
+  // kAll: per hub, whether it holds our set (the current hub's entry is unused).
+  struct Mirror {
+    bool need_full = true;
+    std::uint64_t full_sent_seq = 0;
+    std::uint64_t full_sent_digest = 0;
+    bool deregistered = false;  // acknowledged our Deregister
+  };
+  std::vector<Mirror> mirrors_;
+  Duration granted_lease_{0};  // the lease the current hub last granted (0: not known)
   MonoTime last_beat_at_{};
   bool last_beat_unsent_ = false;
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set

@@ -19,6 +19,7 @@ struct RawOptions {
   std::int64_t query_timeout_ms = 2000;
   std::int64_t shutdown_timeout_ms = 2000;
   std::uint32_t misses = 3;
+  std::string hub_mode = "failover";
 };
 
 std::string check_ranges(const DaemonConfig& c, const RawOptions& raw) {
@@ -27,6 +28,8 @@ std::string check_ranges(const DaemonConfig& c, const RawOptions& raw) {
     if (auto error = check_endpoint("--hub", hub); !error.empty()) return error;
   if (raw.beat_interval_ms < 10 || raw.beat_interval_ms > 3'600'000)
     return "--beat-interval-ms must be between 10 and 3600000 milliseconds";
+  if (raw.hub_mode != "failover" && raw.hub_mode != "all")
+    return "--hub-mode must be 'failover' or 'all'";
   if (raw.misses < 1 || raw.misses > 100)
     return "--misses-before-failover must be between 1 and 100";
   if (raw.subscription_ttl_ms < raw.beat_interval_ms)
@@ -43,6 +46,7 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   o.query_timeout = Duration{raw.query_timeout_ms};
   o.shutdown_timeout = Duration{raw.shutdown_timeout_ms};
   o.misses_before_failover = raw.misses;
+  o.hub_mode = raw.hub_mode == "all" ? HubMode::kAll : HubMode::kFailover;
   if (!raw.data_dir.empty()) o.data_dir = raw.data_dir;
   if (!parse_log_level(raw.log_level, c.log_level))
     return "--log-level: unknown level '" + raw.log_level + "'";
@@ -69,6 +73,10 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   add_config_file_option(app, "beat-interval-ms = 2000");
   app.add_option("--hub", c.client.hubs,
                  "Hub endpoint (repeatable; fail over in order after missed beats)");
+  app.add_option("--hub-mode", raw.hub_mode,
+                 "With several --hub: 'failover' (register with one at a time) or 'all' "
+                 "(register with every hub; read from one)")
+      ->capture_default_str();
   app.add_option("--id", c.client.node_id, "Node id (default: HOSTNAME-PID)");
   app.add_option(
       "--register", raw.registrations,

@@ -46,6 +46,7 @@ AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) 
   c.node_id = node_id;
   c.epoch = new_epoch();
   c.hub_count = o.hubs.size();
+  c.hub_mode = o.hub_mode;
   c.beat_interval = o.beat_interval;
   c.misses_before_failover = o.misses_before_failover;
   c.failover_backoff_base = o.failover_backoff_base;

@@ -41,8 +41,9 @@
 namespace cascade::agent {
 
 struct ClientOptions {
-  std::string node_id;            // empty: HOSTNAME-PID
-  std::vector<std::string> hubs;  // ZeroMQ endpoints, tried in order on failover
+  std::string node_id;                    // empty: HOSTNAME-PID
+  std::vector<std::string> hubs;          // ZeroMQ endpoints, tried in order on failover
+  HubMode hub_mode = HubMode::kFailover;  // kAll: registered with every hub
   Duration beat_interval{2000};
   std::uint32_t misses_before_failover = 3;
   Duration failover_backoff_base{500};

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
@@ -370,6 +372,71 @@ TEST_F(AgentCoreTest, MovingToAnotherHubDeclaresNoVersionsSoListsComeWhole) {
   EXPECT_EQ(b.uses[0].version, ~std::uint64_t{0});
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->instances.size(), 1u)
       << "the list is still served";
+}
+
+// ---------------------------------------------------------------- multi-homing
+
+class AgentCoreAllHubsTest : public AgentCoreTest {
+ protected:
+  AgentCoreConfig all_config() {
+    auto c = config();
+    c.hub_count = 2;
+    c.hub_mode = HubMode::kAll;
+    return c;
+  }
+  AgentCore multi{all_config(), /*rng_seed=*/1};
+
+  std::map<std::size_t, proto::UpBeat> beats_by_hub(const AgentActions& a) {
+    std::map<std::size_t, proto::UpBeat> by_hub;
+    for (const auto& o : a.send)
+      if (const auto* b = std::get_if<proto::UpBeat>(&o.message)) by_hub[o.hub] = *b;
+    return by_hub;
+  }
+};
+
+TEST_F(AgentCoreAllHubsTest, EveryHubGetsTheSetButOnlyTheCurrentOneTheUses) {
+  multi.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  multi.pin(key("payments"));
+  auto beats = beats_by_hub(multi.start(clock.now()));
+  ASSERT_EQ(beats.size(), 2u);
+  for (const auto& [hub, beat] : beats) {
+    ASSERT_TRUE(beat.registrations.has_value()) << "hub " << hub;
+    EXPECT_EQ(beat.digest, multi.digest());
+  }
+  EXPECT_EQ(beats[0].uses.size(), 1u);
+  EXPECT_TRUE(beats[1].uses.empty()) << "versions are per hub: read from one";
+}
+
+TEST_F(AgentCoreAllHubsTest, AMirrorHubThatAcknowledgedTheSetGetsOnlyTheDigestAfterwards) {
+  multi.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  auto beats = beats_by_hub(multi.start(clock.now()));
+  multi.on_message(clock.now(), 1, down_for(beats[1]));
+  clock.advance(kInterval * 2);
+  beats = beats_by_hub(multi.on_timer(clock.now()));
+  ASSERT_TRUE(beats.contains(1));
+  EXPECT_FALSE(beats[1].registrations.has_value());
+
+  // The mirror hub restarted and lost us: it asks, and the set goes again.
+  multi.on_message(clock.now(), 1, down_for(beats[1], /*send_full=*/true));
+  clock.advance(kInterval * 2);
+  beats = beats_by_hub(multi.on_timer(clock.now()));
+  EXPECT_TRUE(beats[1].registrations.has_value());
+}
+
+TEST_F(AgentCoreAllHubsTest, DeregisterGoesToEveryHubAndStopsOnlyWhenAllAcknowledged) {
+  multi.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  multi.start(clock.now());
+  auto out = multi.shutdown(clock.now());
+  ASSERT_EQ(out.send.size(), 2u);
+  const auto seq = std::get<proto::Deregister>(out.send[0].message).seq;
+  EXPECT_FALSE(
+      multi.on_message(clock.now(), 0, proto::DeregisterAck{"agent-1", seq, 1}).deregistered);
+  clock.advance(Duration{200});
+  auto retry = multi.on_timer(clock.now());
+  ASSERT_EQ(retry.send.size(), 1u) << "only the hub that has not acknowledged";
+  EXPECT_EQ(retry.send[0].hub, 1u);
+  EXPECT_TRUE(
+      multi.on_message(clock.now(), 1, proto::DeregisterAck{"agent-1", seq, 1}).deregistered);
 }
 
 }  // namespace

@@ -110,5 +110,28 @@ TEST_F(IntegrationTiers, Dc1KeepsWorkingWhileL2IsDownAndConvergesWhenItReturns) 
   EXPECT_TRUE(converged) << "dc1 catches up once L2 is back";
 }
 
+class IntegrationMultiHoming : public ClusterTest {};
+
+TEST_F(IntegrationMultiHoming, AgentRegisteredWithEveryHubOfItsDatacenterSurvivesLosingOne) {
+  const auto hub_a = start_hub({.id = "dc1-a"});
+  const auto hub_b = start_hub({.id = "dc1-b"});
+  auto& agent =
+      start_agent("web-1", {"--hub", hub_a.endpoint, "--hub", hub_b.endpoint, "--hub-mode", "all",
+                            "--id", "web-1", "--register", "web=10.1.0.1:80"});
+  ASSERT_TRUE(wait_until_listed(hub_a.endpoint, "web", "10.1.0.1:80"));
+  ASSERT_TRUE(wait_until_listed(hub_b.endpoint, "web", "10.1.0.1:80"))
+      << "each hub holds the agent's instances independently";
+
+  hub_a.process->signal(SIGKILL);
+  ASSERT_TRUE(hub_a.process->wait_for(kPatience));
+  HubProbe b(hub_b.endpoint);
+  EXPECT_TRUE(holds_for([&] { return is_listed(b, "web", "10.1.0.1:80"); }, 3 * kLease))
+      << "losing one hub loses nothing at the other";
+
+  agent.signal(SIGTERM);
+  ASSERT_TRUE(agent.wait_for(kPatience));
+  EXPECT_TRUE(poll_until([&] { return !is_listed(b, "web", "10.1.0.1:80"); }, kPatience));
+}
+
 }  // namespace
 }  // namespace cascade::integration
