@@ -11,11 +11,21 @@ std::optional<PickPolicy> parse_pick_policy(std::string_view name) {
 
 namespace {
 
+// UP instances with a weight, of the nearest tier that has any: a hub adds
+// an upper tier's instances only when its own tier has too few, and traffic
+// should stay in the datacenter while it can (tier 0 = the hub's own tier).
 std::vector<const proto::Instance*> candidates(const std::vector<proto::Instance>& instances) {
   std::vector<const proto::Instance*> up;
   up.reserve(instances.size());
-  for (const auto& in : instances)
-    if (in.status == proto::InstanceStatus::kUp && in.weight > 0) up.push_back(&in);
+  std::uint32_t nearest = UINT32_MAX;
+  for (const auto& in : instances) {
+    if (in.status != proto::InstanceStatus::kUp || in.weight == 0) continue;
+    if (in.tier < nearest) {
+      nearest = in.tier;
+      up.clear();
+    }
+    if (in.tier == nearest) up.push_back(&in);
+  }
   return up;
 }
 

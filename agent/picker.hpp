@@ -1,6 +1,7 @@
 #pragma once
 // Choosing one instance of a service for a call. Only UP instances with a
-// positive weight are candidates; the list comes from a Resolution.
+// positive weight are candidates, and of those only the ones of the nearest
+// tier (Instance::tier, 0 = the consumer's own); the list comes from a Resolution.
 
 #include <atomic>
 #include <cstdint>

@@ -50,6 +50,18 @@ TEST(Picker, RandomSpreadsEvenly) {
   EXPECT_NEAR(seen["a"] / 20'000.0, 0.5, 0.03);
 }
 
+TEST(Picker, OwnTierInstancesArePreferredWhileAnyIsUp) {
+  auto remote = inst("dc2", 100);
+  remote.tier = 2;
+  auto local_down = inst("dc1-down", 100, proto::InstanceStatus::kDown);
+  const std::vector<proto::Instance> mixed{remote, inst("dc1", 100), local_down};
+  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted})
+    EXPECT_EQ(tally(mixed, policy, 100), (std::map<std::string, int>{{"dc1", 100}}));
+  // No UP instance in the own tier: the upper tier's take the traffic.
+  EXPECT_EQ(tally({remote, local_down}, PickPolicy::kRoundRobin, 10),
+            (std::map<std::string, int>{{"dc2", 10}}));
+}
+
 TEST(Picker, NothingUpMeansNoPick) {
   Rng rng(1);
   std::atomic<std::uint64_t> cursor{0};
