@@ -133,6 +133,35 @@ TEST_F(TwoDatacenters, L1CatchesUpWhenTheUpstreamReturns) {
   EXPECT_EQ(reply.instances.size(), 2u);
 }
 
+TEST_F(TwoDatacenters, CrossTierEntryStaysWhileConsumersDeclareItAndExpiresWhenTheyStop) {
+  net.agent("l1-dc2", "pay-1", {reg("pay", "pay-1", "10.2.0.1:80")});
+  net.advance(Duration{50});
+  const auto held = net.query_reply("l1-dc1", "pay");
+  auto declares_pay = [&] {
+    const auto& beats = net.beats_to("l2");
+    for (auto it = beats.rbegin(); it != beats.rend(); ++it)
+      if (it->node_id == "l1-dc1") return !it->uses.empty() && it->uses[0].service.name == "pay";
+    return false;
+  };
+  // A consumer keeps declaring pay in its beats for 40 s: the entry stays and
+  // dc1-a keeps it fresh through its own beats to L2, with no query.
+  for (int i = 1; i <= 20; ++i) {
+    net.advance(Duration{2000});
+    net.hub("l1-dc1").handle(net.clock.now(), beat("consumer", i, 0, {use("pay", held.version)}));
+  }
+  EXPECT_TRUE(declares_pay());
+  const auto queries = net.received("l2", proto::MsgType::kQuery);
+  EXPECT_EQ(net.query_reply("l1-dc1", "pay").source, AnswerSource::kCache);
+  EXPECT_EQ(net.received("l2", proto::MsgType::kQuery), queries);
+
+  // Nobody uses it any more: after the unused TTL (30 s) it is dropped.
+  net.advance(Duration{32'000});
+  EXPECT_FALSE(declares_pay());
+  const auto status = std::get<proto::StatusReply>(
+      net.hub("l1-dc1").handle(net.clock.now(), proto::StatusRequest{2}).reply);
+  EXPECT_EQ(status.cross_tier_entries, 0u);
+}
+
 TEST_F(TwoDatacenters, SteadyStateUplinkBeatsCarryOnlyTheDigest) {
   net.agent("l1-dc2", "pay-1", {reg("pay", "pay-1", "10.2.0.1:80")});
   net.advance(Duration{10'000});
