@@ -434,8 +434,16 @@ proto::QueryReply HubCore::local_reply(const proto::Query& query, const ServiceE
 proto::Message HubCore::cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
                                          const CrossTierAnswer& answer) const {
   const bool have_local = svc != nullptr && !svc->instances.empty();
+  const auto source =
+      answer.asked_now ? proto::AnswerSource::kUpstream : proto::AnswerSource::kCache;
+  if (answer.outcome == Outcome::kNotFound && !have_local) {
+    auto reply = local_reply(query, svc);
+    reply.tier = uplink_->upstream_tier();  // the upper tier said so (now, or recently)
+    reply.source = source;
+    return reply;
+  }
   if (answer.outcome != Outcome::kFound || !answer.view) {
-    if (have_local || answer.outcome == Outcome::kNotFound) return local_reply(query, svc);
+    if (have_local) return local_reply(query, svc);
     return proto::ErrorReply{
         proto::ErrorCode::kUnavailable,
         "the upper tier is unreachable and has not answered for " + query.service.name + " before",
@@ -448,7 +456,7 @@ proto::Message HubCore::cross_tier_reply(const proto::Query& query, const Servic
   reply.instances = std::move(list.instances);
   reply.found = !reply.instances.empty();
   reply.tier = view.tier;
-  reply.source = answer.asked_now ? proto::AnswerSource::kUpstream : proto::AnswerSource::kCache;
+  reply.source = source;
   reply.age_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, view.age.count()));
   reply.stale = view.stale;
   return reply;

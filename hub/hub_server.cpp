@@ -122,7 +122,6 @@ void HubServer::handle(Multipart& frames) {
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
   bool durable = false;
-  std::vector<Slot> deferred;
   for (const auto& item : decoded.items)
     if (const auto* message = std::get_if<proto::Message>(&item)) core_.prefetch(*message);
   for (auto& item : decoded.items) {
@@ -133,16 +132,19 @@ void HubServer::handle(Multipart& frames) {
     }
     auto result = core_.handle(now, std::get<proto::Message>(item));
     durable |= result.durable;
-    if (result.deferred != 0) deferred.push_back({result.deferred, replies.size()});
+    if (result.deferred != 0) {
+      // Answered by the upper tier, later, in a frame of its own (matched by
+      // request id): the other replies of a batch do not wait for it.
+      Multipart envelope;
+      for (std::size_t i = 0; i < frames.size(); ++i)
+        envelope.emplace_back().copy(frames[i]);
+      deferred_envelopes_.emplace(result.deferred, std::move(envelope));
+      continue;
+    }
     replies.push_back(std::move(result.reply));
   }
-  if (deferred.empty()) return reply(frames, replies, decoded.batched, durable);
-  // Some answers come from the upper tier: the whole frame waits for them.
-  const auto id = ++next_frame_;
-  for (const auto& slot : deferred)
-    deferred_slots_[slot.frame] = {id, slot.index};
-  waiting_frames_[id] = WaitingFrame{std::move(frames), std::move(replies), deferred.size(),
-                                     decoded.batched, durable};
+  if (replies.empty()) return;
+  reply(frames, replies, decoded.batched, durable);
 }
 
 void HubServer::reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
@@ -181,19 +183,18 @@ void HubServer::route_core_output() {
     // Not connected or over the high-water mark: dropped; the uplink retries.
     upstreams_.at(out.upstream).send(zmq::buffer(bytes), zmq::send_flags::dontwait);
   }
-  for (auto& deferred : core_.take_deferred_replies()) {
-    auto slot = deferred_slots_.find(deferred.token);
-    if (slot == deferred_slots_.end()) continue;
-    const auto [frame_id, index] = slot->second;
-    deferred_slots_.erase(slot);
-    auto frame = waiting_frames_.find(frame_id);
-    if (frame == waiting_frames_.end()) continue;
-    auto& waiting = frame->second;
-    waiting.replies.at(index) = std::move(deferred.reply);
-    if (--waiting.missing > 0) continue;
-    reply(waiting.frames, waiting.replies, waiting.batched, waiting.durable);
-    waiting_frames_.erase(frame);
-  }
+  for (const auto& deferred : core_.take_deferred_replies())
+    send_deferred(deferred);
+}
+
+void HubServer::send_deferred(const DeferredReply& deferred) {
+  auto it = deferred_envelopes_.find(deferred.token);
+  if (it == deferred_envelopes_.end()) return;
+  auto frames = std::move(it->second);
+  deferred_envelopes_.erase(it);
+  const auto bytes = proto::encode(deferred.reply);
+  frames.back() = zmq::message_t(bytes.data(), bytes.size());
+  send_now(frames);
 }
 
 void HubServer::send_now(Multipart& frames) {

@@ -42,20 +42,6 @@ class HubServer {
  private:
   using Multipart = std::vector<zmq::message_t>;
 
-  // A frame whose replies wait for the upper tier (some of its queries were
-  // forwarded); it is answered whole, in order, once every slot is filled.
-  struct WaitingFrame {
-    Multipart frames;
-    std::vector<proto::Message> replies;
-    std::size_t missing = 0;
-    bool batched = false;
-    bool durable = false;
-  };
-  struct Slot {
-    std::uint64_t frame;
-    std::size_t index;
-  };
-
   // Handles queued frames; true when it stopped at the per-pass cap.
   bool serve_pending_frames();
   void handle(Multipart& frames);
@@ -65,6 +51,7 @@ class HubServer {
   void route_core_output();
   void reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
              bool durable);
+  void send_deferred(const DeferredReply& deferred);
   void flush();
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
@@ -76,9 +63,9 @@ class HubServer {
   zmq::socket_t socket_;
   std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream
   HubCore core_;
-  std::unordered_map<std::uint64_t, WaitingFrame> waiting_frames_;
-  std::unordered_map<std::uint64_t, Slot> deferred_slots_;  // core token -> reply slot
-  std::uint64_t next_frame_ = 0;
+  // Queries forwarded to the upper tier, by core token: the envelope their
+  // reply goes back in, as a frame of its own.
+  std::unordered_map<std::uint64_t, Multipart> deferred_envelopes_;
   proto::DecodeLimits limits_;
   std::vector<Multipart> awaiting_commit_;
   int ticks_deferred_ = 0;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <thread>
 
 #include "common/codec.hpp"
@@ -117,6 +118,79 @@ TEST_F(HubServerTest, BatchOfBeatsGetsABatchOfRepliesInOrder) {
   for (int i = 0; i < 10; ++i)
     EXPECT_EQ(std::get<proto::DownBeat>(std::get<proto::Message>(decoded.items[i])).node_id,
               "n" + std::to_string(i));
+}
+
+// An L1 server under an L2 server, both real, on loopback.
+class TieredHubServerTest : public ::testing::Test {
+ protected:
+  struct Running {
+    std::unique_ptr<HubServer> server;
+    std::string endpoint;
+    std::thread thread;
+  };
+  Running start(HubConfig config) {
+    Running r;
+    config.listen = "tcp://127.0.0.1:*";
+    r.server = std::make_unique<HubServer>(config, clock, stores.emplace_back(), context);
+    r.endpoint = r.server->bind();
+    r.thread = std::thread([this, s = r.server.get()] { s->run(stop); });
+    return r;
+  }
+  ~TieredHubServerTest() override {
+    stop = true;
+    for (auto* r : {&l1, &l2})
+      if (r->thread.joinable()) r->thread.join();
+  }
+  std::optional<proto::DecodedFrame> receive(zmq::socket_t& s, Duration timeout) {
+    zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, timeout);
+    if (!(item.revents & ZMQ_POLLIN)) return std::nullopt;
+    zmq::message_t m;
+    if (!s.recv(m)) return std::nullopt;
+    return proto::decode_frame(m.to_string_view());
+  }
+
+  SystemClock clock;
+  std::deque<ScriptedStore> stores;
+  zmq::context_t context{1};
+  std::atomic<bool> stop{false};
+  Running l2;
+  Running l1;
+};
+
+TEST_F(TieredHubServerTest, BeatsInABatchAreAnsweredAtOnceAndAForwardedQueryLaterOnItsOwn) {
+  HubConfig upper;
+  upper.id = "l2";
+  upper.tier = 2;
+  l2 = start(upper);
+  HubConfig lower;
+  lower.id = "l1";
+  lower.upstreams = {l2.endpoint};
+  l1 = start(lower);
+
+  zmq::socket_t agent{context, zmq::socket_type::dealer};
+  agent.set(zmq::sockopt::linger, 0);
+  agent.connect(l1.endpoint);
+  proto::Query query;
+  query.request_id = 77;
+  query.service = test_support::key("elsewhere");
+  const std::vector<proto::Message> batch{beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}), query};
+  const auto bytes = proto::encode_batch(batch);
+  agent.send(zmq::buffer(bytes), zmq::send_flags::none);
+
+  auto first = receive(agent, Duration{2000});
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(first->batched);
+  ASSERT_EQ(first->items.size(), 1u) << "the beat's reply does not wait for the upper tier";
+  EXPECT_TRUE(std::holds_alternative<proto::DownBeat>(std::get<proto::Message>(first->items[0])));
+
+  auto second = receive(agent, Duration{3000});
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(second->batched);
+  const auto& reply = std::get<proto::QueryReply>(std::get<proto::Message>(second->items.at(0)));
+  EXPECT_EQ(reply.request_id, 77u);
+  EXPECT_FALSE(reply.found) << "L2 knows no such service";
+  EXPECT_EQ(reply.source, proto::AnswerSource::kUpstream);
 }
 
 }  // namespace
