@@ -238,6 +238,10 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
     on_query_reply(now, *reply, out);
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
     on_deregister_ack(from_hub, *ack, out);
+  } else if (const auto* error = std::get_if<proto::ErrorReply>(&message)) {
+    // A query the hub cannot answer (e.g. its upper tier is unreachable) ends
+    // now, like a timeout, instead of holding the caller for query_timeout.
+    if (error->ref != 0 && pending_.erase(error->ref) > 0) out.timed_out.push_back(error->ref);
   }
   return out;
 }

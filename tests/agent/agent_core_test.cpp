@@ -374,6 +374,16 @@ TEST_F(AgentCoreTest, MovingToAnotherHubDeclaresNoVersionsSoListsComeWhole) {
       << "the list is still served";
 }
 
+TEST_F(AgentCoreTest, QueryTheHubCannotAnswerEndsAtOnce) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("elsewhere"), id);
+  auto out = core.on_message(
+      clock.now(), 0, proto::ErrorReply{proto::ErrorCode::kUnavailable, "upper tier down", id});
+  EXPECT_EQ(out.timed_out, std::vector<std::uint64_t>{id});
+  EXPECT_TRUE(core.on_timer(clock.now() + Duration{5000}).timed_out.empty()) << "ended once";
+}
+
 // ---------------------------------------------------------------- multi-homing
 
 class AgentCoreAllHubsTest : public AgentCoreTest {
