@@ -513,6 +513,13 @@ std::optional<Resolution> AgentCore::peek(MonoTime now, WallMs wall_now,
   return resolution_of(service, it->second, now, wall_now);
 }
 
+std::optional<AgentCore::Held> AgentCore::held(MonoTime now,
+                                               const proto::ServiceKey& service) const {
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return std::nullopt;
+  return Held{it->second.version, now - it->second.confirmed_at};
+}
+
 std::optional<Resolution> AgentCore::lookup_any(MonoTime now, WallMs wall_now,
                                                 const proto::ServiceKey& service) {
   auto it = cache_.find(service);

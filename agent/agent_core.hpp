@@ -110,6 +110,12 @@ class AgentCore {
   // Whatever is cached, however stale, without marking it used.
   std::optional<Resolution> peek(MonoTime now, WallMs wall_now,
                                  const proto::ServiceKey& service) const;
+  // The version held and its age, without copying the list (nullopt: not cached).
+  struct Held {
+    std::uint64_t version = 0;
+    Duration age{0};
+  };
+  std::optional<Held> held(MonoTime now, const proto::ServiceKey& service) const;
   // Whatever is cached, however stale (used when the hub cannot answer).
   std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now,
                                        const proto::ServiceKey& service);

@@ -369,8 +369,8 @@ void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto:
 void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
                                     const ServiceEntry* svc,
                                     std::vector<proto::ServiceUpdate>& out) {
-  auto view = uplink_->use(now, use.service);
-  if (!view) {
+  const auto upper_version = uplink_->use(now, use.service);
+  if (!upper_version) {
     // Nothing from above yet (being asked): keep what the consumer holds,
     // unless the upper tier said it has no such service either.
     const bool gone = use.version != 0 && uplink_->known_missing(now, use.service) &&
@@ -382,8 +382,9 @@ void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
     }
     return;
   }
-  auto list = compose(registry_, svc, *view);
-  if (list.version == use.version) return;
+  // The steady state costs a version comparison; the list is built only when it changed.
+  if (composite_version(svc != nullptr ? svc->version : 0, *upper_version) == use.version) return;
+  auto list = compose(registry_, svc, *uplink_->view(now, use.service));
   ++counters_.updates_cross_tier;
   out.push_back(proto::ServiceUpdate{use.service,
                                      use.version,

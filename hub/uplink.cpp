@@ -97,12 +97,25 @@ std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
   return CrossTierAnswer{Outcome::kUnavailable, std::nullopt, false};
 }
 
-std::optional<CrossTierView> Uplink::use(MonoTime now, const proto::ServiceKey& service) {
+std::optional<std::uint64_t> Uplink::use(MonoTime now, const proto::ServiceKey& service) {
   for (auto& core : cores_)
     core.lookup_any(now, 0, service);
-  auto view = best_view(now, service);
-  if (!view && !known_missing(now, service) && !known_down(now)) ask(now, service, std::nullopt);
-  return view;
+  if (const auto* core = freshest(now, service)) return core->held(now, service)->version;
+  if (!known_missing(now, service) && !known_down(now)) ask(now, service, std::nullopt);
+  return std::nullopt;
+}
+
+const agent::AgentCore* Uplink::freshest(MonoTime now, const proto::ServiceKey& service) const {
+  const agent::AgentCore* best = nullptr;
+  Duration best_age{0};
+  for (const auto& core : cores_) {
+    auto held = core.held(now, service);
+    if (held && (best == nullptr || held->age < best_age)) {
+      best = &core;
+      best_age = held->age;
+    }
+  }
+  return best;
 }
 
 bool Uplink::known_missing(MonoTime now, const proto::ServiceKey& service) const {
@@ -153,12 +166,9 @@ void Uplink::settle(MonoTime now, const proto::ServiceKey& service, bool answere
 
 std::optional<CrossTierView> Uplink::best_view(MonoTime now,
                                                const proto::ServiceKey& service) const {
-  std::optional<agent::Resolution> best;
-  for (const auto& core : cores_) {
-    auto r = core.peek(now, 0, service);
-    if (r && (!best || r->age < best->age)) best = std::move(r);
-  }
-  if (!best) return std::nullopt;
+  const auto* core = freshest(now, service);
+  if (core == nullptr) return std::nullopt;
+  auto best = core->peek(now, 0, service);
   CrossTierView view;
   view.version = best->version;
   view.instances = std::move(best->instances);

@@ -99,8 +99,13 @@ class Uplink {
   std::optional<CrossTierAnswer> lookup(MonoTime now, const proto::ServiceKey& service,
                                         std::uint64_t token);
   // A consumer below declared the service in its beat: keep it fresh. The
-  // list as known now, if any (asks the upstream when nothing is known).
-  std::optional<CrossTierView> use(MonoTime now, const proto::ServiceKey& service);
+  // upstream's version of the list known now, if any (asks the upstream when
+  // nothing is known). Cheap: the list itself comes from view().
+  std::optional<std::uint64_t> use(MonoTime now, const proto::ServiceKey& service);
+  // The freshest list known of the service, tagged with tiers.
+  std::optional<CrossTierView> view(MonoTime now, const proto::ServiceKey& service) const {
+    return best_view(now, service);
+  }
   // The upstream said recently that it has no such service.
   bool known_missing(MonoTime now, const proto::ServiceKey& service) const;
 
@@ -130,6 +135,8 @@ class Uplink {
   void ask(MonoTime now, const proto::ServiceKey& service, std::optional<std::uint64_t> waiter);
   void settle(MonoTime now, const proto::ServiceKey& service, bool answered);
   std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;
+  // The core holding the freshest copy of the service, if any.
+  const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
   void remember_missing(MonoTime now, const proto::ServiceKey& service);
   bool known_down(MonoTime now) const;
