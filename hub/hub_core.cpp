@@ -194,7 +194,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
     if (beat.registrations)
       state_changed |= apply_registration_set(node, *beat.registrations);
     else if (beat.delta)
-      state_changed |= apply_delta(node, *beat.delta);
+      state_changed |= apply_delta(node, beat.seq, *beat.delta);
     if (node.staging && node.staging->size() > limit) {
       node.staging.reset();
       return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
@@ -259,10 +259,18 @@ void HubCore::ask_for_set(const std::string& node_id) {
   if (Node* other = index_.find(node_id)) other->set_known = false;
 }
 
-bool HubCore::apply_delta(Node& node, proto::RegistrationDelta delta) {
+bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta) {
   ++counters_.deltas_received;
-  if (delta.reset) node.staging.emplace();
+  if (delta.reset) {
+    node.staging.emplace();
+  } else if (node.staging && seq != node.staging_next_seq) {
+    // A chunk missing in between (lost, or overtaken): the staged set is not
+    // whole. Drop it; the digest will not match and the sender starts over.
+    node.staging.reset();
+    return false;
+  }
   if (node.staging) {  // a chunked full set: applied whole after its last chunk, without churn
+    node.staging_next_seq = seq + 1;
     node.staging->insert(node.staging->end(), std::make_move_iterator(delta.upserts.begin()),
                          std::make_move_iterator(delta.upserts.end()));
     if (delta.more) return false;
@@ -282,13 +290,25 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   bool digest_known = true;
   std::vector<OwnedInstance> added;
   std::vector<OwnedInstance> dropped;
+  const auto reports = [&](ServiceEntry* svc, const std::string& id) {
+    return std::binary_search(node.owned.begin(), node.owned.end(), OwnedInstance{svc, id});
+  };
+  // The node's previous report of an instance leaves its digest. A report the
+  // registry holds with other content (another node's) cannot be subtracted:
+  // the digest is then unknown and the reply asks for the whole set.
+  const auto forget_report = [&](ServiceEntry& svc, const proto::ServiceKey& key,
+                                 const std::string& id) {
+    if (!reports(&svc, id)) return;
+    if (const auto* had = registry_.reported_by(svc, id, node.id))
+      running.remove({key, *had});
+    else
+      digest_known = false;
+  };
   for (const auto& key : delta.removed) {
     ServiceEntry* svc = registry_.find(key.service);
-    if (svc == nullptr) continue;
-    if (const auto* had = registry_.reported_by(*svc, key.id, node.id))
-      running.remove({key.service, *had});
-    else
-      digest_known = false;  // it reported content the hub does not hold
+    // Not reported (any more): a repeated removal is harmless (schemas 5.7).
+    if (svc == nullptr || !reports(svc, key.id)) continue;
+    forget_report(*svc, key.service, key.id);
     std::string ask_again;
     registry_.remove(*svc, key.id, node.id, &ask_again);
     ask_for_set(ask_again);
@@ -296,8 +316,7 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   }
   for (const auto& reg : delta.upserts) {
     ServiceEntry& svc = registry_.service(reg.service);
-    if (const auto* had = registry_.reported_by(svc, reg.instance.id, node.id))
-      running.remove({reg.service, *had});
+    forget_report(svc, reg.service, reg.instance.id);
     running.add(reg);
     registry_.upsert(svc, reg.instance, node.id);
     added.push_back({&svc, reg.instance.id});
@@ -369,12 +388,13 @@ void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto:
 void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
                                     const ServiceEntry* svc,
                                     std::vector<proto::ServiceUpdate>& out) {
-  const auto upper_version = uplink_->use(now, use.service);
+  const auto known = uplink_->use(now, use.service);
+  const auto& upper_version = known.version;
   if (!upper_version) {
     // Nothing from above yet (being asked): keep what the consumer holds,
     // unless the upper tier said it has no such service either.
-    const bool gone = use.version != 0 && uplink_->known_missing(now, use.service) &&
-                      (svc == nullptr || svc->instances.empty());
+    const bool gone =
+        use.version != 0 && known.missing && (svc == nullptr || svc->instances.empty());
     if (gone) {
       out.push_back(
           proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});

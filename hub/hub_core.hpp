@@ -116,7 +116,8 @@ class HubCore {
     std::optional<proto::SetDigest> running;
     // A chunked full set being received (delta reset ... more=false).
     std::optional<std::vector<proto::Registration>> staging;
-    std::vector<OwnedInstance> owned;  // sorted
+    std::uint64_t staging_next_seq = 0;  // the seq the next chunk must have
+    std::vector<OwnedInstance> owned;    // sorted
     std::vector<const ServiceEntry*> uses;
     LeaseQueue<Node*>::Handle lease;
   };
@@ -142,7 +143,7 @@ class HubCore {
   // The node of this beat (`known`, or a new one), its lease renewed.
   Node& admit(MonoTime now, const proto::UpBeat& beat, Node* known, bool& state_changed);
   bool apply_registration_set(Node& node, std::vector<proto::Registration> regs);
-  bool apply_delta(Node& node, proto::RegistrationDelta delta);
+  bool apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta);
   bool apply_incremental(Node& node, const proto::RegistrationDelta& delta);
   bool ensure_running_digest(Node& node);
   void ask_for_set(const std::string& node_id);

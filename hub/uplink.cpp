@@ -28,7 +28,10 @@ agent::AgentCoreConfig core_config(const UplinkConfig& c, const std::string& hub
 
 Uplink::Uplink(UplinkConfig config, std::string hub_id, std::uint32_t tier, std::uint64_t epoch,
                std::uint64_t rng_seed, MonoTime now)
-    : config_(std::move(config)), tier_(tier), started_(now) {
+    : config_(std::move(config)),
+      tier_(tier),
+      started_(now),
+      missing_(config_.negative_ttl, config_.unused_ttl, config_.max_negative_entries) {
   const auto n = std::max<std::size_t>(1, config_.endpoints.size());
   if (config_.mode == UplinkMode::kAll) {
     for (std::size_t i = 0; i < n; ++i)
@@ -97,12 +100,14 @@ std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
   return CrossTierAnswer{Outcome::kUnavailable, std::nullopt, false};
 }
 
-std::optional<std::uint64_t> Uplink::use(MonoTime now, const proto::ServiceKey& service) {
+Uplink::Known Uplink::use(MonoTime now, const proto::ServiceKey& service) {
   for (auto& core : cores_)
     core.lookup_any(now, 0, service);
-  if (const auto* core = freshest(now, service)) return core->held(now, service)->version;
-  if (!known_missing(now, service) && !known_down(now)) ask(now, service, std::nullopt);
-  return std::nullopt;
+  if (const auto* core = freshest(now, service)) return {core->held(now, service)->version, false};
+  const auto declared = missing_.declare(now, service);
+  const bool ask_again = !declared.missing || declared.expired;
+  if (ask_again && !known_down(now)) ask(now, service, std::nullopt);
+  return {std::nullopt, declared.missing};
 }
 
 const agent::AgentCore* Uplink::freshest(MonoTime now, const proto::ServiceKey& service) const {
@@ -119,8 +124,7 @@ const agent::AgentCore* Uplink::freshest(MonoTime now, const proto::ServiceKey& 
 }
 
 bool Uplink::known_missing(MonoTime now, const proto::ServiceKey& service) const {
-  auto it = missing_.find(service);
-  return it != missing_.end() && now < it->second;
+  return missing_.fresh(now, service);
 }
 
 void Uplink::ask(MonoTime now, const proto::ServiceKey& service,
@@ -189,31 +193,20 @@ void Uplink::on_message(MonoTime now, std::size_t upstream, const proto::Message
   auto& core = core_for(upstream, from_hub);
   const auto* reply = std::get_if<proto::QueryReply>(&message);
   const bool not_found = reply != nullptr && !reply->found;
-  if (not_found) remember_missing(now, reply->service);
+  if (not_found)
+    missing_.remember(now, reply->service);
+  else if (reply != nullptr)
+    missing_.forget(reply->service);
   const auto index = config_.mode == UplinkMode::kAll ? upstream : 0;
   take_actions(now, index, core.on_message(now, from_hub, message));
   // Kept as a negative entry here, not as an empty list the beats would declare.
   if (not_found) core.forget(reply->service);
 }
 
-void Uplink::remember_missing(MonoTime now, const proto::ServiceKey& service) {
-  const auto until = now + config_.negative_ttl;
-  missing_[service] = until;
-  missing_order_.emplace_back(until, service);
-  while (missing_.size() > config_.max_negative_entries && !missing_order_.empty()) {
-    missing_.erase(missing_order_.front().second);
-    missing_order_.pop_front();
-  }
-}
-
 void Uplink::on_timer(MonoTime now) {
   for (std::size_t i = 0; i < cores_.size(); ++i)
     take_actions(now, i, cores_[i].on_timer(now));
-  while (!missing_order_.empty() && missing_order_.front().first <= now) {
-    auto it = missing_.find(missing_order_.front().second);
-    if (it != missing_.end() && it->second <= now) missing_.erase(it);
-    missing_order_.pop_front();
-  }
+  missing_.prune(now);
 }
 
 MonoTime Uplink::next_deadline() const {

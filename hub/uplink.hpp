@@ -27,7 +27,6 @@
 // Sans-IO: time comes in as `now`; messages go out through take_outgoing().
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +35,7 @@
 #include "agent/agent_core.hpp"
 #include "common/clock.hpp"
 #include "common/protocol.hpp"
+#include "hub/negative_cache.hpp"
 
 namespace cascade::hub {
 
@@ -98,10 +98,15 @@ class Uplink {
   // token comes back through take_answered() once the upstream answered.
   std::optional<CrossTierAnswer> lookup(MonoTime now, const proto::ServiceKey& service,
                                         std::uint64_t token);
-  // A consumer below declared the service in its beat: keep it fresh. The
-  // upstream's version of the list known now, if any (asks the upstream when
-  // nothing is known). Cheap: the list itself comes from view().
-  std::optional<std::uint64_t> use(MonoTime now, const proto::ServiceKey& service);
+  // A consumer below declared the service in its beat: keep it fresh. What is
+  // known now: the upstream's version of the list (the list itself comes from
+  // view()), or that the upper tier has no such service. Asks the upstream
+  // when nothing is known or the "not found" is old.
+  struct Known {
+    std::optional<std::uint64_t> version;
+    bool missing = false;
+  };
+  Known use(MonoTime now, const proto::ServiceKey& service);
   // The freshest list known of the service, tagged with tiers.
   std::optional<CrossTierView> view(MonoTime now, const proto::ServiceKey& service) const {
     return best_view(now, service);
@@ -138,7 +143,6 @@ class Uplink {
   // The core holding the freshest copy of the service, if any.
   const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
-  void remember_missing(MonoTime now, const proto::ServiceKey& service);
   bool known_down(MonoTime now) const;
   Duration ttl() const;
 
@@ -148,8 +152,7 @@ class Uplink {
   std::vector<agent::AgentCore> cores_;  // one per upstream (kAll), or one for all (kFailover)
   std::map<proto::ServiceKey, Question> questions_;
   std::map<std::pair<std::size_t, std::uint64_t>, proto::ServiceKey> question_by_request_;
-  std::map<proto::ServiceKey, MonoTime> missing_;  // "not found" answers, until when
-  std::deque<std::pair<MonoTime, proto::ServiceKey>> missing_order_;
+  NegativeCache missing_;
   std::vector<UplinkOutgoing> outgoing_;
   std::vector<AnsweredWaiter> answered_;
 };

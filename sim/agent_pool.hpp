@@ -1,0 +1,141 @@
+#pragma once
+// The agent processes of a simulation: one AgentCore per running agent, with
+// the adapter and application around it.
+//
+// The pool plays what an agent's I/O thread and its application would: it
+// fires the core's timer at next_deadline, hands the core's messages to the
+// owner's Send (which puts them on the network), feeds it what the network
+// delivers, re-queries a service whose query timed out, and resolves every
+// used service each use interval (so subscriptions stay alive). Lifecycles:
+// start (a new epoch), kill (silence), graceful stop (Deregister until
+// acknowledged or stop_timeout).
+//
+// Which hub an Outgoing's index names is the owner's business (World has one
+// hub, TieredWorld gives each agent the L1 hubs of its datacenter).
+// Thread-safety: none.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agent/agent_core.hpp"
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+#include "common/random.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/network.hpp"
+
+namespace cascade::sim {
+
+// What one agent process is configured with; it survives restarts.
+struct AgentSpec {
+  std::string node_id;
+  std::vector<proto::Registration> provides;
+  std::vector<proto::ServiceKey> uses;  // queried at start, then resolved every use interval
+};
+
+enum class AgentState : std::uint8_t {
+  kNew,       // added, never started
+  kRunning,   // beating
+  kStopping,  // shut down: repeats its Deregister until acknowledged or stop_timeout
+  kDown,      // crashed or stopped; receives nothing
+};
+
+const char* to_string(AgentState state);
+inline std::ostream& operator<<(std::ostream& os, AgentState state) {
+  return os << to_string(state);
+}
+
+// An agent keeps its address across restarts, as a node id routed by a proxy
+// would: a reply to one incarnation still on the way reaches the next.
+// Address 0 is left to World's hub.
+inline Address agent_address(std::size_t agent) {
+  return static_cast<Address>(agent + 1);
+}
+
+struct AgentPoolConfig {
+  agent::AgentCoreConfig agent{};  // shared by every agent; node_id, epoch, hub_count per agent
+  Duration use_interval{10'000};   // how often a consumer resolves each service it uses
+  Duration stop_timeout{2000};     // a stopping agent exits after this even without an ack
+  MonoTime start{};                // the simulation's start, for wall-clock stamps
+  WallMs wall_at_start = 0;
+};
+
+struct AgentPoolStats {
+  std::uint64_t queries_retried = 0;
+  std::uint64_t stops_timed_out = 0;  // stopping agents that exited without an ack
+};
+
+class AgentPool {
+ public:
+  // Puts one of the agent's messages on the network.
+  using Send = std::function<void(std::size_t agent, const agent::Outgoing&)>;
+
+  AgentPool(AgentPoolConfig config, std::uint64_t seed, EventQueue& events, Send send);
+  AgentPool(const AgentPool&) = delete;
+  AgentPool& operator=(const AgentPool&) = delete;
+
+  // Added down; start() brings it up. `hub_count`: how many hubs it may fail over between.
+  std::size_t add(AgentSpec spec, std::size_t hub_count = 1);
+  void start(std::size_t agent);  // a new incarnation (epoch + 1) starts now
+  void start_at(std::size_t agent, MonoTime when);
+  void kill(std::size_t agent);     // crash: stops at once, says nothing
+  void stop(std::size_t agent);     // graceful: AgentCore::shutdown, down once acknowledged
+  void restart(std::size_t agent);  // kill (if running) and start again with a new epoch
+  // Adds to the agent's set (kept across restarts); a running agent beats it at once.
+  void add_registration(std::size_t agent, proto::Registration reg);
+
+  // A message from the agent's hub `hub` arrived. False if nobody listens (down).
+  bool deliver(std::size_t agent, std::size_t hub, const proto::Message& message);
+
+  std::size_t size() const { return slots_.size(); }
+  AgentState state(std::size_t agent) const { return slots_.at(agent).state; }
+  bool running(std::size_t agent) const { return state(agent) == AgentState::kRunning; }
+  const AgentSpec& spec(std::size_t agent) const { return slots_.at(agent).spec; }
+  std::uint64_t epoch(std::size_t agent) const { return slots_.at(agent).epoch; }
+  // The current (or last) incarnation's core; requires a started agent.
+  agent::AgentCore& core(std::size_t agent);
+  const agent::AgentCore& core(std::size_t agent) const;
+  // What the agent's cache holds for the service (AgentCore::peek: not a use).
+  std::optional<std::vector<proto::Instance>> cached_instances(
+      std::size_t agent, const proto::ServiceKey& service) const;
+  const AgentPoolStats& stats() const { return stats_; }
+
+ private:
+  struct Slot {
+    AgentSpec spec;
+    std::size_t hub_count = 1;
+    std::unique_ptr<agent::AgentCore> core;
+    AgentState state = AgentState::kNew;
+    std::uint64_t epoch = 0;
+    std::uint64_t life = 0;       // bumped whenever the process starts or ends
+    std::uint64_t timer_gen = 0;  // bumped whenever the armed timer is replaced
+    std::optional<MonoTime> armed;
+    std::map<std::uint64_t, proto::ServiceKey> queries;  // outstanding, by request id
+  };
+
+  MonoTime now() const { return events_.now(); }
+  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
+  void apply(std::size_t agent, agent::AgentActions actions);
+  void query(std::size_t agent, const proto::ServiceKey& service);
+  bool beating(std::size_t agent) const;  // running or stopping: its timer is driven
+  void arm_timer(std::size_t agent);
+  void on_timer(std::size_t agent, std::uint64_t gen);
+  void schedule_use(std::size_t agent, Duration delay);
+  void end_process(std::size_t agent);
+
+  AgentPoolConfig config_;
+  std::uint64_t seed_;
+  EventQueue& events_;
+  Send send_;
+  Rng rng_;  // the applications' draws (when consumers resolve); agents have their own
+  std::vector<Slot> slots_;
+  AgentPoolStats stats_;
+};
+
+}  // namespace cascade::sim

@@ -1,0 +1,117 @@
+#pragma once
+// One hub process of a simulation: a HubCore, its disk, its timers, and the
+// part of the hub server that routes what the core produces.
+//
+// Like hub/hub_server.cpp it ticks the core at next_deadline(), flushes the
+// PersistBatch every flush interval and holds each durable reply until the
+// batch holding its change is on disk. For a tiered hub it also carries the
+// uplink's messages to the upstream hubs' addresses, hands what those hubs
+// send back to on_upstream_message (a message from an upstream's address is a
+// reply to the uplink; anything else is a request), and sends each deferred
+// reply to whoever asked, once the core releases it. Every handle, tick and
+// upstream message is followed by draining the core's outputs.
+//
+// A crash loses the core's memory, the replies it held and the questions it
+// had deferred; a restart builds a new core from the disk with a new epoch.
+// Thread-safety: none.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+#include "hub/hub_core.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/memory_hub_store.hpp"
+#include "sim/network.hpp"
+
+namespace cascade::sim {
+
+enum class HubCrash : std::uint8_t {
+  kAfterFlush,            // the last batch reached the disk before the crash
+  kLosingUnflushedBatch,  // changes since the last flush, and the replies they held, are lost
+};
+
+struct HubProcessConfig {
+  hub::HubCoreConfig core{};
+  Duration flush_interval{20};  // the hub's write-behind period
+  Address address = 0;
+  std::vector<Address> upstreams{};  // by index of core.uplink->endpoints
+};
+
+// Called after the event they name; each may be empty.
+struct HubHooks {
+  // A message was handled (a request, or a reply from upstream). May crash the hub.
+  std::function<void(Address from, const proto::Message&)> received{};
+  std::function<void()> ticked{};   // tick() ran because a deadline was due
+  std::function<void()> started{};  // an incarnation restored the disk and serves
+};
+
+struct HubProcessStats {
+  std::uint64_t restarts = 0;
+  std::uint64_t lost_while_down = 0;  // messages that reached the hub while it was not running
+  std::uint64_t replies_lost_in_crash = 0;
+  std::uint64_t deferred_lost_in_crash = 0;  // questions waiting for the upper tier
+};
+
+class HubProcess {
+ public:
+  HubProcess(HubProcessConfig config, EventQueue& events, Network& network, HubHooks hooks);
+  HubProcess(const HubProcess&) = delete;
+  HubProcess& operator=(const HubProcess&) = delete;
+
+  void boot();  // the first incarnation (separate from construction: hooks may need the owner)
+  // Crashes the hub and starts a new one (epoch + 1) from the disk after `downtime`.
+  // May be called from HubHooks::received: the crash then hits right after that
+  // message was handled, before any flush.
+  void restart(HubCrash crash, Duration downtime = Duration{0});
+
+  // The network delivered `message` from `from` to this hub's address.
+  void receive(Address from, const proto::Message& message);
+
+  bool up() const { return core_ != nullptr; }
+  const hub::HubCore& core() const { return *core_; }  // valid while up()
+  const MemoryHubStore& disk() const { return disk_; }
+  const HubProcessConfig& config() const { return config_; }
+  const HubProcessStats& stats() const { return stats_; }
+  // The registry's list of the service (empty while down), sorted by id.
+  std::vector<proto::Instance> instances(const proto::ServiceKey& service) const;
+  bool has(const proto::ServiceKey& service, const std::string& instance_id) const;
+
+ private:
+  struct HeldReply {
+    Address to;
+    proto::Message message;
+  };
+
+  MonoTime now() const { return events_.now(); }
+  std::optional<std::size_t> upstream_index(Address from) const;
+  void send(Address to, const proto::Message& message) {
+    network_.send(config_.address, to, message);
+  }
+  void route_core_output();
+  void flush();
+  void schedule_flush();
+  void arm_timer();
+  void on_timer(std::uint64_t gen);
+
+  HubProcessConfig config_;
+  EventQueue& events_;
+  Network& network_;
+  HubHooks hooks_;
+  MemoryHubStore disk_;
+  std::unique_ptr<hub::HubCore> core_;
+  std::uint64_t life_ = 0;
+  std::uint64_t timer_gen_ = 0;
+  std::optional<MonoTime> armed_;
+  std::vector<HeldReply> held_replies_;  // durable replies waiting for the next flush
+  std::unordered_map<std::uint64_t, Address> deferred_;  // token -> who asked
+  HubProcessStats stats_;
+};
+
+}  // namespace cascade::sim

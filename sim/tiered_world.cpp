@@ -1,0 +1,127 @@
+#include "sim/tiered_world.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/seed.hpp"
+
+namespace cascade::sim {
+
+namespace {
+
+// Hubs live far above any agent address, so one number names one process.
+constexpr Address kFirstHubAddress = Address{1} << 31;
+
+}  // namespace
+
+TieredWorld::TieredWorld(TieredWorldConfig config)
+    : config_(std::move(config)),
+      events_(config_.start),
+      network_(config_.network, stream_seed(config_.seed, kNetworkStream), events_,
+               [this](Address from, Address to, const proto::Message& m) { receive(from, to, m); }),
+      agents_(AgentPoolConfig{config_.agent, config_.use_interval, config_.stop_timeout,
+                              config_.start, config_.wall_at_start},
+              config_.seed, events_, [this](std::size_t agent, const agent::Outgoing& out) {
+                send_from_agent(agent, out);
+              }) {}
+
+void TieredWorld::set_observer(TieredObserver* observer) {
+  observer_ = observer != nullptr ? observer : &default_observer_;
+}
+
+// ---------------------------------------------------------------- hubs
+
+Address TieredWorld::hub_address(std::size_t hub) {
+  return kFirstHubAddress + static_cast<Address>(hub);
+}
+
+std::optional<std::size_t> TieredWorld::hub_at(Address address) const {
+  if (address < kFirstHubAddress || address - kFirstHubAddress >= hubs_.size()) return std::nullopt;
+  return address - kFirstHubAddress;
+}
+
+hub::HubCoreConfig TieredWorld::core_config(const TierHubSpec& spec) const {
+  hub::HubCoreConfig core;
+  core.hub_id = spec.id;
+  core.tier = spec.tier;
+  core.lease = spec.lease;
+  core.min_local_up = config_.min_local_up;
+  core.zone = spec.zone;
+  if (!spec.upstreams.empty()) {
+    hub::UplinkConfig uplink = config_.uplink;
+    uplink.endpoints.clear();
+    for (auto up : spec.upstreams)
+      uplink.endpoints.push_back(process(up).config().core.hub_id);
+    core.uplink = std::move(uplink);
+  }
+  return core;
+}
+
+std::size_t TieredWorld::add_hub(TierHubSpec spec) {
+  const std::size_t index = hubs_.size();
+  for (auto up : spec.upstreams)
+    if (up >= index) throw std::invalid_argument("hub " + spec.id + ": add its upstreams first");
+  HubProcessConfig config{core_config(spec), config_.flush_interval, hub_address(index), {}};
+  for (auto up : spec.upstreams)
+    config.upstreams.push_back(hub_address(up));
+  HubHooks hooks{[this, index](Address from, const proto::Message& m) {
+                   observer_->on_hub_received(now(), index, from, m);
+                 },
+                 [this, index] { observer_->on_hub_tick(now(), index); },
+                 [this, index] { observer_->on_hub_started(now(), index); }};
+  hubs_.push_back(
+      std::make_unique<HubProcess>(std::move(config), events_, network_, std::move(hooks)));
+  hubs_.back()->boot();
+  return index;
+}
+
+void TieredWorld::cut(std::size_t hub_a, std::size_t hub_b) {
+  network_.cut_both_ways(hub_address(hub_a), hub_address(hub_b));
+}
+
+void TieredWorld::heal(std::size_t hub_a, std::size_t hub_b) {
+  network_.heal_both_ways(hub_address(hub_a), hub_address(hub_b));
+}
+
+// ---------------------------------------------------------------- agents
+
+std::size_t TieredWorld::add_agent(AgentSpec spec, std::vector<std::size_t> hubs) {
+  if (hubs.empty()) throw std::invalid_argument("agent " + spec.node_id + " needs a hub");
+  for (auto h : hubs)
+    if (h >= hubs_.size()) throw std::invalid_argument("agent " + spec.node_id + ": no such hub");
+  const auto agent = agents_.add(std::move(spec), hubs.size());
+  agent_hubs_.push_back(std::move(hubs));
+  return agent;
+}
+
+std::optional<std::size_t> TieredWorld::agent_at(Address address) const {
+  if (address == 0 || address >= kFirstHubAddress || address - 1 >= agents_.size())
+    return std::nullopt;
+  return address - 1;
+}
+
+void TieredWorld::send_from_agent(std::size_t agent, const agent::Outgoing& out) {
+  observer_->on_agent_sent(now(), agent, out.message);
+  network_.send(agent_address(agent), hub_address(agent_hubs_[agent].at(out.hub)), out.message);
+}
+
+// ---------------------------------------------------------------- network
+
+void TieredWorld::receive(Address from, Address to, const proto::Message& message) {
+  if (const auto hub = hub_at(to)) {
+    process(*hub).receive(from, message);
+    return;
+  }
+  const auto agent = agent_at(to);
+  const auto sender = hub_at(from);
+  if (!agent || !sender) throw std::logic_error("a message to or from an unknown address");
+  // The agent names its hubs by their place in its own list.
+  const auto& hubs = agent_hubs_[*agent];
+  const auto place = std::find(hubs.begin(), hubs.end(), *sender);
+  if (place == hubs.end()) throw std::logic_error("an agent got a message from a hub not its own");
+  if (agents_.deliver(*agent, static_cast<std::size_t>(place - hubs.begin()), message))
+    observer_->on_agent_received(now(), *agent, message);
+}
+
+}  // namespace cascade::sim

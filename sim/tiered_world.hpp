@@ -1,0 +1,153 @@
+#pragma once
+// A tiered cascade network in one deterministic process: hubs of several
+// tiers (each a HubCore whose uplink beats to the hubs above it), agents
+// beating to the L1 hubs of their datacenter, the simulated network between
+// all of them and each hub's disk.
+//
+// The sibling of sim/world.hpp, built from the same pieces: agents live in an
+// AgentPool, every hub in a HubProcess (which also routes its uplink's
+// messages up, the upstream's replies back into the uplink, and deferred
+// cross-tier answers to whoever asked). Every message, between an agent and
+// its L1 or between two hubs, crosses the network: it can be lost, delayed,
+// reordered or cut by a partition.
+//
+// Addresses: agent i is agent_address(i) as in World; hub h is hub_address(h).
+// Everything random comes from generators seeded from TieredWorldConfig::seed
+// (the uplinks draw from their hub's epoch and id, as in a real hub), so one
+// seed gives one run.
+// Thread-safety: none.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/agent_core.hpp"
+#include "common/clock.hpp"
+#include "common/protocol.hpp"
+#include "hub/hub_core.hpp"
+#include "hub/uplink.hpp"
+#include "sim/agent_pool.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/hub_process.hpp"
+#include "sim/memory_hub_store.hpp"
+#include "sim/network.hpp"
+#include "sim/tiered_observer.hpp"
+
+namespace cascade::sim {
+
+// One hub of the topology.
+struct TierHubSpec {
+  std::string id{};
+  std::uint32_t tier = 1;
+  Duration lease{6000};                  // what it grants to agents and lower hubs
+  std::vector<std::size_t> upstreams{};  // hubs added earlier: the uplink's endpoints, in order
+  std::string zone{};
+};
+
+struct TieredWorldConfig {
+  std::uint64_t seed = 1;
+  MonoTime start = mono_from_ms(1'000'000);
+  WallMs wall_at_start = 1'700'000'000'000;
+  NetworkConfig network{};
+  agent::AgentCoreConfig agent{};  // every agent; node_id, epoch and hub_count are per agent
+  hub::UplinkConfig uplink{};      // every hub with upstreams; endpoints are set per hub
+  std::uint32_t min_local_up = 1;
+  Duration flush_interval{20};    // every hub's write-behind period
+  Duration use_interval{10'000};  // how often a consumer resolves each service it uses
+  Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
+};
+
+class TieredWorld {
+ public:
+  explicit TieredWorld(TieredWorldConfig config);
+  TieredWorld(const TieredWorld&) = delete;
+  TieredWorld& operator=(const TieredWorld&) = delete;
+
+  // ---- hubs (indexes in order of add_hub); a hub serves from the moment it is added
+  std::size_t add_hub(TierHubSpec spec);
+  std::size_t hub_count() const { return hubs_.size(); }
+  const hub::HubCore& hub(std::size_t hub) const { return process(hub).core(); }  // while up
+  bool hub_up(std::size_t hub) const { return process(hub).up(); }
+  // Crashes the hub and starts a new one (epoch + 1) from its disk after `downtime`.
+  // May be called from TieredObserver::on_hub_received (the crash then hits
+  // right after that message was handled, before any flush).
+  void restart_hub(std::size_t hub, HubCrash crash, Duration downtime = Duration{0}) {
+    process(hub).restart(crash, downtime);
+  }
+  const MemoryHubStore& disk(std::size_t hub) const { return process(hub).disk(); }
+  const HubProcessStats& hub_stats(std::size_t hub) const { return process(hub).stats(); }
+  static Address hub_address(std::size_t hub);
+  std::optional<std::size_t> hub_at(Address address) const;
+
+  // Partitions between two hubs, both directions (e.g. a datacenter's L1 and its L2).
+  void cut(std::size_t hub_a, std::size_t hub_b);
+  void heal(std::size_t hub_a, std::size_t hub_b);
+
+  // ---- agents (indexes in order of add_agent)
+  // Added down; start() brings it up. `hubs`: the L1 hubs it beats to, in failover order.
+  std::size_t add_agent(AgentSpec spec, std::vector<std::size_t> hubs);
+  void start(std::size_t agent) { agents_.start(agent); }  // a new incarnation (epoch + 1)
+  void start_at(std::size_t agent, MonoTime when) { agents_.start_at(agent, when); }
+  void kill(std::size_t agent) { agents_.kill(agent); }  // crash: stops at once, says nothing
+  void stop(std::size_t agent) { agents_.stop(agent); }  // graceful: Deregister, down once acked
+  void restart(std::size_t agent) { agents_.restart(agent); }  // new epoch
+
+  std::size_t agent_count() const { return agents_.size(); }
+  AgentState state(std::size_t agent) const { return agents_.state(agent); }
+  bool running(std::size_t agent) const { return agents_.running(agent); }
+  const AgentSpec& spec(std::size_t agent) const { return agents_.spec(agent); }
+  const std::vector<std::size_t>& hubs_of(std::size_t agent) const { return agent_hubs_.at(agent); }
+  // The current (or last) incarnation's core; requires a started agent.
+  const agent::AgentCore& agent(std::size_t agent) const { return agents_.core(agent); }
+  std::optional<std::size_t> agent_at(Address address) const;
+
+  // ---- time
+  MonoTime now() const { return events_.now(); }
+  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
+  void run_until(MonoTime until) { events_.run_until(until); }
+  void run_for(Duration d) { events_.run_until(now() + d); }
+  // Runs `probe` at `when`, after the events already due then (for assertions).
+  void at(MonoTime when, EventQueue::Action probe) { events_.at(when, std::move(probe)); }
+
+  // ---- views for assertions
+  std::vector<proto::Instance> hub_instances(std::size_t hub,
+                                             const proto::ServiceKey& service) const {
+    return process(hub).instances(service);
+  }
+  bool hub_has(std::size_t hub, const proto::ServiceKey& service,
+               const std::string& instance_id) const {
+    return process(hub).has(service, instance_id);
+  }
+  // What the agent's cache holds for the service (AgentCore::peek: not a use).
+  std::optional<std::vector<proto::Instance>> cached_instances(
+      std::size_t agent, const proto::ServiceKey& service) const {
+    return agents_.cached_instances(agent, service);
+  }
+
+  Network& network() { return network_; }
+  const Network& network() const { return network_; }
+  const TieredWorldConfig& config() const { return config_; }
+  const AgentPoolStats& agent_stats() const { return agents_.stats(); }
+  void set_observer(TieredObserver* observer);  // not owned; nullptr restores the default
+
+ private:
+  HubProcess& process(std::size_t hub) { return *hubs_.at(hub); }
+  const HubProcess& process(std::size_t hub) const { return *hubs_.at(hub); }
+  hub::HubCoreConfig core_config(const TierHubSpec& spec) const;
+  void send_from_agent(std::size_t agent, const agent::Outgoing& out);
+  void receive(Address from, Address to, const proto::Message& message);
+
+  TieredWorldConfig config_;
+  EventQueue events_;
+  Network network_;
+  TieredObserver default_observer_;
+  TieredObserver* observer_ = &default_observer_;
+  AgentPool agents_;
+  std::vector<std::vector<std::size_t>> agent_hubs_;  // by agent: its hubs, in failover order
+  std::vector<std::unique_ptr<HubProcess>> hubs_;     // stable: hooks capture their index
+};
+
+}  // namespace cascade::sim
