@@ -241,7 +241,9 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   } else if (const auto* error = std::get_if<proto::ErrorReply>(&message)) {
     // A query the hub cannot answer (e.g. its upper tier is unreachable) ends
     // now, like a timeout, instead of holding the caller for query_timeout.
-    if (error->ref != 0 && pending_.erase(error->ref) > 0) out.timed_out.push_back(error->ref);
+    // Only `unavailable` answers a query: other errors' ref may be a beat's seq.
+    const bool about_a_query = error->code == proto::ErrorCode::kUnavailable;
+    if (about_a_query && pending_.erase(error->ref) > 0) out.timed_out.push_back(error->ref);
   }
   return out;
 }
