@@ -36,6 +36,9 @@ struct HubConfig {
   // forwards what its tier lacks (hub/uplink.hpp). A proxy forwards to the first.
   std::vector<std::string> upstreams;
   UplinkMode upstream_mode = UplinkMode::kFailover;
+  // How often this hub beats upstream; 0 = half the beat interval, so a change
+  // crossing datacenters waits at most half an interval at each hub on its way.
+  Duration uplink_interval{0};
   Duration cache_ttl{0};  // 0 = half the lease the upstream grants
   Duration negative_ttl{1000};
   Duration max_stale{std::chrono::minutes(5)};

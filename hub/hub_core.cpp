@@ -321,23 +321,43 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
     registry_.upsert(svc, reg.instance, node.id);
     added.push_back({&svc, reg.instance.id});
   }
-  // owned = (owned - dropped) + added, in one merge pass over the sorted list.
-  std::sort(dropped.begin(), dropped.end());
-  std::sort(added.begin(), added.end());
-  std::vector<OwnedInstance> kept;
-  kept.reserve(node.owned.size() + added.size());
-  std::set_difference(node.owned.begin(), node.owned.end(), dropped.begin(), dropped.end(),
-                      std::back_inserter(kept));
-  std::vector<OwnedInstance> merged;
-  merged.reserve(kept.size() + added.size());
-  std::set_union(kept.begin(), kept.end(), added.begin(), added.end(), std::back_inserter(merged));
-  node.owned = std::move(merged);
+  update_owned(node.owned, std::move(dropped), std::move(added));
   node.digest = running.value();
   if (!digest_known) {
     node.running.reset();
     node.set_known = false;  // the reply asks for the whole set
   }
   return true;
+}
+
+// owned = (owned - dropped) + added, keeping it sorted. A small delta (the
+// usual one: a few changes to a lower tier's set of 100,000) edits the list in
+// place; a large one merges, moving the entries rather than copying them.
+void HubCore::update_owned(std::vector<OwnedInstance>& owned, std::vector<OwnedInstance> dropped,
+                           std::vector<OwnedInstance> added) {
+  constexpr std::size_t kInPlaceLimit = 64;
+  if (dropped.size() + added.size() <= kInPlaceLimit) {
+    for (const auto& gone : dropped) {
+      auto it = std::lower_bound(owned.begin(), owned.end(), gone);
+      if (it != owned.end() && *it == gone) owned.erase(it);
+    }
+    for (auto& in : added) {
+      auto it = std::lower_bound(owned.begin(), owned.end(), in);
+      if (it == owned.end() || !(*it == in)) owned.insert(it, std::move(in));
+    }
+    return;
+  }
+  std::sort(dropped.begin(), dropped.end());
+  std::sort(added.begin(), added.end());
+  std::vector<OwnedInstance> kept;
+  kept.reserve(owned.size() + added.size());
+  std::set_difference(std::make_move_iterator(owned.begin()), std::make_move_iterator(owned.end()),
+                      dropped.begin(), dropped.end(), std::back_inserter(kept));
+  owned.clear();
+  owned.reserve(kept.size() + added.size());
+  std::set_union(std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()),
+                 std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()),
+                 std::back_inserter(owned));
 }
 
 // After a restart the hub knows a node's digest but not its member hashes:

@@ -146,6 +146,8 @@ class HubCore {
   bool apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta);
   bool apply_incremental(Node& node, const proto::RegistrationDelta& delta);
   bool ensure_running_digest(Node& node);
+  static void update_owned(std::vector<OwnedInstance>& owned, std::vector<OwnedInstance> dropped,
+                           std::vector<OwnedInstance> added);
   void ask_for_set(const std::string& node_id);
   void collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
                        std::vector<proto::ServiceUpdate>& out);

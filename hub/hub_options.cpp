@@ -17,7 +17,7 @@ HubCoreConfig HubConfig::core_config() const {
     UplinkConfig up;
     up.endpoints = upstreams;
     up.mode = upstream_mode;
-    up.beat_interval = beat_interval;
+    up.beat_interval = uplink_interval.count() > 0 ? uplink_interval : beat_interval / 2;
     up.cache_ttl = cache_ttl;
     up.negative_ttl = negative_ttl;
     up.max_stale = max_stale;
@@ -47,6 +47,7 @@ struct RawOptions {
   std::int64_t proxy_max_delay_ms = 20;
   std::string upstream_mode = "failover";
   std::int64_t cache_ttl_ms = 0;
+  std::int64_t uplink_interval_ms = 0;
   std::int64_t negative_ttl_ms = 1000;
   std::int64_t max_stale_ms = 300'000;
 };
@@ -61,6 +62,9 @@ std::string validate_tiers(const HubConfig& c, const RawOptions& raw) {
   }
   if (raw.upstream_mode != "failover" && raw.upstream_mode != "all")
     return "--upstream-mode must be 'failover' or 'all'";
+  if (raw.uplink_interval_ms != 0 &&
+      (raw.uplink_interval_ms < 10 || raw.uplink_interval_ms > 3'600'000))
+    return "--uplink-interval-ms must be 0 (half the beat interval) or 10..3600000 milliseconds";
   if (raw.cache_ttl_ms < 0 || raw.cache_ttl_ms > 3'600'000)
     return "--cache-ttl-ms must be between 0 (half the upstream's lease) and 3600000";
   if (raw.negative_ttl_ms < 0 || raw.negative_ttl_ms > 600'000)
@@ -128,6 +132,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "With several --upstream: 'failover' (one at a time) or 'all' (each holds "
                  "this tier independently)")
       ->capture_default_str();
+  app.add_option("--uplink-interval-ms", raw.uplink_interval_ms,
+                 "How often this hub beats to its upstream, in milliseconds (0: half the beat "
+                 "interval, so a change crossing tiers waits at most half an interval per hub)")
+      ->capture_default_str();
   app.add_option("--cache-ttl-ms", raw.cache_ttl_ms,
                  "How long an upper tier's answer is served without confirmation, in "
                  "milliseconds (0: half the lease the upstream grants)")
@@ -160,6 +168,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.proxy_max_delay = Duration{raw.proxy_max_delay_ms};
   c.upstream_mode = raw.upstream_mode == "all" ? UplinkMode::kAll : UplinkMode::kFailover;
   c.cache_ttl = Duration{raw.cache_ttl_ms};
+  c.uplink_interval = Duration{raw.uplink_interval_ms};
   c.negative_ttl = Duration{raw.negative_ttl_ms};
   c.max_stale = Duration{raw.max_stale_ms};
   if (!parse_log_level(raw.log_level, c.log_level))

@@ -74,6 +74,7 @@ TEST(HubOptions, RepeatedUpstreamsMakeAMultiHomedTieredHub) {
   EXPECT_EQ(core.uplink->endpoints.size(), 2u);
   EXPECT_EQ(core.uplink->mode, UplinkMode::kAll);
   EXPECT_EQ(core.uplink->cache_ttl, Duration{0}) << "default: half the upstream's lease";
+  EXPECT_EQ(core.uplink->beat_interval, Duration{1000}) << "default: half the beat interval";
 }
 
 TEST(HubOptions, HelpExitsZeroWithUsage) {

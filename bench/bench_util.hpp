@@ -1,0 +1,113 @@
+#pragma once
+// Small helpers for the benchmark programs: latency percentiles, machine
+// notes (load average, CPU model), a temporary directory, number formatting
+// and target verdicts. Header-only; nothing here touches the product.
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace cascade::bench {
+
+struct Percentiles {
+  std::size_t count = 0;
+  double p50 = 0;
+  double p99 = 0;
+  double max = 0;
+  double mean = 0;
+};
+
+// Nearest-rank percentiles of `values` (sorted in place), in their own unit.
+inline Percentiles percentiles(std::vector<double>& values) {
+  Percentiles p;
+  p.count = values.size();
+  if (values.empty()) return p;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    const auto rank = static_cast<std::size_t>(q * static_cast<double>(values.size()) + 0.999999);
+    return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+  };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.max = values.back();
+  double sum = 0;
+  for (double v : values)
+    sum += v;
+  p.mean = sum / static_cast<double>(values.size());
+  return p;
+}
+
+inline std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+inline std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+// A fresh directory under the system temp directory, removed with its content.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) {
+    std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// 1234 -> "1234", 12345 -> "12.3k", 1234567 -> "1.23M".
+inline std::string si(double v) {
+  char buf[32];
+  if (v >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else if (v >= 100)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// Prints one PASS/MISS line per target and counts the misses.
+struct Verdicts {
+  int misses = 0;
+  void line(bool pass, const std::string& what) {
+    std::printf("%s  %s\n", pass ? "PASS" : "MISS", what.c_str());
+    if (!pass) ++misses;
+  }
+};
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace cascade::bench
