@@ -16,7 +16,31 @@
 #include <system_error>
 #include <vector>
 
+#include "common/log.hpp"
+
 namespace cascade::bench {
+
+// The main() of a benchmark program: a bad option exits 2, a failure while
+// running exits 1 (after what was printed so far), both with one line on stderr.
+template <typename Options, typename Parse, typename Run>
+int bench_main(int argc, char** argv, const char* program, std::string_view log_name, Parse parse,
+               Run run) {
+  Options options;
+  try {
+    options = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  }
+  init_logging(log_name, spdlog::level::warn);
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+}
 
 struct Percentiles {
   std::size_t count = 0;

@@ -55,6 +55,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "bench/bench_util.hpp"
 #include "common/clock.hpp"
 #include "common/codec.hpp"
 #include "common/digest.hpp"
@@ -1373,19 +1374,6 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options options;
-  try {
-    options = parse_options(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cascade_hub_bench: %s\n", e.what());
-    return 2;
-  }
-  cascade::init_logging("hub-bench", spdlog::level::warn);
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "cascade_hub_bench: %s\n", e.what());
-    return 1;
-  }
+  return cascade::bench::bench_main<Options>(argc, argv, "cascade_hub_bench", "hub-bench",
+                                             parse_options, run);
 }

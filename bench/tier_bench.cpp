@@ -988,19 +988,6 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options options;
-  try {
-    options = parse_options(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cascade_tier_bench: %s\n", e.what());
-    return 2;
-  }
-  cascade::init_logging("tier-bench", spdlog::level::warn);
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "cascade_tier_bench: %s\n", e.what());
-    return 1;
-  }
+  return cascade::bench::bench_main<Options>(argc, argv, "cascade_tier_bench", "tier-bench",
+                                             parse_options, run);
 }
