@@ -175,6 +175,24 @@ std::uint64_t churn(VirtualDeployment& d, ProviderFleet& fleet,
 }
 
 void check_phase(const LoadPhase& phase, const std::string& name, bool changes_expected,
+                 std::vector<std::string>& problems);
+
+// The churn phase: instances replaced at the configured rate, as `receiver` sees it.
+void run_churn(VirtualDeployment& d, ProviderFleet& fleet, const std::vector<std::size_t>& agent_of,
+               const LoadConfig& c, std::size_t receiver, const std::string& name,
+               LoadResult& result) {
+  d.reset_traffic(c.beat);
+  const auto churn_start = std::chrono::steady_clock::now();
+  const double rate = static_cast<double>(result.instances) * c.churn_per_minute / 60'000.0;
+  const auto changes =
+      churn(d, fleet, agent_of, rate, d.now() + c.churn, mix64(c.seed ^ 0x5eedULL));
+  result.churn_wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - churn_start).count();
+  result.churn = phase_of(d, receiver, c.churn, c.beat, changes);
+  check_phase(result.churn, name, true, result.problems);
+}
+
+void check_phase(const LoadPhase& phase, const std::string& name, bool changes_expected,
                  std::vector<std::string>& problems) {
   const auto& t = phase.traffic;
   if (t.errors != 0) problems.push_back(name + ": " + std::to_string(t.errors) + " error replies");
@@ -324,15 +342,7 @@ LoadResult run_tiered_load(const LoadConfig& c) {
         static_cast<double>(agent_bytes) / static_cast<double>(result.agent_beats_at_l1);
   check_phase(result.steady, "tiered steady", false, result.problems);
 
-  d.reset_traffic(c.beat);
-  const auto churn_start = std::chrono::steady_clock::now();
-  const double rate = static_cast<double>(result.instances) * c.churn_per_minute / 60'000.0;
-  const auto changes =
-      churn(d, fleet, agent_of, rate, d.now() + c.churn, mix64(c.seed ^ 0x5eedULL));
-  result.churn_wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - churn_start).count();
-  result.churn = phase_of(d, l2, c.churn, c.beat, changes);
-  check_phase(result.churn, "tiered churn", true, result.problems);
+  run_churn(d, fleet, agent_of, c, l2, "tiered churn", result);
 
   // Drain: every change reaches L2 and the consumers; then compare contents.
   d.reset_traffic();
@@ -391,15 +401,7 @@ LoadResult run_flat_load(const LoadConfig& c) {
                               static_cast<double>(result.steady.traffic.from_agents);
   check_phase(result.steady, "flat steady", false, result.problems);
 
-  d.reset_traffic(c.beat);
-  const auto churn_start = std::chrono::steady_clock::now();
-  const double rate = static_cast<double>(result.instances) * c.churn_per_minute / 60'000.0;
-  const auto changes =
-      churn(d, fleet, agent_of, rate, d.now() + c.churn, mix64(c.seed ^ 0x5eedULL));
-  result.churn_wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - churn_start).count();
-  result.churn = phase_of(d, registry, c.churn, c.beat, changes);
-  check_phase(result.churn, "flat churn", true, result.problems);
+  run_churn(d, fleet, agent_of, c, registry, "flat churn", result);
 
   d.reset_traffic();
   d.run_until(d.now() + c.beat);
