@@ -148,7 +148,7 @@ std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, Pi
   auto resolution = resolve(service);
   if (!resolution) return std::nullopt;
   std::lock_guard lock(mu_);
-  return pick_instance(resolution->instances, policy, pick_rng_, rr_cursors_[service]);
+  return pick_instance(resolution->instances, policy, pick_rng_, pick_states_[service]);
 }
 
 bool Client::shutdown() {
@@ -301,7 +301,7 @@ void Client::dispatch(AgentActions actions) {
   if (!actions.dropped.empty()) {
     std::lock_guard lock(mu_);
     for (const auto& key : actions.dropped)
-      rr_cursors_.erase(key);  // no growth with churning names
+      pick_states_.erase(key);  // no growth with churning names
   }
   persist(actions);
   notify_changes(actions.changed);

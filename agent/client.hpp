@@ -126,7 +126,7 @@ class Client {
   bool deregistered_ = false;
   bool shut_down_ = false;
   std::function<void(const Resolution&)> on_change_;
-  std::map<proto::ServiceKey, std::atomic<std::uint64_t>> rr_cursors_;
+  std::map<proto::ServiceKey, PickState> pick_states_;  // guarded by mu_
   Rng pick_rng_;
 
   std::atomic<bool> stop_{false};

@@ -20,10 +20,10 @@ proto::Instance inst(const std::string& id, std::uint32_t weight,
 std::map<std::string, int> tally(const std::vector<proto::Instance>& list, PickPolicy policy,
                                  int n) {
   Rng rng(7);
-  std::atomic<std::uint64_t> cursor{0};
+  PickState state;
   std::map<std::string, int> seen;
   for (int i = 0; i < n; ++i)
-    ++seen[pick_instance(list, policy, rng, cursor)->id];
+    ++seen[pick_instance(list, policy, rng, state)->id];
   return seen;
 }
 
@@ -36,7 +36,8 @@ TEST(Picker, DownAndZeroWeightInstancesAreNeverPicked) {
   std::vector<proto::Instance> list{inst("a", 100), inst("down", 100, proto::InstanceStatus::kDown),
                                     inst("oos", 100, proto::InstanceStatus::kOutOfService),
                                     inst("drained", 0)};
-  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted})
+  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted,
+                      PickPolicy::kSmoothWeighted})
     EXPECT_EQ(tally(list, policy, 100), (std::map<std::string, int>{{"a", 100}}));
 }
 
@@ -50,12 +51,32 @@ TEST(Picker, RandomSpreadsEvenly) {
   EXPECT_NEAR(seen["a"] / 20'000.0, 0.5, 0.03);
 }
 
+TEST(Picker, SmoothWeightedSpreadsHeavyInstancesInsteadOfBunchingThem) {
+  const std::vector<proto::Instance> list{inst("a", 3), inst("b", 2), inst("c", 1)};
+  Rng rng(1);
+  PickState state;
+  std::string sequence;
+  for (int i = 0; i < 12; ++i)
+    sequence += pick_instance(list, PickPolicy::kSmoothWeighted, rng, state)->id;
+  EXPECT_EQ(sequence, "abacbaabacba") << "nginx's smooth weighted round robin, not aaabbc";
+}
+
+TEST(Picker, SmoothWeightedForgetsInstancesThatLeftTheList) {
+  Rng rng(1);
+  PickState state;
+  pick_instance({inst("a", 1), inst("gone", 5)}, PickPolicy::kSmoothWeighted, rng, state);
+  pick_instance({inst("a", 1)}, PickPolicy::kSmoothWeighted, rng, state);
+  EXPECT_EQ(state.current.size(), 1u);
+  EXPECT_TRUE(state.current.contains("a"));
+}
+
 TEST(Picker, OwnTierInstancesArePreferredWhileAnyIsUp) {
   auto remote = inst("dc2", 100);
   remote.tier = 2;
   auto local_down = inst("dc1-down", 100, proto::InstanceStatus::kDown);
   const std::vector<proto::Instance> mixed{remote, inst("dc1", 100), local_down};
-  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted})
+  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted,
+                      PickPolicy::kSmoothWeighted})
     EXPECT_EQ(tally(mixed, policy, 100), (std::map<std::string, int>{{"dc1", 100}}));
   // No UP instance in the own tier: the upper tier's take the traffic.
   EXPECT_EQ(tally({remote, local_down}, PickPolicy::kRoundRobin, 10),
@@ -64,15 +85,16 @@ TEST(Picker, OwnTierInstancesArePreferredWhileAnyIsUp) {
 
 TEST(Picker, NothingUpMeansNoPick) {
   Rng rng(1);
-  std::atomic<std::uint64_t> cursor{0};
+  PickState state;
   EXPECT_FALSE(pick_instance({inst("x", 100, proto::InstanceStatus::kDown)}, PickPolicy::kRandom,
-                             rng, cursor));
-  EXPECT_FALSE(pick_instance({}, PickPolicy::kRoundRobin, rng, cursor));
+                             rng, state));
+  EXPECT_FALSE(pick_instance({}, PickPolicy::kRoundRobin, rng, state));
 }
 
 TEST(PickPolicyNames, KnownNamesParseUnknownDoNot) {
   EXPECT_EQ(parse_pick_policy("rr"), PickPolicy::kRoundRobin);
   EXPECT_EQ(parse_pick_policy("weighted"), PickPolicy::kWeighted);
+  EXPECT_EQ(parse_pick_policy("smooth_weighted"), PickPolicy::kSmoothWeighted);
   EXPECT_FALSE(parse_pick_policy("fastest"));
 }
 
