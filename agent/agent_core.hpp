@@ -116,6 +116,10 @@ class AgentCore {
     Duration age{0};
   };
   std::optional<Held> held(MonoTime now, const proto::ServiceKey& service) const;
+  // Marks a cached service used (kept in the beats' `uses`), without copying it.
+  void touch(MonoTime now, const proto::ServiceKey& service) {
+    if (auto it = cache_.find(service); it != cache_.end()) it->second.last_used = now;
+  }
   // Whatever is cached, however stale (used when the hub cannot answer).
   std::optional<Resolution> lookup_any(MonoTime now, WallMs wall_now,
                                        const proto::ServiceKey& service);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -177,6 +178,25 @@ std::uint64_t churn(VirtualDeployment& d, ProviderFleet& fleet,
 void check_phase(const LoadPhase& phase, const std::string& name, bool changes_expected,
                  std::vector<std::string>& problems);
 
+// Warm-up: runs interval by interval until `receiver` holds every instance,
+// an interval passes with no set travelling to it, and `also` holds; records
+// the warm-up phase. False when that never happened within the limit.
+bool warm_up(VirtualDeployment& d, std::size_t receiver, const LoadConfig& c, LoadResult& result,
+             const std::function<bool()>& also) {
+  bool converged = false;
+  d.reset_traffic();
+  std::uint64_t sets_seen = 0;
+  for (std::size_t n = 0; n < c.max_warmup_intervals && !converged; ++n) {
+    d.run_until(d.now() + c.beat);
+    const bool quiet = d.traffic(receiver).carrying_sets == sets_seen;
+    sets_seen = d.traffic(receiver).carrying_sets;
+    converged = quiet && d.hub(receiver).registry().instance_count() == result.instances && also();
+  }
+  result.warmup_seconds = std::chrono::duration<double>(d.now() - kStart).count();
+  result.warmup = phase_of(d, receiver, d.now() - kStart, c.beat, 0);
+  return converged;
+}
+
 // The churn phase: instances replaced at the configured rate, as `receiver` sees it.
 void run_churn(VirtualDeployment& d, ProviderFleet& fleet, const std::vector<std::size_t>& agent_of,
                const LoadConfig& c, std::size_t receiver, const std::string& name,
@@ -308,20 +328,12 @@ LoadResult run_tiered_load(const LoadConfig& c) {
   // lists and an interval passes with no set travelling; then the contents
   // are compared instance by instance.
   std::string problem;
-  bool converged = false;
-  d.reset_traffic();
-  std::uint64_t sets_seen = 0;
-  for (std::size_t n = 0; n < c.max_warmup_intervals && !converged; ++n) {
-    d.run_until(d.now() + c.beat);
-    const bool quiet = d.traffic(l2).carrying_sets == sets_seen;
-    sets_seen = d.traffic(l2).carrying_sets;
-    converged = quiet && d.hub(l2).registry().instance_count() == result.instances;
-    for (std::size_t h = 0; h < c.l1_hubs && converged; ++h)
-      converged = d.hub(l1[h]).registry().instance_count() == c.agents_per_hub * fleet.slots();
-    converged = converged && consumers_agree(problem);
-  }
-  result.warmup_seconds = std::chrono::duration<double>(d.now() - kStart).count();
-  result.warmup = phase_of(d, l2, d.now() - kStart, c.beat, 0);
+  const bool converged = warm_up(d, l2, c, result, [&] {
+    for (std::size_t h = 0; h < c.l1_hubs; ++h)
+      if (d.hub(l1[h]).registry().instance_count() != c.agents_per_hub * fleet.slots())
+        return false;
+    return consumers_agree(problem);
+  });
   if (!converged || !everything_held(problem)) {
     result.problems.push_back("warm-up did not converge within " +
                               std::to_string(c.max_warmup_intervals) + " intervals: " + problem);
@@ -377,17 +389,7 @@ LoadResult run_flat_load(const LoadConfig& c) {
                     mix64(c.seed ^ p), kStart + Duration{phases.uniform(0, c.beat.count())});
 
   std::string problem;
-  bool converged = false;
-  d.reset_traffic();
-  std::uint64_t sets_seen = 0;
-  for (std::size_t n = 0; n < c.max_warmup_intervals && !converged; ++n) {
-    d.run_until(d.now() + c.beat);
-    const bool quiet = d.traffic(registry).carrying_sets == sets_seen;
-    sets_seen = d.traffic(registry).carrying_sets;
-    converged = quiet && d.hub(registry).registry().instance_count() == result.instances;
-  }
-  result.warmup_seconds = std::chrono::duration<double>(d.now() - kStart).count();
-  result.warmup = phase_of(d, registry, d.now() - kStart, c.beat, 0);
+  const bool converged = warm_up(d, registry, c, result, [] { return true; });
   if (!converged || !holds_fleet(d.hub(registry), fleet, 0, fleet.providers(), problem)) {
     result.problems.push_back("flat warm-up did not converge: " + problem);
     return result;

@@ -5,8 +5,8 @@
 // [version, 12, [message, message, ...]]. Batches let a busy sender or a proxy
 // carry many beats in one ZeroMQ frame; the reply to a batch is a batch of
 // replies in the same order (except queries a tiered hub forwards upstream,
-// answered later on their own: schemas/protocol-v1.md, section 1). Decoding never throws and never trusts sizes from
-// the wire: every malformed shape becomes a DecodeFailure with a code the peer
+// answered later on their own: schemas/protocol-v1.md, section 1). Decoding never throws and never
+// trusts sizes from the wire: every malformed shape becomes a DecodeFailure with a code the peer
 // can be told (ErrorReply) and a text for the log.
 
 #include <cstdint>

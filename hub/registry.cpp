@@ -13,13 +13,17 @@ void sort_unique(std::vector<T>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
-}  // namespace
-
-std::uint32_t ServiceEntry::up_count() const {
-  return static_cast<std::uint32_t>(std::count_if(
-      instances.begin(), instances.end(),
-      [](const auto& kv) { return kv.second.instance.status == proto::InstanceStatus::kUp; }));
+bool is_up(const proto::Instance& in) {
+  return in.status == proto::InstanceStatus::kUp;
 }
+
+// Keeps ServiceEntry::up right when one instance's content goes from `before` to `after`.
+void count_up(ServiceEntry& svc, const proto::Instance* before, const proto::Instance* after) {
+  if (before != nullptr && is_up(*before)) --svc.up;
+  if (after != nullptr && is_up(*after)) ++svc.up;
+}
+
+}  // namespace
 
 Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
     : version_base_(hub_epoch << kVersionEpochShift), log_capacity_(change_log_capacity) {}
@@ -49,6 +53,7 @@ void drop_claim(InstanceEntry& entry, std::string_view node) {
 bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
+  const bool was_up = !inserted && is_up(entry.instance);
   if (inserted) {
     entry.instance = instance;
     entry.owner = node;
@@ -72,6 +77,8 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.owner = node;
     entry.instance = instance;
   }
+  if (was_up) --svc.up;
+  count_up(svc, nullptr, &instance);
   dirty_instances_.push_back({&svc, instance.id});
   record_change(svc, instance.id);
   return true;
@@ -95,6 +102,7 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     dirty_instances_.push_back({&svc, id});
     return false;
   }
+  count_up(svc, &entry.instance, nullptr);
   svc.instances.erase(it);
   --instance_count_;
   dirty_instances_.push_back({&svc, id});
@@ -182,6 +190,9 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
 void Registry::restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                                 std::string owner) {
   auto& svc = service(key);
+  if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
+    count_up(svc, &old->second.instance, nullptr);
+  count_up(svc, nullptr, &instance);
   auto [it, inserted] =
       svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner), {}});
   if (inserted) ++instance_count_;

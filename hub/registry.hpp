@@ -54,7 +54,8 @@ struct ServiceEntry {
   std::deque<ChangeRecord> log;                    // ascending versions
   std::uint64_t log_floor = 0;  // changes up to and including this version are not in the log
   std::uint64_t txn = 0;        // transaction that last bumped the version
-  std::uint32_t up_count() const;
+  std::uint32_t up = 0;         // instances with status UP, kept by Registry (read on every beat)
+  std::uint32_t up_count() const { return up; }
 };
 
 // A (service, instance id) pair that must be written to the store.

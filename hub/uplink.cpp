@@ -80,10 +80,15 @@ void Uplink::remove(MonoTime now, const proto::InstanceKey& key) {
     take_actions(now, i, cores_[i].remove_registration(now, key.service, key.id));
 }
 
+// Marks the service used in every link, so their beats keep it fresh.
+void Uplink::touch(MonoTime now, const proto::ServiceKey& service) {
+  for (auto& core : cores_)
+    core.touch(now, service);
+}
+
 std::optional<CrossTierAnswer> Uplink::lookup(MonoTime now, const proto::ServiceKey& service,
                                               std::uint64_t token) {
-  for (auto& core : cores_)
-    core.lookup_any(now, 0, service);  // marks it used, so beats keep it fresh
+  touch(now, service);
   if (auto answer = answer_now(now, service)) return answer;
   ask(now, service, token);
   return std::nullopt;
@@ -101,8 +106,7 @@ std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
 }
 
 Uplink::Known Uplink::use(MonoTime now, const proto::ServiceKey& service) {
-  for (auto& core : cores_)
-    core.lookup_any(now, 0, service);
+  touch(now, service);
   if (const auto* core = freshest(now, service)) return {core->held(now, service)->version, false};
   const auto declared = missing_.declare(now, service);
   const bool ask_again = !declared.missing || declared.expired;

@@ -137,6 +137,7 @@ class Uplink {
   agent::AgentCore& core_for(std::size_t upstream, std::size_t& from_hub);
   std::size_t upstream_of(std::size_t core, std::size_t hub) const;
   void take_actions(MonoTime now, std::size_t core, agent::AgentActions&& actions);
+  void touch(MonoTime now, const proto::ServiceKey& service);
   void ask(MonoTime now, const proto::ServiceKey& service, std::optional<std::uint64_t> waiter);
   void settle(MonoTime now, const proto::ServiceKey& service, bool answered);
   std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;

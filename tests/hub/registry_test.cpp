@@ -27,6 +27,20 @@ TEST_F(RegistryTest, VersionsCarryTheHubEpochSoRestartsNeverReuseThem) {
   EXPECT_EQ(v >> 40, 3u);
 }
 
+TEST_F(RegistryTest, UpCountFollowsStatusChangesRemovalsAndRestores) {
+  add("a", "h:1");
+  add("b", "h:2");
+  EXPECT_EQ(svc.up_count(), 2u);
+  auto down = inst("a", "h:1");
+  down.status = proto::InstanceStatus::kDown;
+  reg.upsert(svc, down, "node");
+  EXPECT_EQ(svc.up_count(), 1u);
+  reg.remove(svc, "b", "node");
+  EXPECT_EQ(svc.up_count(), 0u);
+  reg.restore_instance(key, inst("a", "h:1"), "node");  // replaces the DOWN one
+  EXPECT_EQ(svc.up_count(), 1u);
+}
+
 TEST_F(RegistryTest, OneTransactionIsOneVersion) {
   reg.begin_txn();
   reg.upsert(svc, inst("a", "h:1"), "node");
