@@ -38,10 +38,16 @@ void pack_instance_fields(Packer& pk, const Instance& in) {
   pack_metadata(pk, in.metadata);
 }
 
+void pack_health(Packer& pk, const Instance& in) {
+  pk.pack_uint8(static_cast<std::uint8_t>(in.health));
+  pack_str(pk, in.health_reason);
+}
+
 void pack_instance(Packer& pk, const Instance& in) {
-  pk.pack_array(7);
+  pk.pack_array(9);
   pack_instance_fields(pk, in);
   pk.pack_uint32(in.tier);
+  pack_health(pk, in);
 }
 
 void pack_instances(Packer& pk, const std::vector<Instance>& list) {
@@ -72,10 +78,11 @@ void pack_bool(Packer& pk, bool b) {
 void pack_registrations(Packer& pk, const std::vector<Registration>& regs) {
   pk.pack_array(static_cast<std::uint32_t>(regs.size()));
   for (const auto& r : regs) {
-    pk.pack_array(8);
+    pk.pack_array(10);
     pack_str(pk, r.service.name);
     pack_str(pk, r.service.group);
     pack_instance_fields(pk, r.instance);
+    pack_health(pk, r.instance);
   }
 }
 
@@ -118,7 +125,7 @@ void pack_body(Packer& pk, const UpBeat& m) {
 }
 
 void pack_body(Packer& pk, const DownBeat& m) {
-  pack_header(pk, 7, MsgType::kDownBeat);
+  pack_header(pk, 8, MsgType::kDownBeat);
   pack_str(pk, m.hub_id);
   pk.pack_uint64(m.hub_epoch);
   pack_str(pk, m.node_id);
@@ -136,6 +143,7 @@ void pack_body(Packer& pk, const DownBeat& m) {
     pack_instances(pk, u.upserts);
     pack_strings(pk, u.removed);
   }
+  pack_bool(pk, m.push);
 }
 
 void pack_body(Packer& pk, const Query& m) {
@@ -182,7 +190,7 @@ void pack_body(Packer& pk, const StatusRequest& m) {
 }
 
 void pack_body(Packer& pk, const StatusReply& m) {
-  pack_header(pk, 13, MsgType::kStatusReply);
+  pack_header(pk, 17, MsgType::kStatusReply);
   pk.pack_uint64(m.request_id);
   pack_str(pk, m.hub_id);
   pk.pack_uint32(m.tier);
@@ -209,6 +217,10 @@ void pack_body(Packer& pk, const StatusReply& m) {
   }
   pk.pack_uint64(m.child_hubs);
   pk.pack_uint64(m.cross_tier_entries);
+  pk.pack_uint64(m.isolated);
+  pk.pack_uint64(m.unconfirmed);
+  pack_bool(pk, m.eviction_protection);
+  pk.pack_uint32(m.notify_share_percent);
 }
 
 void pack_body(Packer& pk, const ServicesRequest& m) {
@@ -228,6 +240,54 @@ void pack_body(Packer& pk, const ServicesReply& m) {
     pk.pack_uint32(s.instances);
     pk.pack_uint32(s.up);
   }
+}
+
+void pack_body(Packer& pk, const FailureReport& m) {
+  pack_header(pk, 3, MsgType::kFailureReport);
+  pk.pack_uint64(m.request_id);
+  pk.pack_array(static_cast<std::uint32_t>(m.signals.size()));
+  for (const auto& s : m.signals) {
+    pk.pack_array(6);
+    pack_str(pk, s.service.name);
+    pack_str(pk, s.service.group);
+    pack_str(pk, s.address);
+    pk.pack_uint8(static_cast<std::uint8_t>(s.kind));
+    pack_str(pk, s.reporter);
+    pk.pack_uint32(s.count);
+  }
+  pk.pack_uint32(m.hops);
+}
+
+void pack_body(Packer& pk, const ReportAck& m) {
+  pack_header(pk, 5, MsgType::kReportAck);
+  pk.pack_uint64(m.request_id);
+  pk.pack_uint32(m.accepted);
+  pk.pack_uint32(m.forwarded);
+  pk.pack_uint32(m.unknown);
+  pk.pack_uint32(m.isolated);
+}
+
+void pack_body(Packer& pk, const AdminRequest& m) {
+  pack_header(pk, 9, MsgType::kAdminRequest);
+  pk.pack_uint64(m.request_id);
+  pk.pack_uint8(static_cast<std::uint8_t>(m.op));
+  pack_str(pk, m.actor);
+  pack_str(pk, m.service.name);
+  pack_str(pk, m.service.group);
+  pack_str(pk, m.instance_id);
+  if (m.instance)
+    pack_instance(pk, *m.instance);
+  else
+    pk.pack_nil();
+  pack_bool(pk, m.enabled);
+  pk.pack_uint32(m.share_percent);
+}
+
+void pack_body(Packer& pk, const AdminReply& m) {
+  pack_header(pk, 3, MsgType::kAdminReply);
+  pk.pack_uint64(m.request_id);
+  pack_bool(pk, m.ok);
+  pack_str(pk, m.message);
 }
 
 void pack_body(Packer& pk, const ErrorReply& m) {
@@ -360,11 +420,17 @@ void read_instance_fields(Fields& f, Instance& in) {
   in.metadata = read_metadata(f);
 }
 
+void read_health(Fields& f, Instance& in) {
+  in.health = static_cast<Health>(f.enum_u8("health", kMaxHealth));
+  in.health_reason = f.str("health_reason", kMaxReasonBytes);
+}
+
 Instance read_instance(const msgpack::object& o) {
   Fields f(o, "instance", 6);
   Instance in;
   read_instance_fields(f, in);
   if (f.has_more()) in.tier = f.u32("tier");
+  if (f.has_more()) read_health(f, in);
   return in;
 }
 
@@ -391,6 +457,7 @@ std::vector<Registration> read_registrations(const msgpack::object& o, const cha
     Registration r;
     r.service = read_key(rf);
     read_instance_fields(rf, r.instance);
+    if (rf.has_more()) read_health(rf, r.instance);
     return r;
   });
 }
@@ -460,6 +527,7 @@ DownBeat read_downbeat(Fields& f) {
     u.removed = read_strings(uf.next(), "removed");
     return u;
   });
+  if (f.has_more()) m.push = f.boolean("push");
   return m;
 }
 
@@ -538,6 +606,11 @@ StatusReply read_status_reply(Fields& f) {
   });
   m.child_hubs = f.u64("child_hubs");
   m.cross_tier_entries = f.u64("cross_tier_entries");
+  if (!f.has_more()) return m;
+  m.isolated = f.u64("isolated");
+  m.unconfirmed = f.u64("unconfirmed");
+  m.eviction_protection = f.boolean("eviction_protection");
+  m.notify_share_percent = f.u32("notify_share_percent");
   return m;
 }
 
@@ -553,6 +626,57 @@ ServicesReply read_services_reply(Fields& f) {
     s.up = sf.u32("up");
     return s;
   });
+  return m;
+}
+
+FailureReport read_failure_report(Fields& f) {
+  FailureReport m;
+  m.request_id = f.u64("request_id");
+  m.signals = read_list<FailureSignal>(f.next(), "signals", [](const msgpack::object& o) {
+    Fields sf(o, "signal", 6);
+    FailureSignal s;
+    s.service = read_key(sf);
+    s.address = sf.str("address", kMaxAddressBytes);
+    sf.check_printable(s.address, "address");
+    s.kind = static_cast<FailureKind>(sf.enum_u8("kind", kMaxFailureKind));
+    s.reporter = sf.str("reporter", kMaxIdBytes);
+    s.count = sf.u32("count");
+    return s;
+  });
+  m.hops = f.u32("hops");
+  return m;
+}
+
+ReportAck read_report_ack(Fields& f) {
+  ReportAck m;
+  m.request_id = f.u64("request_id");
+  m.accepted = f.u32("accepted");
+  m.forwarded = f.u32("forwarded");
+  m.unknown = f.u32("unknown");
+  m.isolated = f.u32("isolated");
+  return m;
+}
+
+AdminRequest read_admin_request(Fields& f) {
+  AdminRequest m;
+  m.request_id = f.u64("request_id");
+  m.op = static_cast<AdminOp>(f.enum_u8("op", kMaxAdminOp, /*min=*/1));
+  m.actor = f.str("actor", kMaxIdBytes);
+  m.service.name = f.str("service", kMaxServiceNameBytes);
+  m.service.group = f.str("group", kMaxServiceNameBytes);
+  m.instance_id = f.str("instance_id", kMaxIdBytes);
+  const auto& in = f.next();
+  if (in.type != msgpack::type::NIL) m.instance = read_instance(in);
+  m.enabled = f.boolean("enabled");
+  m.share_percent = f.u32("share_percent");
+  return m;
+}
+
+AdminReply read_admin_reply(Fields& f) {
+  AdminReply m;
+  m.request_id = f.u64("request_id");
+  m.ok = f.boolean("ok");
+  m.message = f.str("message", 4096);
   return m;
 }
 
@@ -591,6 +715,14 @@ std::size_t required_fields(MsgType t) {
       return 3;
     case MsgType::kBatch:
       return 1;
+    case MsgType::kFailureReport:
+      return 3;
+    case MsgType::kReportAck:
+      return 5;
+    case MsgType::kAdminRequest:
+      return 9;
+    case MsgType::kAdminReply:
+      return 3;
   }
   return 0;
 }
@@ -608,6 +740,8 @@ std::uint64_t best_effort_ref(std::span<const msgpack::object> items, MsgType t)
     case MsgType::kQuery:
     case MsgType::kStatusRequest:
     case MsgType::kServicesRequest:
+    case MsgType::kFailureReport:
+    case MsgType::kAdminRequest:
       index = 2;
       break;  // request_id
     default:
@@ -628,7 +762,7 @@ MsgType read_type(std::span<const msgpack::object> items) {
   if (items[1].type != msgpack::type::POSITIVE_INTEGER)
     fail(ErrorCode::kMalformed, "message: type is not an unsigned integer");
   const auto t = items[1].via.u64;
-  if (t < 1 || t > static_cast<std::uint64_t>(MsgType::kBatch))
+  if (t < 1 || t > kMaxMsgType)
     fail(ErrorCode::kUnknownType, "unknown message type " + std::to_string(t));
   return static_cast<MsgType>(t);
 }
@@ -660,6 +794,14 @@ Message read_body(MsgType type, const msgpack::object& whole) {
       return read_services_reply(f);
     case MsgType::kError:
       return read_error(f);
+    case MsgType::kFailureReport:
+      return read_failure_report(f);
+    case MsgType::kReportAck:
+      return read_report_ack(f);
+    case MsgType::kAdminRequest:
+      return read_admin_request(f);
+    case MsgType::kAdminReply:
+      return read_admin_reply(f);
     case MsgType::kBatch:
       break;
   }

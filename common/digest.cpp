@@ -57,6 +57,11 @@ std::uint64_t registration_hash(const Registration& r) {
     h.bytes(k);
     h.bytes(v);
   }
+  // Only when set (by a hub), so digests of agents' sets never change.
+  if (in.health != Health::kOk || !in.health_reason.empty()) {
+    h.u64(static_cast<std::uint64_t>(in.health));
+    h.bytes(in.health_reason);
+  }
   // splitmix64 finaliser: FNV's low bits mix poorly, and the digest adds hashes.
   std::uint64_t z = h.value();
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

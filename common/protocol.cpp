@@ -56,6 +56,64 @@ const char* to_string(AnswerSource s) {
   return "unknown";
 }
 
+const char* to_string(Health h) {
+  switch (h) {
+    case Health::kOk:
+      return "ok";
+    case Health::kIsolated:
+      return "isolated";
+    case Health::kUnconfirmed:
+      return "unconfirmed";
+  }
+  return "unknown";
+}
+
+const char* to_string(FailureKind k) {
+  switch (k) {
+    case FailureKind::kTimeout:
+      return "timeout";
+    case FailureKind::kConnectionRefused:
+      return "refused";
+    case FailureKind::kConnectionReset:
+      return "reset";
+    case FailureKind::kSystemError:
+      return "system";
+    case FailureKind::kBusinessError:
+      return "business";
+    case FailureKind::kBreakerOpen:
+      return "breaker_open";
+  }
+  return "unknown";
+}
+
+std::optional<FailureKind> parse_failure_kind(std::string_view s) {
+  for (std::uint8_t i = 0; i <= kMaxFailureKind; ++i) {
+    const auto kind = static_cast<FailureKind>(i);
+    if (s == to_string(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+const char* to_string(AdminOp op) {
+  switch (op) {
+    case AdminOp::kMarkOutOfService:
+      return "mark_out_of_service";
+    case AdminOp::kMarkInService:
+      return "mark_in_service";
+    case AdminOp::kAddStatic:
+      return "add_static";
+    case AdminOp::kRemoveStatic:
+      return "remove_static";
+    case AdminOp::kEvictionProtection:
+      return "eviction_protection";
+    case AdminOp::kNotifySwitch:
+      return "notify_switch";
+    case AdminOp::kReadmit:
+      return "readmit";
+  }
+  return "unknown";
+}
+
 const char* to_string(MsgType t) {
   switch (t) {
     case MsgType::kUpBeat:
@@ -82,13 +140,22 @@ const char* to_string(MsgType t) {
       return "Error";
     case MsgType::kBatch:
       return "Batch";
+    case MsgType::kFailureReport:
+      return "FailureReport";
+    case MsgType::kReportAck:
+      return "ReportAck";
+    case MsgType::kAdminRequest:
+      return "AdminRequest";
+    case MsgType::kAdminReply:
+      return "AdminReply";
   }
   return "Unknown";
 }
 
 MsgType type_of(const Message& m) {
-  // Variant alternatives are declared in MsgType order, UpBeat = 1.
-  return static_cast<MsgType>(m.index() + 1);
+  // Variant alternatives are declared in MsgType order, UpBeat = 1, skipping Batch.
+  const auto n = m.index() + 1;
+  return static_cast<MsgType>(n < static_cast<std::size_t>(MsgType::kBatch) ? n : n + 1);
 }
 
 }  // namespace cascade::proto

@@ -41,10 +41,22 @@ enum class MsgType : std::uint8_t {
   kServicesReply = 10,
   kError = 11,
   kBatch = 12,
+  kFailureReport = 13,
+  kReportAck = 14,
+  kAdminRequest = 15,
+  kAdminReply = 16,
 };
+inline constexpr std::uint8_t kMaxMsgType = 16;
 
 enum class InstanceStatus : std::uint8_t { kUp = 0, kDown = 1, kOutOfService = 2, kStarting = 3 };
 inline constexpr std::uint8_t kMaxInstanceStatus = 3;
+
+// What a hub decided about an instance, beside the status its agent reports:
+// isolated after callers reported it failing, or unconfirmed while its lease
+// has run out but eviction protection holds it (a partition, not a death).
+enum class Health : std::uint8_t { kOk = 0, kIsolated = 1, kUnconfirmed = 2 };
+inline constexpr std::uint8_t kMaxHealth = 2;
+inline constexpr std::size_t kMaxReasonBytes = 255;
 
 struct ServiceKey {
   std::string name;
@@ -62,6 +74,9 @@ struct Instance {
   // Set by hubs in answers, never by agents: the tier whose registry holds the
   // instance, 0 when it is the answering hub's own tier. Consumers prefer 0.
   std::uint32_t tier = 0;
+  // Set by hubs, never by agents (revision 3; encoded only when not kOk).
+  Health health = Health::kOk;
+  std::string health_reason{};  // why, for humans: "isolated: 5 reports from 2 callers"
   bool operator==(const Instance&) const = default;
 };
 
@@ -139,6 +154,9 @@ struct DownBeat {
   bool send_full = false;      // the hub does not know the digest: resend the set
   std::uint32_t lease_ms = 0;  // the lease the hub granted
   std::vector<ServiceUpdate> updates;
+  // Trailing field (revision 3): not a reply but a push of urgent updates
+  // (an isolation) between beats. ack_seq is 0; only `updates` apply.
+  bool push = false;
   bool operator==(const DownBeat&) const = default;
 };
 
@@ -216,6 +234,11 @@ struct StatusReply {
   std::vector<UpstreamStatus> upstreams;  // empty for a top-tier hub
   std::uint64_t child_hubs = 0;           // of `nodes`, how many are hubs of a lower tier
   std::uint64_t cross_tier_entries = 0;   // services cached from the upper tier
+  // Trailing fields (revision 3): fast-fail isolation and eviction protection.
+  std::uint64_t isolated = 0;                // instances isolated by callers' reports
+  std::uint64_t unconfirmed = 0;             // instances whose lease ran out, held by protection
+  bool eviction_protection = true;           // switched on
+  std::uint32_t notify_share_percent = 100;  // of consumers pushed to per interval
   bool operator==(const StatusReply&) const = default;
 };
 
@@ -238,6 +261,76 @@ struct ServicesReply {
   bool operator==(const ServicesReply&) const = default;
 };
 
+// What a caller saw when a call to a provider address failed.
+enum class FailureKind : std::uint8_t {
+  kTimeout = 0,
+  kConnectionRefused = 1,
+  kConnectionReset = 2,
+  kSystemError = 3,    // any other transport or OS error
+  kBusinessError = 4,  // an application error the caller's policy counts
+  kBreakerOpen = 5,    // the caller's circuit breaker for the address opened
+};
+inline constexpr std::uint8_t kMaxFailureKind = 5;
+
+struct FailureSignal {
+  ServiceKey service;
+  std::string address;  // the provider address the call went to
+  FailureKind kind = FailureKind::kTimeout;
+  std::string reporter;     // node id of the caller that saw it
+  std::uint32_t count = 1;  // failures folded into this signal
+  bool operator==(const FailureSignal&) const = default;
+};
+
+// agent -> hub at once when calls fail (and hub -> hub towards the tier that
+// holds the address). Fire and forget unless request_id is non-zero, which
+// asks for a ReportAck (tools).
+struct FailureReport {
+  std::uint64_t request_id = 0;
+  std::vector<FailureSignal> signals;
+  std::uint32_t hops = 0;  // tiers crossed so far; bounded so a report never loops
+  bool operator==(const FailureReport&) const = default;
+};
+
+struct ReportAck {
+  std::uint64_t request_id = 0;
+  std::uint32_t accepted = 0;   // counted by this hub
+  std::uint32_t forwarded = 0;  // sent on to the tier that holds the address
+  std::uint32_t unknown = 0;    // no such address known here
+  std::uint32_t isolated = 0;   // instances isolated as a result
+  bool operator==(const ReportAck&) const = default;
+};
+
+enum class AdminOp : std::uint8_t {
+  kMarkOutOfService = 1,    // service + instance.id: served as OUT_OF_SERVICE until marked back
+  kMarkInService = 2,       // undoes kMarkOutOfService
+  kAddStatic = 3,           // service + instance: an instance without an agent or lease
+  kRemoveStatic = 4,        // service + instance.id
+  kEvictionProtection = 5,  // enabled: hold back mass expiry (on by default)
+  kNotifySwitch = 6,        // enabled: push isolations to only share_percent of consumers
+  kReadmit = 7,             // service + instance.id: lift an isolation now
+};
+inline constexpr std::uint8_t kMaxAdminOp = 7;
+
+// tool -> hub: an operator's action, recorded with who asked.
+struct AdminRequest {
+  std::uint64_t request_id = 0;
+  AdminOp op = AdminOp::kMarkOutOfService;
+  std::string actor;                 // who asks, for the audit log
+  ServiceKey service;                // instance operations only
+  std::string instance_id;           // instance operations only
+  std::optional<Instance> instance;  // kAddStatic only (its id is instance_id)
+  bool enabled = false;
+  std::uint32_t share_percent = 100;  // kNotifySwitch
+  bool operator==(const AdminRequest&) const = default;
+};
+
+struct AdminReply {
+  std::uint64_t request_id = 0;
+  bool ok = false;
+  std::string message;
+  bool operator==(const AdminReply&) const = default;
+};
+
 enum class ErrorCode : std::uint8_t {
   kUnknownVersion = 1,
   kMalformed = 2,
@@ -256,14 +349,19 @@ struct ErrorReply {
   bool operator==(const ErrorReply&) const = default;
 };
 
-using Message =
-    std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck, StatusRequest,
-                 StatusReply, ServicesRequest, ServicesReply, ErrorReply>;
+// Alternatives in MsgType order (Batch, 12, is a frame shape, not a message).
+using Message = std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck,
+                             StatusRequest, StatusReply, ServicesRequest, ServicesReply, ErrorReply,
+                             FailureReport, ReportAck, AdminRequest, AdminReply>;
 
 const char* to_string(InstanceStatus s);
 std::optional<InstanceStatus> parse_status(std::string_view s);
 const char* to_string(ErrorCode c);
 const char* to_string(AnswerSource s);
+const char* to_string(Health h);
+const char* to_string(FailureKind k);
+std::optional<FailureKind> parse_failure_kind(std::string_view s);
+const char* to_string(AdminOp op);
 const char* to_string(MsgType t);
 MsgType type_of(const Message& m);
 

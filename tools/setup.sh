@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev libspdlog-dev
-  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
 )
 
 missing=()

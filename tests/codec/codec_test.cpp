@@ -192,6 +192,8 @@ std::vector<RecordPath> record_paths(MsgType t) {
       return {{{}, whole}, {{12, kEvery}, 6}};
     case MsgType::kServicesReply:  // summaries
       return {{{}, whole}, {{3, kEvery}, 5}};
+    case MsgType::kFailureReport:  // signals
+      return {{{}, whole}, {{3, kEvery}, 6}};
     default:
       return {{{}, whole}};
   }
@@ -565,14 +567,14 @@ TEST(CodecMalformed, ArrayTooShortForVersionAndTypeIsRejected) {
 }
 
 TEST(CodecMalformed, MessageWithOnlyVersionAndTypeIsRejected) {
-  for (std::uint64_t t = 1; t <= static_cast<std::uint64_t>(MsgType::kBatch); ++t)
+  for (std::uint64_t t = 1; t <= proto::kMaxMsgType; ++t)
     EXPECT_TRUE(IsFailure(decode_single(wire::pack(Array{u64(1), u64(t)})), ErrorCode::kMalformed))
         << "type " << t;
 }
 
 TEST(CodecMalformed, UnknownTypeIsRejectedWithUnknownType) {
-  for (const std::uint64_t type :
-       {std::uint64_t{0}, std::uint64_t{13}, std::uint64_t{255}, std::uint64_t{256}, kU64Max}) {
+  for (const std::uint64_t type : {std::uint64_t{0}, std::uint64_t{proto::kMaxMsgType + 1},
+                                   std::uint64_t{255}, std::uint64_t{256}, kU64Max}) {
     auto tree = wire::parse(encode(golden::status_request()));
     tree[1] = u64(type);
     EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kUnknownType)) << type;

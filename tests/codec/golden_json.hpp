@@ -140,10 +140,16 @@ inline void write_instance_fields(JsonWriter& w, const proto::Instance& in) {
   w.end_object();
 }
 
+inline void write_health(JsonWriter& w, const proto::Instance& in) {
+  w.field("health", enum_text(proto::to_string(in.health), static_cast<unsigned>(in.health)));
+  w.field("health_reason", in.health_reason);
+}
+
 inline void write_instance(JsonWriter& w, const proto::Instance& in) {
   w.begin_object();
   write_instance_fields(w, in);
   w.field("tier", in.tier);
+  write_health(w, in);
   w.end_object();
 }
 
@@ -170,6 +176,7 @@ inline void write_registrations(JsonWriter& w, std::string_view name,
     w.begin_object();
     write_key(w, r.service);
     write_instance_fields(w, r.instance);
+    write_health(w, r.instance);
     w.end_object();
   }
   w.end_array();
@@ -223,6 +230,7 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
     w.end_object();
   }
   w.end_array();
+  w.field("push", m.push);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Query& m) {
@@ -269,6 +277,9 @@ inline void write_fields(JsonWriter& w, const proto::StatusReply& m) {
   }
   w.end_array();
   w.field("child_hubs", m.child_hubs).field("cross_tier_entries", m.cross_tier_entries);
+  w.field("isolated", m.isolated).field("unconfirmed", m.unconfirmed);
+  w.field("eviction_protection", m.eviction_protection);
+  w.field("notify_share_percent", m.notify_share_percent);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ServicesRequest& m) {
@@ -289,6 +300,41 @@ inline void write_fields(JsonWriter& w, const proto::ServicesReply& m) {
 inline void write_fields(JsonWriter& w, const proto::ErrorReply& m) {
   w.field("code", enum_text(proto::to_string(m.code), static_cast<unsigned>(m.code)));
   w.field("message", m.message).field("ref", m.ref);
+}
+
+inline void write_fields(JsonWriter& w, const proto::FailureReport& m) {
+  w.field("request_id", m.request_id).key("signals").begin_array();
+  for (const auto& s : m.signals) {
+    w.begin_object();
+    write_key(w, s.service);
+    w.field("address", s.address);
+    w.field("kind", enum_text(proto::to_string(s.kind), static_cast<unsigned>(s.kind)));
+    w.field("reporter", s.reporter).field("count", s.count).end_object();
+  }
+  w.end_array();
+  w.field("hops", m.hops);
+}
+
+inline void write_fields(JsonWriter& w, const proto::ReportAck& m) {
+  w.field("request_id", m.request_id).field("accepted", m.accepted);
+  w.field("forwarded", m.forwarded).field("unknown", m.unknown).field("isolated", m.isolated);
+}
+
+inline void write_fields(JsonWriter& w, const proto::AdminRequest& m) {
+  w.field("request_id", m.request_id);
+  w.field("op", enum_text(proto::to_string(m.op), static_cast<unsigned>(m.op)));
+  w.field("actor", m.actor);
+  write_key(w, m.service);
+  w.field("instance_id", m.instance_id).key("instance");
+  if (m.instance)
+    write_instance(w, *m.instance);
+  else
+    w.null();
+  w.field("enabled", m.enabled).field("share_percent", m.share_percent);
+}
+
+inline void write_fields(JsonWriter& w, const proto::AdminReply& m) {
+  w.field("request_id", m.request_id).field("ok", m.ok).field("message", m.message);
 }
 
 inline void write_header(JsonWriter& w, proto::MsgType type) {

@@ -219,6 +219,64 @@ inline std::vector<Message> reply_batch() {
   return {to_b, not_found, bad_version};
 }
 
+// Revision 3: a hub pushes an isolation between beats; the isolated
+// instance carries the hub's health verdict and its reason.
+inline DownBeat isolation_push() {
+  DownBeat m;
+  m.hub_id = std::string(kHubId);
+  m.hub_epoch = kHubEpoch;
+  m.node_id = std::string(kNodeB);
+  m.push = true;
+  auto isolated = cache_q_1();
+  isolated.health = proto::Health::kIsolated;
+  isolated.health_reason = "isolated 10 s: 5 failure reports from 2 callers in 10 s";
+  m.updates = {ServiceUpdate{cache_queue(), 43, 44, UpdateKind::kDelta, {isolated}, {}}};
+  return m;
+}
+
+// A caller saw two timeouts and a refused connection: reported at once.
+inline proto::FailureReport failure_report() {
+  proto::FailureReport m;
+  m.request_id = 0;  // fire and forget, as agents send it
+  m.signals = {
+      {cache_queue(), "10.20.4.17:7070", proto::FailureKind::kTimeout, std::string(kNodeB), 2},
+      {query_api(), "http://10.20.4.17:7080/hm/query", proto::FailureKind::kConnectionRefused,
+       std::string(kNodeB), 1},
+  };
+  return m;
+}
+
+inline proto::ReportAck report_ack() {
+  return proto::ReportAck{31, 1, 1, 0, 1};
+}
+
+// An operator takes an instance out of service (kept across hub restarts).
+inline proto::AdminRequest admin_request() {
+  proto::AdminRequest m;
+  m.request_id = 32;
+  m.op = proto::AdminOp::kMarkOutOfService;
+  m.actor = "ops@bastion-eu1";
+  m.service = cache_queue();
+  m.instance_id = "hm01-cache-q";
+  return m;
+}
+
+// An instance without an agent, added by hand.
+inline proto::AdminRequest admin_add_static() {
+  proto::AdminRequest m;
+  m.request_id = 33;
+  m.op = proto::AdminOp::kAddStatic;
+  m.actor = "ops@bastion-eu1";
+  m.service = {"legacy-mainframe-/mf/ledger", "default"};
+  m.instance_id = "mf-ledger-1";
+  m.instance = instance("mf-ledger-1", "10.9.0.5:3270", "eu1-a", InstanceStatus::kUp, {});
+  return m;
+}
+
+inline proto::AdminReply admin_reply() {
+  return proto::AdminReply{32, true, "hm01-cache-q is OUT_OF_SERVICE until marked back in"};
+}
+
 struct Sample {
   std::string_view stem;  // file name without extension
   std::string_view note;  // one line for the .json
@@ -248,6 +306,15 @@ inline std::vector<Sample> variant_samples() {
   return {
       {"13-upbeat-hub-delta", "L1 hub beat to its L2 carrying a change of its tier as a delta",
        hub_delta_upbeat()},
+      {"14-downbeat-push", "hub push between beats: an instance isolated by failure reports",
+       isolation_push()},
+      {"15-failure-report", "a caller's fast-fail report: two timeouts and a refused connection",
+       failure_report()},
+      {"16-report-ack", "answer to a failure report sent with a request id (a tool)", report_ack()},
+      {"17-admin-request", "operator marks an instance OUT_OF_SERVICE", admin_request()},
+      {"18-admin-add-static", "operator adds an instance that cannot run an agent",
+       admin_add_static()},
+      {"19-admin-reply", "answer to 17-admin-request", admin_reply()},
   };
 }
 
