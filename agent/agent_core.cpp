@@ -30,7 +30,7 @@ void AgentActions::merge(AgentActions&& other) {
 }
 
 AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
-    : config_(std::move(config)), rng_(rng_seed) {
+    : config_(std::move(config)), rng_(rng_seed), reporter_(config_.reports, config_.node_id) {
   if (all_mode()) mirrors_.resize(config_.hub_count);
 }
 
@@ -48,12 +48,14 @@ MonoTime AgentCore::next_deadline() const {
   if (retry_at_) next = std::min(next, *retry_at_);
   for (const auto& [id, q] : pending_)
     next = std::min(next, q.deadline);
+  if (auto reports = reporter_.next_deadline()) next = std::min(next, *reports);
   return next;
 }
 
 AgentActions AgentCore::on_timer(MonoTime now) {
   AgentActions out;
   expire_queries(now, out);
+  send_reports(now, out);
   if (resend_full_at_ && now >= *resend_full_at_) {
     resend_full_at_.reset();
     need_full_ = true;
@@ -80,6 +82,12 @@ AgentActions AgentCore::on_timer(MonoTime now) {
   expire_unused(now, out);
   send_beat(now, out);
   return out;
+}
+
+void AgentCore::send_reports(MonoTime now, AgentActions& out) {
+  auto signals = reporter_.take_due(now);
+  if (signals.empty() || stopped_) return;
+  out.send.push_back({current_hub_, proto::FailureReport{0, std::move(signals), 0}});
 }
 
 void AgentCore::fail_over(MonoTime now) {
@@ -229,6 +237,10 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   AgentActions out;
   if (const auto* down = std::get_if<proto::DownBeat>(&message)) {
     if (down->node_id != config_.node_id) return out;
+    if (down->push) {
+      on_push(now, from_hub, *down, out);
+      return out;
+    }
     // Versions are per hub: a late answer from a hub we left cannot be applied.
     if (from_hub == current_hub_)
       on_downbeat(now, *down, out);
@@ -296,6 +308,16 @@ void AgentCore::on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down)
              m.full_sent_digest == digest_.value()) {
     m.need_full = false;
   }
+}
+
+// A push between beats (an isolation) carries updates only. It is applied
+// when it comes from the hub we read from, in the incarnation we know: its
+// versions are that hub's. Beat state (acks, misses, leases) is untouched.
+void AgentCore::on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push,
+                        AgentActions& out) {
+  if (from_hub != current_hub_ || push.hub_id != hub_id_ || push.hub_epoch != hub_epoch_) return;
+  for (const auto& update : push.updates)
+    apply_update(now, update, out);
 }
 
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {

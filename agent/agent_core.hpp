@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/failure_reporter.hpp"
 #include "agent/snapshot_store.hpp"
 #include "common/clock.hpp"
 #include "common/digest.hpp"
@@ -59,7 +60,8 @@ struct AgentCoreConfig {
   // A set or delta larger than this goes in chunks of this many registrations
   // (0: never split). Keeps every frame far below the receiver's size limit.
   std::size_t max_registrations_per_beat = 0;
-  std::uint32_t sender_tier = 0;  // 0 for an agent; a hub's tier for its uplink
+  std::uint32_t sender_tier = 0;    // 0 for an agent; a hub's tier for its uplink
+  FailureReporterConfig reports{};  // fast-fail reports (agent/failure_reporter.hpp)
 };
 
 struct Outgoing {
@@ -101,6 +103,14 @@ class AgentCore {
   AgentActions add_registration(MonoTime now, proto::Registration reg);
   AgentActions remove_registration(MonoTime now, const proto::ServiceKey& service,
                                    const std::string& id);
+
+  // A call to `address` failed: the current hub hears of it within the
+  // reporter's batch delay, rate-limited per address (agent/failure_reporter.hpp).
+  void report_failure(MonoTime now, const proto::ServiceKey& service, const std::string& address,
+                      proto::FailureKind kind) {
+    reporter_.report(now, service, address, kind);
+  }
+  const FailureReporterCounters& report_counters() const { return reporter_.counters(); }
 
   // Keeps a service fresh regardless of use (the daemon's --use).
   void pin(const proto::ServiceKey& service);
@@ -198,6 +208,8 @@ class AgentCore {
   void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
   void fail_over(MonoTime now);
   void on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out);
+  void on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push, AgentActions& out);
+  void send_reports(MonoTime now, AgentActions& out);
   void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
   void apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
   void expire_unused(MonoTime now, AgentActions& out);
@@ -210,6 +222,7 @@ class AgentCore {
 
   AgentCoreConfig config_;
   Rng rng_;
+  FailureReporter reporter_;
   std::uint64_t seq_ = 0;
   std::uint64_t request_seq_ = 0;
 

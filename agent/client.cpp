@@ -42,6 +42,7 @@ AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) 
   for (const auto& hub : o.hubs)
     require(check_endpoint("hub", hub));
   require(proto::check_name("node id", node_id));
+  require(check_lb_config(o.lb));
   AgentCoreConfig c;
   c.node_id = node_id;
   c.epoch = new_epoch();
@@ -144,11 +145,69 @@ std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
   return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
 }
 
-std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, PickPolicy policy) {
+std::optional<proto::Instance> Client::pick_with(LoadBalancer& balancer, const PickContext& ctx) {
+  const auto chosen = balancer.pick(ctx, pick_rng_);
+  if (!chosen) return std::nullopt;
+  return balancer.candidates()[*chosen];
+}
+
+std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, LbPolicy policy,
+                                            const PickContext& ctx) {
+  const auto index = static_cast<std::size_t>(policy);
+  if (index >= kLbPolicyCount) throw std::invalid_argument("unknown load-balancing policy");
+  {
+    // Hot path: the balancer was built from the version the core holds, and
+    // that version is fresh. No list is copied, no candidates rebuilt.
+    std::lock_guard lock(mu_);
+    const auto now = clock_.now();
+    const auto held = core_.held(now, service);
+    const auto it = balancers_.find(service);
+    if (held && held->age <= stale_after() && it != balancers_.end()) {
+      auto& slot = it->second.by_policy[index];
+      if (slot.balancer && slot.version == held->version && slot.source == Source::kHub) {
+        core_.touch(now, service);  // what resolve()'s lookup() does for a used service
+        return pick_with(*slot.balancer, ctx);
+      }
+    }
+  }
+  // First use, new version, or a stale list: resolve as resolve() does (it may
+  // ask the hub), then rebuild the candidates if their list changed.
   auto resolution = resolve(service);
   if (!resolution) return std::nullopt;
   std::lock_guard lock(mu_);
-  return pick_instance(resolution->instances, policy, pick_rng_, pick_states_[service]);
+  if (!core_.held(clock_.now(), service)) {
+    // Dropped from the cache meanwhile: answer once, keep no balancer the
+    // pruning in dispatch() would never see.
+    auto once = make_load_balancer(policy, options_.lb);
+    once->set_candidates(nearest_tier(eligible_instances(resolution->instances)));
+    return pick_with(*once, ctx);
+  }
+  auto& slot = balancers_[service].by_policy[index];
+  if (!slot.balancer || slot.version != resolution->version || slot.source != resolution->source) {
+    if (!slot.balancer) slot.balancer = make_load_balancer(policy, options_.lb);
+    // eligible -> (a routing filter will go here) -> nearest tier
+    slot.balancer->set_candidates(nearest_tier(eligible_instances(resolution->instances)));
+    slot.version = resolution->version;
+    slot.source = resolution->source;
+  }
+  return pick_with(*slot.balancer, ctx);
+}
+
+void Client::on_call_started(const proto::ServiceKey& service, std::string_view address) {
+  std::lock_guard lock(mu_);
+  const auto it = balancers_.find(service);
+  if (it == balancers_.end()) return;
+  for (auto& slot : it->second.by_policy)
+    if (slot.balancer) slot.balancer->on_call_started(address);
+}
+
+void Client::on_call_finished(const proto::ServiceKey& service, std::string_view address,
+                              std::chrono::microseconds latency, bool ok) {
+  std::lock_guard lock(mu_);
+  const auto it = balancers_.find(service);
+  if (it == balancers_.end()) return;
+  for (auto& slot : it->second.by_policy)
+    if (slot.balancer) slot.balancer->on_call_finished(address, latency, ok);
 }
 
 bool Client::shutdown() {
@@ -301,7 +360,7 @@ void Client::dispatch(AgentActions actions) {
   if (!actions.dropped.empty()) {
     std::lock_guard lock(mu_);
     for (const auto& key : actions.dropped)
-      pick_states_.erase(key);  // no growth with churning names
+      balancers_.erase(key);  // no growth with churning names
   }
   persist(actions);
   notify_changes(actions.changed);

@@ -5,7 +5,14 @@
 //   opts.hubs = {"tcp://10.0.0.1:7400", "tcp://10.0.0.2:7400"};
 //   agent::Client client(opts);
 //   client.register_instance({{"orders", "default"}, {"orders-1", "10.0.0.7:8080"}});
-//   if (auto instance = client.pick({"payments", "default"})) call(instance->address);
+//   const proto::ServiceKey payments{"payments", "default"};
+//   if (auto instance = client.pick(payments)) call(instance->address);
+//   // With a learning policy (least_active, p2c, adaptive), report each call:
+//   if (auto instance = client.pick(payments, agent::LbPolicy::kP2c)) {
+//     client.on_call_started(payments, instance->address);
+//     bool ok = call(instance->address);
+//     client.on_call_finished(payments, instance->address, elapsed_us, ok);
+//   }
 //   client.shutdown();  // deregisters everything, acknowledged, then stops
 //
 // Threading: every public method is thread-safe. A background I/O thread owns
@@ -19,7 +26,9 @@
 // in SQLite: an agent restarted while no hub answers still resolves from them
 // (Resolution::stale, with the age of the data).
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
@@ -34,6 +43,7 @@
 #include <zmq.hpp>
 
 #include "agent/agent_core.hpp"
+#include "agent/lb/load_balancer.hpp"
 #include "agent/picker.hpp"
 #include "agent/snapshot_store.hpp"
 #include "common/clock.hpp"
@@ -52,6 +62,7 @@ struct ClientOptions {
   Duration query_timeout{2000};                   // a first lookup waits at most this long
   Duration shutdown_timeout{2000};                // how long shutdown() waits for the hub's ack
   std::optional<std::filesystem::path> data_dir;  // where the snapshot of used services lives
+  LbConfig lb;  // tuning of the load-balancing policies (agent/lb/load_balancer.hpp)
 };
 
 struct ClientStatus {
@@ -81,9 +92,21 @@ class Client {
   // The instances of a service (all statuses). nullopt when nothing is known:
   // the hub did not answer in time and there is no cached or snapshot copy.
   std::optional<Resolution> resolve(const proto::ServiceKey& service);
-  // One UP instance chosen by `policy`, or nullopt.
+  // One candidate (UP, weight > 0, nearest tier) chosen by `policy`, or
+  // nullopt (nothing known, no candidate, or every candidate's address is in
+  // ctx.exclude). The first pick of a service resolves it like resolve(); then
+  // the list is rebuilt only when its version changes, and a pick costs a
+  // lookup of the held version plus the policy's choice.
   std::optional<proto::Instance> pick(const proto::ServiceKey& service,
-                                      PickPolicy policy = PickPolicy::kRoundRobin);
+                                      LbPolicy policy = LbPolicy::kRoundRobin,
+                                      const PickContext& ctx = {});
+  // Feedback for the learning policies (least_active and p2c count calls in
+  // flight, adaptive and p2c average latencies), given to every balancer of
+  // the service. Report each started call finished exactly once. Unknown
+  // services and addresses are ignored.
+  void on_call_started(const proto::ServiceKey& service, std::string_view address);
+  void on_call_finished(const proto::ServiceKey& service, std::string_view address,
+                        std::chrono::microseconds latency, bool ok);
   // Keeps a service fresh from now on, whether or not it is resolved.
   void keep_fresh(const proto::ServiceKey& service);
   // Called on the I/O thread whenever a kept service's list changes. Keep it
@@ -112,6 +135,21 @@ class Client {
   void with_core(Fn&& fn);  // locks, runs fn(core, now), queues its actions, wakes the I/O thread
   bool wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id);
 
+  // One balancer per policy used with a service, built on first use.
+  struct ServiceBalancers {
+    struct Slot {
+      std::unique_ptr<LoadBalancer> balancer;  // null until the policy is first used
+      std::uint64_t version = 0;               // of the list its candidates were built from
+      Source source = Source::kHub;            // ... and where that list came from
+    };
+    std::array<Slot, kLbPolicyCount> by_policy{};
+  };
+  // The candidate `balancer` picks, copied out (caller holds mu_).
+  std::optional<proto::Instance> pick_with(LoadBalancer& balancer, const PickContext& ctx);
+  // A list is as current as AgentCore::lookup() says: confirmed by a hub
+  // within three beat intervals (its rule for Resolution::stale).
+  Duration stale_after() const { return options_.beat_interval * 3; }
+
   ClientOptions options_;
   std::string node_id_;
   SystemClock clock_;
@@ -126,7 +164,7 @@ class Client {
   bool deregistered_ = false;
   bool shut_down_ = false;
   std::function<void(const Resolution&)> on_change_;
-  std::map<proto::ServiceKey, PickState> pick_states_;  // guarded by mu_
+  std::map<proto::ServiceKey, ServiceBalancers> balancers_;  // guarded by mu_
   Rng pick_rng_;
 
   std::atomic<bool> stop_{false};

@@ -1,41 +1,50 @@
 #pragma once
-// Choosing one instance of a service for a call. Only UP instances with a
-// positive weight are candidates, and of those only the ones of the nearest
-// tier (Instance::tier, 0 = the consumer's own); the list comes from a Resolution.
+// Which instances of a service may take a call, and the names of the
+// load-balancing policies that choose among them (agent/lb/load_balancer.hpp).
+//
+// Candidates are built in steps, each a free function so that further steps
+// can run in between (a routing filter goes between the two):
+//   eligible_instances  ->  (routing filter)  ->  nearest_tier  ->  LoadBalancer
+// The list comes from a Resolution and is rebuilt only when its version changes.
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/protocol.hpp"
-#include "common/random.hpp"
 
 namespace cascade::agent {
 
-enum class PickPolicy : std::uint8_t {
-  kRoundRobin,      // each UP instance in turn
-  kRandom,          // uniform over UP instances
-  kWeighted,        // random, proportional to weight
-  kSmoothWeighted,  // in proportion to weight, evenly spread (nginx): 3,2,1 -> a b a c b a
+enum class LbPolicy : std::uint8_t {
+  kRoundRobin,      // "round_robin" / "rr": each candidate in turn
+  kRandom,          // "random": uniform over the candidates
+  kWeighted,        // "weighted": random, in proportion to weight
+  kSmoothWeighted,  // "smooth_weighted" / "swrr": in proportion to weight, evenly spread (nginx)
+  kLeastActive,     // "least_active": fewest calls in flight
+  kConsistentHash,  // "consistent_hash": the same key goes to the same address
+  kAdaptive,        // "adaptive": weighted random, slow addresses weigh less
+  kP2c,             // "p2c": power of two choices on calls in flight
 };
+inline constexpr std::size_t kLbPolicyCount = 8;  // for tables indexed by policy
 
-// Per-service state of the policies that remember: the round-robin position
-// and the smooth weighted round robin's current weights.
-struct PickState {
-  std::atomic<std::uint64_t> cursor{0};
-  std::map<std::string, std::int64_t> current;  // by instance id; only the latest candidates
-};
+// Accepts every name above, aliases included; nullopt for anything else (the
+// caller reports it, listing lb_policy_names()).
+std::optional<LbPolicy> parse_lb_policy(std::string_view name);
+// The canonical name ("round_robin", never the alias); parse_lb_policy accepts it.
+std::string_view to_string(LbPolicy policy);
+// "round_robin (rr), random, ..." for error messages and help texts.
+std::string_view lb_policy_names();
 
-std::optional<PickPolicy> parse_pick_policy(std::string_view name);
+// UP instances with a positive weight, in their original order. No tier
+// preference yet: a routing filter must see every tier before nearest_tier.
+std::vector<proto::Instance> eligible_instances(const std::vector<proto::Instance>& instances);
 
-// `state` is this service's: the round-robin cursor advances atomically so
-// concurrent callers spread over the list; the smooth weighted state needs
-// the caller to serialise picks of one service.
-std::optional<proto::Instance> pick_instance(const std::vector<proto::Instance>& instances,
-                                             PickPolicy policy, Rng& rng, PickState& state);
+// Only the instances of the nearest tier present (lowest Instance::tier, 0 =
+// the consumer's own), in their original order. A hub adds an upper tier's
+// instances only when its own tier has too few, and traffic should stay in the
+// datacenter while it can.
+std::vector<proto::Instance> nearest_tier(std::vector<proto::Instance> instances);
 
 }  // namespace cascade::agent

@@ -43,13 +43,27 @@ ComposedList compose(const Registry& registry, const ServiceEntry* svc, const Cr
   return list;
 }
 
+bool has_health(const std::vector<proto::Registration>& regs) {
+  return std::any_of(regs.begin(), regs.end(), [](const proto::Registration& r) {
+    return r.instance.health != proto::Health::kOk || !r.instance.health_reason.empty();
+  });
+}
+
+// An agent's verdict about itself would let it hide from isolation.
+bool carries_health(const proto::UpBeat& beat) {
+  return (beat.registrations && has_health(*beat.registrations)) ||
+         (beat.delta && has_health(beat.delta->upserts));
+}
+
 }  // namespace
 
 HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started)
     : config_(std::move(config)),
       epoch_(hub_epoch),
       started_(started),
-      registry_(hub_epoch, config_.change_log_per_service) {
+      registry_(hub_epoch, config_.change_log_per_service),
+      isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
+      push_gate_(config_.push) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
                     hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
@@ -85,7 +99,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below
     registry_.for_each_service([&](const ServiceEntry& svc) {
       for (const auto& [id, entry] : svc.instances)
-        uplink_->upsert(now, {svc.key, entry.instance});
+        uplink_->upsert(now, {svc.key, entry.served()});
     });
   }
   spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
@@ -107,6 +121,8 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
           return {status(now, m.request_id)};
         } else if constexpr (std::is_same_v<T, proto::ServicesRequest>) {
           return {services(m.request_id)};
+        } else if constexpr (std::is_same_v<T, proto::FailureReport>) {
+          return on_failure_report(now, m);
         } else {
           ++counters_.unexpected_messages;
           return {proto::ErrorReply{
@@ -116,6 +132,7 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
         }
       },
       message);
+  drain_health_changes(now);
   if (uplink_) feed_uplink(now);
   return result;
 }
@@ -125,7 +142,7 @@ void HubCore::feed_uplink(MonoTime now) {
   for (const auto& change : registry_.take_changes()) {
     auto it = change.service->instances.find(change.id);
     if (it != change.service->instances.end())
-      uplink_->upsert(now, {change.service->key, it->second.instance});
+      uplink_->upsert(now, {change.service->key, it->second.served()});
     else
       uplink_->remove(now, {change.service->key, change.id});
   }
@@ -184,6 +201,9 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
                        (beat.delta ? beat.delta->upserts.size() : 0);
   if (carried > limit)
     return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
+  if (beat.sender_tier == 0 && carries_health(beat))
+    return reject(proto::ErrorCode::kInvalid, "instance health is set by hubs, not by agents",
+                  beat.seq);
 
   bool state_changed = false;
   Node& node = admit(now, beat, known, state_changed);
@@ -377,37 +397,74 @@ bool HubCore::ensure_running_digest(Node& node) {
 
 void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
                               std::vector<proto::ServiceUpdate>& out) {
-  node.uses.clear();
+  uses_scratch_.clear();
   for (const auto& use : uses) {
-    const ServiceEntry* svc = registry_.find(use.service);
-    if (!answers_locally(svc)) {
-      add_cross_tier_update(now, use, svc, out);
-      continue;
+    const auto before = out.size();
+    const ServiceEntry* followed = add_update(now, use, out);
+    if (followed == nullptr) continue;
+    uses_scratch_.push_back({followed, out.size() > before ? out.back().version : use.version});
+  }
+  set_uses(node, uses_scratch_);
+}
+
+const ServiceEntry* HubCore::add_update(MonoTime now, const proto::ServiceUse& use,
+                                        std::vector<proto::ServiceUpdate>& out) {
+  const ServiceEntry* svc = registry_.find(use.service);
+  if (!answers_locally(svc)) return add_cross_tier_update(now, use, svc, out);
+  add_local_update(use, svc, out);
+  return svc;
+}
+
+void HubCore::add_local_update(const proto::ServiceUse& use, const ServiceEntry* svc,
+                               std::vector<proto::ServiceUpdate>& out) {
+  if (svc == nullptr) {
+    if (use.version != 0) {
+      out.push_back(
+          proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
+      ++counters_.updates_gone;
     }
-    if (svc == nullptr) {
-      if (use.version != 0) {
-        out.push_back(
-            proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
-        ++counters_.updates_gone;
-      }
-      continue;
-    }
-    node.uses.push_back(svc);
-    auto update = registry_.update_for(*svc, use.version);
-    if (!update) continue;
-    if (update->kind == proto::UpdateKind::kFull)
-      ++counters_.updates_full;
-    else
-      ++counters_.updates_delta;
-    out.push_back(std::move(*update));
+    return;
+  }
+  auto update = registry_.update_for(*svc, use.version);
+  if (!update) return;
+  if (update->kind == proto::UpdateKind::kFull)
+    ++counters_.updates_full;
+  else
+    ++counters_.updates_delta;
+  out.push_back(std::move(*update));
+}
+
+// The consumers of a service change rarely: the index is touched only when a
+// node's list of used services is not the one it declared last time.
+void HubCore::set_uses(Node& node, std::vector<Use>& next) {
+  const bool same_services =
+      next.size() == node.uses.size() &&
+      std::equal(next.begin(), next.end(), node.uses.begin(),
+                 [](const Use& a, const Use& b) { return a.service == b.service; });
+  if (!same_services) {
+    forget_uses(node);
+    for (const auto& use : next)
+      consumers_[use.service].insert(&node);
+  }
+  node.uses.swap(next);
+}
+
+void HubCore::forget_uses(Node& node) {
+  for (const auto& use : node.uses) {
+    auto it = consumers_.find(use.service);
+    if (it == consumers_.end()) continue;
+    it->second.erase(&node);
+    if (it->second.empty()) consumers_.erase(it);
   }
 }
 
 // A consumer of a service this tier lacks (or has too few UP instances of):
 // the list composed with the upper tier's answer, whole when it changed.
-void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
-                                    const ServiceEntry* svc,
-                                    std::vector<proto::ServiceUpdate>& out) {
+// Returns the entry consumers of the service are followed under (created
+// once the upper tier knows the service, so pushes can find them).
+const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
+                                                   const ServiceEntry* svc,
+                                                   std::vector<proto::ServiceUpdate>& out) {
   const auto known = uplink_->use(now, use.service);
   const auto& upper_version = known.version;
   if (!upper_version) {
@@ -420,10 +477,11 @@ void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
           proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
       ++counters_.updates_gone;
     }
-    return;
+    return svc;
   }
+  if (svc == nullptr) svc = &registry_.service(use.service);
   // The steady state costs a version comparison; the list is built only when it changed.
-  if (composite_version(svc != nullptr ? svc->version : 0, *upper_version) == use.version) return;
+  if (composite_version(svc->version, *upper_version) == use.version) return svc;
   auto list = compose(registry_, svc, *uplink_->view(now, use.service));
   ++counters_.updates_cross_tier;
   out.push_back(proto::ServiceUpdate{use.service,
@@ -432,6 +490,7 @@ void HubCore::add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
                                      proto::UpdateKind::kFull,
                                      std::move(list.instances),
                                      {}});
+  return svc;
 }
 
 bool HubCore::answers_locally(const ServiceEntry* svc) const {
@@ -523,6 +582,7 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) 
 }
 
 std::size_t HubCore::drop_node(Node& node) {
+  forget_uses(node);
   std::size_t removed = 0;
   for (const auto& owned : node.owned)
     if (registry_.remove(*owned.service, owned.id, node.id)) ++removed;
@@ -534,8 +594,20 @@ std::size_t HubCore::drop_node(Node& node) {
 
 void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::Message& message) {
   if (!uplink_) return;
+  if (const auto* report = std::get_if<proto::FailureReport>(&message)) {
+    // On its way down to the hub holding the address: this one, or below.
+    on_failure_report(now, *report);
+    drain_health_changes(now);
+    feed_uplink(now);
+    return;
+  }
   uplink_->on_message(now, index, message);
   collect_answers();
+  // An upper tier's push (a cross-tier isolation): this tier's consumers of
+  // those services are pushed to as well.
+  if (const auto* down = std::get_if<proto::DownBeat>(&message); down && down->push)
+    for (const auto& update : down->updates)
+      if (const auto* svc = registry_.find(update.service)) push_gate_.mark(now, svc);
 }
 
 // Replies for the consumers whose queries waited for the upper tier.
@@ -568,6 +640,12 @@ std::vector<UplinkOutgoing> HubCore::take_upstream_messages() {
   return uplink_ ? uplink_->take_outgoing() : std::vector<UplinkOutgoing>{};
 }
 
+std::vector<NodeMessage> HubCore::take_node_messages() {
+  auto out = std::move(node_messages_);
+  node_messages_.clear();
+  return out;
+}
+
 std::vector<DeferredReply> HubCore::take_deferred_replies() {
   auto out = std::move(deferred_replies_);
   deferred_replies_.clear();
@@ -581,6 +659,7 @@ void HubCore::tick(MonoTime now) {
     log_upstream_state(now);
   }
   departed_.prune(now);
+  readmit_due(now);
   registry_.begin_txn();
   std::vector<Node*> expired;
   const auto n = leases_.expire(now, config_.max_expirations_per_tick,
@@ -596,12 +675,20 @@ void HubCore::tick(MonoTime now) {
     spdlog::info("agent {} expired: lease of {} ms ran out, {} instances removed", id,
                  config_.lease.count(), removed);
   }
+  drain_health_changes(now);
+  flush_pushes(now);
   if (uplink_) feed_uplink(now);
 }
 
 std::optional<MonoTime> HubCore::next_deadline() const {
-  auto next = leases_.next_deadline();
-  if (uplink_) next = next ? std::min(*next, uplink_->next_deadline()) : uplink_->next_deadline();
+  std::optional<MonoTime> next;
+  const auto consider = [&next](std::optional<MonoTime> t) {
+    if (t && (!next || *t < *next)) next = t;
+  };
+  consider(leases_.next_deadline());
+  if (uplink_) consider(uplink_->next_deadline());
+  consider(isolation_.next_deadline());
+  consider(push_gate_.next_deadline());
   return next;
 }
 
@@ -624,6 +711,9 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.instances = registry_.instance_count();
   s.counters = counters_.list();
   s.counters.emplace_back("subscriptions", subscription_count());
+  s.counters.emplace_back("pushes_over_rate", push_gate_.counters().over_rate);
+  s.counters.emplace_back("pushes_held_by_switch", push_gate_.counters().by_switch);
+  s.counters.emplace_back("isolation_tracked", isolation_.tracked());
   s.zone = config_.zone;
   for (const auto& [id, node] : nodes_)
     if (node.tier > 0) ++s.child_hubs;
@@ -631,6 +721,12 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
     s.upstreams = uplink_->status(now);
     s.cross_tier_entries = uplink_->cached_entries();
   }
+  registry_.for_each_service([&](const ServiceEntry& svc) {
+    s.isolated += svc.isolated;
+    s.unconfirmed += svc.unconfirmed;
+  });
+  const auto& push = push_gate_.config();
+  s.notify_share_percent = push.notify_switch ? push.share_percent : 100;
   return s;
 }
 

@@ -12,15 +12,18 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/clock.hpp"
 #include "common/codec.hpp"
 #include "common/protocol.hpp"
 #include "hub/departed_nodes.hpp"
+#include "hub/isolation.hpp"
 #include "hub/lease_queue.hpp"
 #include "hub/metrics.hpp"
 #include "hub/node_index.hpp"
+#include "hub/push_gate.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
 #include "hub/uplink.hpp"
@@ -41,7 +44,10 @@ struct HubCoreConfig {
   // A service with fewer UP instances in this tier than this is completed
   // with the upper tier's instances (each tagged with its tier).
   std::uint32_t min_local_up = 1;
-  std::string zone{};  // datacenter or zone label, shown in status
+  std::string zone{};                 // datacenter or zone label, shown in status
+  IsolationPolicy isolation{};        // fast-fail isolation by callers' reports (hub/isolation.hpp)
+  PushConfig push{};                  // pushes between beats (hub/push_gate.hpp)
+  std::uint32_t max_report_hops = 8;  // a failure report crossing more hubs is dropped
 };
 
 struct HandleResult {
@@ -52,6 +58,15 @@ struct HandleResult {
   // Non-zero: there is no reply yet (the question went to the upper tier);
   // it comes out of take_deferred_replies() under this token.
   std::uint64_t deferred = 0;
+  bool no_reply = false;  // fire and forget (a FailureReport without request id)
+};
+
+// A message for one node, sent between its beats (a push, or a failure
+// report on its way down to the lower-tier hub that holds the address). The
+// server sends it the way that node's last beat came in.
+struct NodeMessage {
+  std::string node_id;
+  proto::Message message;
 };
 
 struct DeferredReply {
@@ -79,6 +94,7 @@ class HubCore {
   // Messages for the upstreams; replies to deferred queries.
   std::vector<UplinkOutgoing> take_upstream_messages();
   std::vector<DeferredReply> take_deferred_replies();
+  std::vector<NodeMessage> take_node_messages();
 
   // Expires leases whose deadline is <= now (at most max_expirations_per_tick)
   // and runs the uplink's timers.
@@ -92,8 +108,10 @@ class HubCore {
   void requeue(const PersistBatch& failed);
 
   const HubCounters& counters() const { return counters_; }
+  const IsolationTracker& isolation() const { return isolation_; }
   const Registry& registry() const { return registry_; }
   std::size_t node_count() const { return nodes_.size(); }
+  bool knows_node(const std::string& id) const { return nodes_.contains(id); }
   std::size_t subscription_count() const;
   std::uint64_t epoch() const { return epoch_; }
   const HubCoreConfig& config() const { return config_; }
@@ -103,6 +121,13 @@ class HubCore {
     ServiceEntry* service;
     std::string id;
     auto operator<=>(const OwnedInstance&) const = default;
+  };
+  // A service a node declared in its last beat, and the version it holds
+  // since that beat's reply (or a later push).
+  struct Use {
+    const ServiceEntry* service = nullptr;
+    std::uint64_t held = 0;
+    bool operator==(const Use&) const = default;
   };
   struct Node {
     std::string id;
@@ -118,7 +143,7 @@ class HubCore {
     std::optional<std::vector<proto::Registration>> staging;
     std::uint64_t staging_next_seq = 0;  // the seq the next chunk must have
     std::vector<OwnedInstance> owned;    // sorted
-    std::vector<const ServiceEntry*> uses;
+    std::vector<Use> uses;
     LeaseQueue<Node*>::Handle lease;
   };
   struct NodeIdOf {
@@ -151,8 +176,29 @@ class HubCore {
   void ask_for_set(const std::string& node_id);
   void collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
                        std::vector<proto::ServiceUpdate>& out);
-  void add_cross_tier_update(MonoTime now, const proto::ServiceUse& use, const ServiceEntry* svc,
-                             std::vector<proto::ServiceUpdate>& out);
+  // Appends what a consumer holding `use.version` needs, if anything; returns
+  // the entry that serves the service (nullptr: nothing to follow yet).
+  const ServiceEntry* add_update(MonoTime now, const proto::ServiceUse& use,
+                                 std::vector<proto::ServiceUpdate>& out);
+  void add_local_update(const proto::ServiceUse& use, const ServiceEntry* svc,
+                        std::vector<proto::ServiceUpdate>& out);
+  const ServiceEntry* add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
+                                            const ServiceEntry* svc,
+                                            std::vector<proto::ServiceUpdate>& out);
+  // Replaces the node's uses, keeping consumers_ (service -> nodes) in step.
+  void set_uses(Node& node, std::vector<Use>& next);
+  void forget_uses(Node& node);
+
+  // Fast-fail reports (hub/hub_core_reports.cpp).
+  HandleResult on_failure_report(MonoTime now, const proto::FailureReport& report);
+  void route_signal(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops,
+                    proto::ReportAck& ack);
+  void count_signal(MonoTime now, ServiceEntry& svc, const std::string& id,
+                    const proto::FailureSignal& signal, proto::ReportAck& ack);
+  bool forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops);
+  void readmit_due(MonoTime now);
+  void drain_health_changes(MonoTime now);
+  void flush_pushes(MonoTime now);
   // Removes the node and its instances (its lease must already be gone); returns the count.
   std::size_t drop_node(Node& node);
 
@@ -171,6 +217,12 @@ class HubCore {
   std::uint64_t next_token_ = 0;
   std::unordered_map<std::uint64_t, proto::Query> deferred_queries_;
   std::vector<DeferredReply> deferred_replies_;
+  IsolationTracker isolation_;
+  PushGate<const ServiceEntry*> push_gate_;
+  // Who uses each service: the consumers a push goes to.
+  std::unordered_map<const ServiceEntry*, std::unordered_set<Node*>> consumers_;
+  std::vector<Use> uses_scratch_;  // reused by every beat: no allocation per beat
+  std::vector<NodeMessage> node_messages_;
 };
 
 }  // namespace cascade::hub

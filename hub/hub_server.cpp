@@ -16,7 +16,8 @@ constexpr Duration kMaxPollWait{100};            // how soon a stop request is n
 constexpr int kReceiveHighWaterMark = 100'000;
 constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
 constexpr int kUpstreamHighWaterMark = 1000;
-constexpr int kReconnectMaxMs = 5000;  // ZeroMQ backs off reconnects up to this
+constexpr int kReconnectMaxMs = 5000;            // ZeroMQ backs off reconnects up to this
+constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
   const auto epoch = store.next_epoch();
@@ -34,7 +35,8 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
       store_(store),
       socket_(context, zmq::socket_type::router),
       core_(make_core(config, clock, store)),
-      next_flush_(clock.now() + config.flush_interval) {
+      next_flush_(clock.now() + config.flush_interval),
+      next_route_prune_(clock.now() + kRoutePruneInterval) {
   limits_.max_frame_bytes = config.max_frame_bytes;
   socket_.set(zmq::sockopt::linger, 1000);
   socket_.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);
@@ -130,8 +132,11 @@ void HubServer::handle(Multipart& frames) {
       replies.emplace_back(core_.on_decode_failure(*failure));
       continue;
     }
-    auto result = core_.handle(now, std::get<proto::Message>(item));
+    const auto& message = std::get<proto::Message>(item);
+    learn_route(message, frames);
+    auto result = core_.handle(now, message);
     durable |= result.durable;
+    if (result.no_reply) continue;
     if (result.deferred != 0) {
       // Answered by the upper tier, later, in a frame of its own (matched by
       // request id): the other replies of a batch do not wait for it.
@@ -155,6 +160,31 @@ void HubServer::reply(Multipart& frames, const std::vector<proto::Message>& repl
     awaiting_commit_.push_back(std::move(frames));
   else
     send_now(frames);
+}
+
+void HubServer::learn_route(const proto::Message& message, const Multipart& frames) {
+  const auto* beat = std::get_if<proto::UpBeat>(&message);
+  if (beat == nullptr || (beat->uses.empty() && beat->sender_tier == 0)) return;
+  auto& route = node_routes_[beat->node_id];
+  const auto hops = frames.size() - 1;  // all but the payload
+  bool same = route.size() == hops;
+  for (std::size_t i = 0; same && i < hops; ++i)
+    same = route[i] == frames[i].to_string_view();
+  if (same) return;
+  route.clear();
+  for (std::size_t i = 0; i < hops; ++i)
+    route.emplace_back(frames[i].to_string_view());
+}
+
+void HubServer::send_to_node(const NodeMessage& out) {
+  auto it = node_routes_.find(out.node_id);
+  if (it == node_routes_.end()) return;  // never beat here with uses: its beats will carry it
+  Multipart frames;
+  for (const auto& hop : it->second)
+    frames.emplace_back(hop.data(), hop.size());
+  const auto bytes = proto::encode(out.message);
+  frames.emplace_back(bytes.data(), bytes.size());
+  send_now(frames);
 }
 
 void HubServer::receive_from_upstream(std::size_t index) {
@@ -185,6 +215,8 @@ void HubServer::route_core_output() {
   }
   for (const auto& deferred : core_.take_deferred_replies())
     send_deferred(deferred);
+  for (const auto& out : core_.take_node_messages())
+    send_to_node(out);
 }
 
 void HubServer::send_deferred(const DeferredReply& deferred) {
@@ -205,6 +237,10 @@ void HubServer::send_now(Multipart& frames) {
 
 void HubServer::flush() {
   next_flush_ = clock_.now() + config_.flush_interval;
+  if (clock_.now() >= next_route_prune_) {
+    next_route_prune_ = clock_.now() + kRoutePruneInterval;
+    std::erase_if(node_routes_, [&](const auto& kv) { return !core_.knows_node(kv.first); });
+  }
   auto batch = core_.take_persist_batch();
   if (!batch.empty()) {
     try {

@@ -52,6 +52,9 @@ class HubServer {
   void reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
              bool durable);
   void send_deferred(const DeferredReply& deferred);
+  // Remembers how a node's beats arrive, so pushes can follow the same way.
+  void learn_route(const proto::Message& message, const Multipart& frames);
+  void send_to_node(const NodeMessage& out);
   void flush();
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
@@ -66,10 +69,15 @@ class HubServer {
   // Queries forwarded to the upper tier, by core token: the envelope their
   // reply goes back in, as a frame of its own.
   std::unordered_map<std::uint64_t, Multipart> deferred_envelopes_;
+  // The routing frames of each consumer's (or lower-tier hub's) last beat:
+  // its own DEALER, or the proxy it comes through. Identity stays in the
+  // message; this only says which connection reaches that node now.
+  std::unordered_map<std::string, std::vector<std::string>> node_routes_;
   proto::DecodeLimits limits_;
   std::vector<Multipart> awaiting_commit_;
   int ticks_deferred_ = 0;
   MonoTime next_flush_;
+  MonoTime next_route_prune_;
   RateLimit bad_input_log_{10, Duration{10'000}};
   RateLimit store_error_log_{5, Duration{10'000}};
 };

@@ -29,7 +29,17 @@ namespace cascade::hub {
   X(updates_cross_tier)  /* lists composed with the upper tier's, sent downstream */ \
   X(decode_errors)       /* frames or messages that failed to decode */              \
   X(invalid_messages)    /* well-formed messages that broke a rule */                \
-  X(unexpected_messages) /* reply-type messages sent to the hub */
+  X(unexpected_messages) /* reply-type messages sent to the hub */                   \
+  X(failure_signals)     /* failure signals received (reports may hold several) */   \
+  X(signals_counted)     /* ... counted here: this hub holds the instance */         \
+  X(signals_sent_up)     /* ... sent to the upper tier, which holds the address */   \
+  X(signals_sent_down)   /* ... sent to the lower-tier hub that holds it */          \
+  X(signals_unknown)     /* ... about an address nobody here knows */                \
+  X(signals_dropped)     /* ... not forwarded: too many hops or no route */          \
+  X(isolations)          /* instances isolated by failure reports */                 \
+  X(readmissions)        /* isolations that ended */                                 \
+  X(isolations_capped)   /* quorum reached, held back by the per-service cap */      \
+  X(pushes)              /* DownBeats pushed between beats */
 
 struct HubCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

@@ -17,13 +17,42 @@ bool is_up(const proto::Instance& in) {
   return in.status == proto::InstanceStatus::kUp;
 }
 
-// Keeps ServiceEntry::up right when one instance's content goes from `before` to `after`.
-void count_up(ServiceEntry& svc, const proto::Instance* before, const proto::Instance* after) {
-  if (before != nullptr && is_up(*before)) --svc.up;
-  if (after != nullptr && is_up(*after)) ++svc.up;
+// What one instance adds to its service's counts.
+struct Tally {
+  bool up = false;
+  proto::Health health = proto::Health::kOk;
+};
+
+Tally tally_of(const InstanceEntry& e) {
+  return {is_up(e.instance), e.health()};
+}
+
+void add(ServiceEntry& svc, const Tally& t, bool adding) {
+  const auto apply = [adding](std::uint32_t& count) { adding ? ++count : --count; };
+  if (t.up) apply(svc.up);
+  if (t.health == proto::Health::kIsolated) apply(svc.isolated);
+  if (t.health == proto::Health::kUnconfirmed) apply(svc.unconfirmed);
+}
+
+// Keeps the service's counts right when one instance goes from `before` to
+// `after`; true when its health as consumers see it changed.
+bool recount(ServiceEntry& svc, const std::optional<Tally>& before,
+             const std::optional<Tally>& after) {
+  if (before) add(svc, *before, false);
+  if (after) add(svc, *after, true);
+  return before && after && before->health != after->health;
 }
 
 }  // namespace
+
+proto::Instance InstanceEntry::served() const {
+  proto::Instance in = instance;
+  if (verdict.health != proto::Health::kOk) {
+    in.health = verdict.health;
+    in.health_reason = verdict.reason;
+  }
+  return in;
+}
 
 Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
     : version_base_(hub_epoch << kVersionEpochShift), log_capacity_(change_log_capacity) {}
@@ -53,7 +82,7 @@ void drop_claim(InstanceEntry& entry, std::string_view node) {
 bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
-  const bool was_up = !inserted && is_up(entry.instance);
+  const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
     entry.instance = instance;
     entry.owner = node;
@@ -77,8 +106,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.owner = node;
     entry.instance = instance;
   }
-  if (was_up) --svc.up;
-  count_up(svc, nullptr, &instance);
+  if (recount(svc, before, tally_of(entry))) health_changes_.push_back(&svc);
   dirty_instances_.push_back({&svc, instance.id});
   record_change(svc, instance.id);
   return true;
@@ -102,10 +130,20 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     dirty_instances_.push_back({&svc, id});
     return false;
   }
-  count_up(svc, &entry.instance, nullptr);
+  recount(svc, tally_of(entry), std::nullopt);
   svc.instances.erase(it);
   --instance_count_;
   dirty_instances_.push_back({&svc, id});
+  record_change(svc, id);
+  return true;
+}
+
+bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict) {
+  auto it = svc.instances.find(id);
+  if (it == svc.instances.end() || it->second.verdict == verdict) return false;
+  const auto before = tally_of(it->second);
+  it->second.verdict = std::move(verdict);
+  if (recount(svc, before, tally_of(it->second))) health_changes_.push_back(&svc);
   record_change(svc, id);
   return true;
 }
@@ -119,6 +157,13 @@ const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std:
   for (const auto& claim : e.claimants)
     if (claim.node == node && claim.same_content) return &e.instance;
   return nullptr;
+}
+
+std::vector<const ServiceEntry*> Registry::take_health_changes() {
+  auto out = std::move(health_changes_);
+  health_changes_.clear();
+  sort_unique(out);
+  return out;
 }
 
 std::vector<DirtyInstance> Registry::take_changes() {
@@ -159,7 +204,7 @@ proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
   u.kind = proto::UpdateKind::kFull;
   u.upserts.reserve(svc.instances.size());
   for (const auto& [id, entry] : svc.instances)
-    u.upserts.push_back(entry.instance);
+    u.upserts.push_back(entry.served());
   return u;
 }
 
@@ -178,7 +223,7 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
   for (auto id : changed) {
     auto found = svc.instances.find(std::string(id));
     if (found != svc.instances.end())
-      u.upserts.push_back(found->second.instance);
+      u.upserts.push_back(found->second.served());
     else
       u.removed.emplace_back(id);
   }
@@ -191,10 +236,10 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
                                 std::string owner) {
   auto& svc = service(key);
   if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
-    count_up(svc, &old->second.instance, nullptr);
-  count_up(svc, nullptr, &instance);
-  auto [it, inserted] =
-      svc.instances.insert_or_assign(instance.id, InstanceEntry{instance, std::move(owner), {}});
+    recount(svc, tally_of(old->second), std::nullopt);
+  auto [it, inserted] = svc.instances.insert_or_assign(
+      instance.id, InstanceEntry{instance, std::move(owner), {}, {}});
+  recount(svc, std::nullopt, tally_of(it->second));
   if (inserted) ++instance_count_;
 }
 

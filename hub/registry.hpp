@@ -35,10 +35,26 @@ struct Claim {
   bool same_content = true;  // reported exactly what the entry holds now
 };
 
+// This hub's own verdicts about an instance, kept apart from what its owner
+// reports (so digests and claims compare reports only) and laid over it in
+// every list the hub serves.
+struct Verdict {
+  proto::Health health = proto::Health::kOk;  // isolated / unconfirmed by this hub
+  std::string reason{};
+  bool operator==(const Verdict&) const = default;
+};
+
 struct InstanceEntry {
-  proto::Instance instance;
-  std::string owner;  // node id of the registering agent
+  proto::Instance instance;  // as its owner reports it
+  std::string owner;         // node id of the registering agent
   std::vector<Claim> claimants;
+  Verdict verdict{};
+  // What consumers get: the report with this hub's verdict over it.
+  proto::Instance served() const;
+  // The health consumers see: this hub's verdict, else what a lower tier reported.
+  proto::Health health() const {
+    return verdict.health != proto::Health::kOk ? verdict.health : instance.health;
+  }
 };
 
 struct ChangeRecord {
@@ -52,9 +68,11 @@ struct ServiceEntry {
   std::uint64_t version = 0;
   std::map<std::string, InstanceEntry> instances;  // by id: full lists come out sorted
   std::deque<ChangeRecord> log;                    // ascending versions
-  std::uint64_t log_floor = 0;  // changes up to and including this version are not in the log
-  std::uint64_t txn = 0;        // transaction that last bumped the version
-  std::uint32_t up = 0;         // instances with status UP, kept by Registry (read on every beat)
+  std::uint64_t log_floor = 0;    // changes up to and including this version are not in the log
+  std::uint64_t txn = 0;          // transaction that last bumped the version
+  std::uint32_t up = 0;           // instances with status UP, kept by Registry (read on every beat)
+  std::uint32_t isolated = 0;     // of all instances, served as isolated (kept by Registry)
+  std::uint32_t unconfirmed = 0;  // served as unconfirmed (kept by Registry)
   std::uint32_t up_count() const { return up; }
 };
 
@@ -87,9 +105,19 @@ class Registry {
   // read again to learn what it reports.
   bool remove(ServiceEntry& svc, const std::string& id, std::string_view node,
               std::string* ask_again = nullptr);
+  // Sets this hub's verdict about an instance: a change of what consumers
+  // see, so it issues a version and reaches the uplink like any change. It is
+  // not persisted (a restarted hub starts without isolations). True if changed.
+  bool set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict);
+
   // The instance as `node` last reported it, if it reports it (owner or claimant).
   const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
                                      std::string_view node) const;
+
+  // Services where what consumers see of some instance's health changed
+  // (isolated, readmitted, unconfirmed; by this hub or by a lower tier):
+  // worth a push between beats. Deduplicated.
+  std::vector<const ServiceEntry*> take_health_changes();
 
   // Instances whose content changed (added, changed, removed) since the last
   // call, for the hub's uplink; recorded only after track_changes().
@@ -137,6 +165,7 @@ class Registry {
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;
   bool track_changes_ = false;
+  std::vector<const ServiceEntry*> health_changes_;
   std::vector<DirtyInstance> changes_;
 };
 

@@ -131,18 +131,32 @@ bool Uplink::known_missing(MonoTime now, const proto::ServiceKey& service) const
   return missing_.fresh(now, service);
 }
 
+std::size_t Uplink::reachable_core(MonoTime now) const {
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    if (cores_[i].hub_reachable(now)) return i;
+  return 0;
+}
+
+bool Uplink::knows_address(MonoTime now, const proto::ServiceKey& service,
+                           std::string_view address) const {
+  const auto* core = freshest(now, service);
+  if (core == nullptr) return false;
+  const auto held = core->peek(now, 0, service);
+  return held && std::any_of(held->instances.begin(), held->instances.end(),
+                             [&](const proto::Instance& in) { return in.address == address; });
+}
+
+void Uplink::send_report(MonoTime now, proto::FailureReport report) {
+  const std::size_t core = reachable_core(now);
+  outgoing_.push_back({upstream_of(core, cores_[core].current_hub()), std::move(report)});
+}
+
 void Uplink::ask(MonoTime now, const proto::ServiceKey& service,
                  std::optional<std::uint64_t> waiter) {
   auto [it, fresh_question] = questions_.try_emplace(service);
   if (waiter) it->second.waiters.push_back(*waiter);
   if (!fresh_question) return;  // already asked: wait for that answer
-  std::size_t core = 0;
-  for (std::size_t i = 0; i < cores_.size(); ++i) {
-    if (cores_[i].hub_reachable(now)) {
-      core = i;
-      break;
-    }
-  }
+  const std::size_t core = reachable_core(now);
   std::uint64_t request_id = 0;
   auto actions = cores_[core].query(now, service, request_id);
   it->second.core = core;

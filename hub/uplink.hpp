@@ -114,6 +114,13 @@ class Uplink {
   // The upstream said recently that it has no such service.
   bool known_missing(MonoTime now, const proto::ServiceKey& service) const;
 
+  // The upper tier listed this address for the service (in what we hold of it).
+  bool knows_address(MonoTime now, const proto::ServiceKey& service,
+                     std::string_view address) const;
+  // Sends a failure report up, to an upstream that answers (the first
+  // otherwise); the upper tier passes it on to the hub holding the address.
+  void send_report(MonoTime now, proto::FailureReport report);
+
   void on_message(MonoTime now, std::size_t upstream, const proto::Message& message);
   void on_timer(MonoTime now);
   MonoTime next_deadline() const;
@@ -143,6 +150,7 @@ class Uplink {
   std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;
   // The core holding the freshest copy of the service, if any.
   const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
+  std::size_t reachable_core(MonoTime now) const;  // the first that answers, else 0
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
   bool known_down(MonoTime now) const;
   Duration ttl() const;

@@ -2,100 +2,82 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <string>
 
 namespace cascade::agent {
 namespace {
 
 proto::Instance inst(const std::string& id, std::uint32_t weight,
-                     proto::InstanceStatus status = proto::InstanceStatus::kUp) {
+                     proto::InstanceStatus status = proto::InstanceStatus::kUp,
+                     std::uint32_t tier = 0) {
   proto::Instance i;
   i.id = id;
   i.address = id + ":80";
   i.weight = weight;
   i.status = status;
+  i.tier = tier;
   return i;
 }
 
-std::map<std::string, int> tally(const std::vector<proto::Instance>& list, PickPolicy policy,
-                                 int n) {
-  Rng rng(7);
-  PickState state;
-  std::map<std::string, int> seen;
-  for (int i = 0; i < n; ++i)
-    ++seen[pick_instance(list, policy, rng, state)->id];
-  return seen;
+std::string ids(const std::vector<proto::Instance>& list) {
+  std::string out;
+  for (const auto& in : list)
+    out += (out.empty() ? "" : ",") + in.id;
+  return out;
 }
 
-TEST(Picker, RoundRobinVisitsEveryUpInstanceInTurn) {
-  auto seen = tally({inst("a", 100), inst("b", 100), inst("c", 100)}, PickPolicy::kRoundRobin, 300);
-  EXPECT_EQ(seen, (std::map<std::string, int>{{"a", 100}, {"b", 100}, {"c", 100}}));
+TEST(Candidates, DownOutOfServiceAndZeroWeightInstancesAreNotEligible) {
+  const std::vector<proto::Instance> list{
+      inst("a", 100), inst("down", 100, proto::InstanceStatus::kDown),
+      inst("oos", 100, proto::InstanceStatus::kOutOfService), inst("drained", 0), inst("b", 1)};
+  EXPECT_EQ(ids(eligible_instances(list)), "a,b");
 }
 
-TEST(Picker, DownAndZeroWeightInstancesAreNeverPicked) {
-  std::vector<proto::Instance> list{inst("a", 100), inst("down", 100, proto::InstanceStatus::kDown),
-                                    inst("oos", 100, proto::InstanceStatus::kOutOfService),
-                                    inst("drained", 0)};
-  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted,
-                      PickPolicy::kSmoothWeighted})
-    EXPECT_EQ(tally(list, policy, 100), (std::map<std::string, int>{{"a", 100}}));
+TEST(Candidates, EligibilityKeepsEveryTierForTheRoutingFilterToSee) {
+  const std::vector<proto::Instance> list{inst("remote", 100, proto::InstanceStatus::kUp, 2),
+                                          inst("local", 100)};
+  EXPECT_EQ(ids(eligible_instances(list)), "remote,local");
 }
 
-TEST(Picker, WeightedFollowsTheWeights) {
-  auto seen = tally({inst("heavy", 300), inst("light", 100)}, PickPolicy::kWeighted, 40'000);
-  EXPECT_NEAR(seen["heavy"] / 40'000.0, 0.75, 0.02);
+TEST(Candidates, NearestTierKeepsOnlyTheLowestTierPresentInOrder) {
+  EXPECT_EQ(ids(nearest_tier({inst("dc2", 100, proto::InstanceStatus::kUp, 2), inst("a", 100),
+                              inst("dc1", 100, proto::InstanceStatus::kUp, 1), inst("b", 100)})),
+            "a,b");
+  EXPECT_TRUE(nearest_tier({}).empty());
 }
 
-TEST(Picker, RandomSpreadsEvenly) {
-  auto seen = tally({inst("a", 1), inst("b", 1000)}, PickPolicy::kRandom, 20'000);
-  EXPECT_NEAR(seen["a"] / 20'000.0, 0.5, 0.03);
+TEST(Candidates, UpperTierTakesTheTrafficOnlyWhenNoOwnTierInstanceIsEligible) {
+  const auto remote = inst("dc2", 100, proto::InstanceStatus::kUp, 2);
+  const auto local_down = inst("dc1-down", 100, proto::InstanceStatus::kDown);
+  EXPECT_EQ(ids(nearest_tier(eligible_instances({remote, inst("dc1", 100), local_down}))), "dc1");
+  EXPECT_EQ(ids(nearest_tier(eligible_instances({remote, local_down}))), "dc2");
 }
 
-TEST(Picker, SmoothWeightedSpreadsHeavyInstancesInsteadOfBunchingThem) {
-  const std::vector<proto::Instance> list{inst("a", 3), inst("b", 2), inst("c", 1)};
-  Rng rng(1);
-  PickState state;
-  std::string sequence;
-  for (int i = 0; i < 12; ++i)
-    sequence += pick_instance(list, PickPolicy::kSmoothWeighted, rng, state)->id;
-  EXPECT_EQ(sequence, "abacbaabacba") << "nginx's smooth weighted round robin, not aaabbc";
+TEST(LbPolicyNames, EveryNameAndAliasParsesAndUnknownNamesDoNot) {
+  EXPECT_EQ(parse_lb_policy("round_robin"), LbPolicy::kRoundRobin);
+  EXPECT_EQ(parse_lb_policy("rr"), LbPolicy::kRoundRobin);
+  EXPECT_EQ(parse_lb_policy("random"), LbPolicy::kRandom);
+  EXPECT_EQ(parse_lb_policy("weighted"), LbPolicy::kWeighted);
+  EXPECT_EQ(parse_lb_policy("smooth_weighted"), LbPolicy::kSmoothWeighted);
+  EXPECT_EQ(parse_lb_policy("swrr"), LbPolicy::kSmoothWeighted);
+  EXPECT_EQ(parse_lb_policy("least_active"), LbPolicy::kLeastActive);
+  EXPECT_EQ(parse_lb_policy("consistent_hash"), LbPolicy::kConsistentHash);
+  EXPECT_EQ(parse_lb_policy("adaptive"), LbPolicy::kAdaptive);
+  EXPECT_EQ(parse_lb_policy("p2c"), LbPolicy::kP2c);
+  EXPECT_FALSE(parse_lb_policy("fastest"));
+  EXPECT_FALSE(parse_lb_policy(""));
+  EXPECT_FALSE(parse_lb_policy("RR"));
 }
 
-TEST(Picker, SmoothWeightedForgetsInstancesThatLeftTheList) {
-  Rng rng(1);
-  PickState state;
-  pick_instance({inst("a", 1), inst("gone", 5)}, PickPolicy::kSmoothWeighted, rng, state);
-  pick_instance({inst("a", 1)}, PickPolicy::kSmoothWeighted, rng, state);
-  EXPECT_EQ(state.current.size(), 1u);
-  EXPECT_TRUE(state.current.contains("a"));
-}
-
-TEST(Picker, OwnTierInstancesArePreferredWhileAnyIsUp) {
-  auto remote = inst("dc2", 100);
-  remote.tier = 2;
-  auto local_down = inst("dc1-down", 100, proto::InstanceStatus::kDown);
-  const std::vector<proto::Instance> mixed{remote, inst("dc1", 100), local_down};
-  for (auto policy : {PickPolicy::kRoundRobin, PickPolicy::kRandom, PickPolicy::kWeighted,
-                      PickPolicy::kSmoothWeighted})
-    EXPECT_EQ(tally(mixed, policy, 100), (std::map<std::string, int>{{"dc1", 100}}));
-  // No UP instance in the own tier: the upper tier's take the traffic.
-  EXPECT_EQ(tally({remote, local_down}, PickPolicy::kRoundRobin, 10),
-            (std::map<std::string, int>{{"dc2", 10}}));
-}
-
-TEST(Picker, NothingUpMeansNoPick) {
-  Rng rng(1);
-  PickState state;
-  EXPECT_FALSE(pick_instance({inst("x", 100, proto::InstanceStatus::kDown)}, PickPolicy::kRandom,
-                             rng, state));
-  EXPECT_FALSE(pick_instance({}, PickPolicy::kRoundRobin, rng, state));
-}
-
-TEST(PickPolicyNames, KnownNamesParseUnknownDoNot) {
-  EXPECT_EQ(parse_pick_policy("rr"), PickPolicy::kRoundRobin);
-  EXPECT_EQ(parse_pick_policy("weighted"), PickPolicy::kWeighted);
-  EXPECT_EQ(parse_pick_policy("smooth_weighted"), PickPolicy::kSmoothWeighted);
-  EXPECT_FALSE(parse_pick_policy("fastest"));
+TEST(LbPolicyNames, CanonicalNameRoundTripsAndIsListedInTheHelpText) {
+  for (std::size_t i = 0; i < kLbPolicyCount; ++i) {
+    const auto policy = static_cast<LbPolicy>(i);
+    const auto name = to_string(policy);
+    EXPECT_EQ(parse_lb_policy(name), policy) << name;
+    EXPECT_NE(lb_policy_names().find(name), std::string_view::npos) << name;
+  }
+  EXPECT_EQ(to_string(LbPolicy::kRoundRobin), "round_robin");
+  EXPECT_EQ(to_string(LbPolicy::kSmoothWeighted), "smooth_weighted");
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+#include "agent/call_budget.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace cascade::agent {
+namespace {
+
+std::int64_t slice_of(MonoTime now, Duration width) {
+  const std::int64_t ms = to_ms(now);
+  const std::int64_t w = width.count();
+  return ms >= 0 ? ms / w : -((-ms + w - 1) / w);
+}
+
+}  // namespace
+
+std::string check_budget_config(const BudgetConfig& c) {
+  if (c.buckets == 0) return "budget: buckets must be at least 1";
+  if (c.bucket_width.count() <= 0) return "budget: bucket_width must be a positive number of ms";
+  if (!(c.extra_ratio >= 0.0 && std::isfinite(c.extra_ratio)))
+    return "budget: extra_ratio must be a finite number >= 0, got " + std::to_string(c.extra_ratio);
+  return "";
+}
+
+CallBudget::CallBudget(BudgetConfig config) : config_(config) {
+  if (auto error = check_budget_config(config_); !error.empty()) throw std::invalid_argument(error);
+  ring_.resize(config_.buckets);
+}
+
+CallBudget::Bucket& CallBudget::current_bucket(MonoTime now) {
+  const std::int64_t slice = slice_of(now, config_.bucket_width);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  Bucket& bucket = ring_[static_cast<std::size_t>(((slice % n) + n) % n)];
+  if (bucket.index != slice) {
+    bucket = Bucket{};
+    bucket.index = slice;
+  }
+  return bucket;
+}
+
+CallBudget::Bucket CallBudget::window_sum(MonoTime now) const {
+  const std::int64_t slice = slice_of(now, config_.bucket_width);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  Bucket sum;
+  for (const Bucket& b : ring_) {
+    if (b.index < 0 || b.index > slice || b.index <= slice - n) continue;
+    sum.primaries += b.primaries;
+    sum.extras_granted += b.extras_granted;
+    sum.extras_denied += b.extras_denied;
+  }
+  return sum;
+}
+
+std::uint64_t CallBudget::allowance(std::uint64_t primaries) const {
+  // floor(), so "extras + 1 <= ratio * primaries + floor" holds in integers;
+  // the epsilon keeps 0.15 * 100 (14.999... in binary) at 15.
+  const double share = std::floor(config_.extra_ratio * static_cast<double>(primaries) + 1e-9);
+  return static_cast<std::uint64_t>(share) + config_.min_extra_per_window;
+}
+
+void CallBudget::record_primary(MonoTime now) {
+  ++current_bucket(now).primaries;
+}
+
+bool CallBudget::try_spend_extra(MonoTime now) {
+  const Bucket sum = window_sum(now);
+  Bucket& bucket = current_bucket(now);
+  if (sum.extras_granted + 1 > allowance(sum.primaries)) {
+    ++bucket.extras_denied;
+    return false;
+  }
+  ++bucket.extras_granted;
+  return true;
+}
+
+BudgetStats CallBudget::stats(MonoTime now) const {
+  const Bucket sum = window_sum(now);
+  BudgetStats s;
+  s.primaries = sum.primaries;
+  s.extras_granted = sum.extras_granted;
+  s.extras_denied = sum.extras_denied;
+  s.allowance = allowance(sum.primaries);
+  return s;
+}
+
+}  // namespace cascade::agent

@@ -1,0 +1,235 @@
+#include "agent/circuit_breaker.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace cascade::agent {
+namespace {
+
+// Which bucket_width-long slice of time `now` falls in (floor, also before the epoch).
+std::int64_t slice_of(MonoTime now, Duration width) {
+  const std::int64_t ms = to_ms(now);
+  const std::int64_t w = width.count();
+  return ms >= 0 ? ms / w : -((-ms + w - 1) / w);
+}
+
+}  // namespace
+
+const char* to_string(BreakerState state) {
+  switch (state) {
+    case BreakerState::kClosed:
+      return "closed";
+    case BreakerState::kOpen:
+      return "open";
+    case BreakerState::kHalfOpen:
+      return "half-open";
+  }
+  return "?";
+}
+
+std::string check_breaker_config(const BreakerConfig& c) {
+  if (c.buckets == 0) return "breaker: buckets must be at least 1";
+  if (c.bucket_width.count() <= 0) return "breaker: bucket_width must be a positive number of ms";
+  if (!(c.failure_rate_to_open > 0.0 && c.failure_rate_to_open <= 1.0))
+    return "breaker: failure_rate_to_open must be in (0, 1], got " +
+           std::to_string(c.failure_rate_to_open);
+  if (c.open_for.count() <= 0) return "breaker: open_for must be a positive number of ms";
+  if (c.half_open_probes == 0) return "breaker: half_open_probes must be at least 1";
+  return "";
+}
+
+CircuitBreaker::CircuitBreaker(BreakerConfig config) : config_(config) {
+  if (auto error = check_breaker_config(config_); !error.empty())
+    throw std::invalid_argument(error);
+  ring_.resize(config_.buckets);
+}
+
+CircuitBreaker::Bucket& CircuitBreaker::current_bucket(MonoTime now) {
+  const std::int64_t slice = slice_of(now, config_.bucket_width);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  Bucket& bucket = ring_[static_cast<std::size_t>(((slice % n) + n) % n)];
+  if (bucket.index != slice) {
+    bucket = Bucket{};
+    bucket.index = slice;
+  }
+  return bucket;
+}
+
+CircuitBreaker::Bucket CircuitBreaker::window_sum(MonoTime now) const {
+  const std::int64_t slice = slice_of(now, config_.bucket_width);
+  const auto n = static_cast<std::int64_t>(ring_.size());
+  Bucket sum;
+  for (const Bucket& b : ring_) {
+    if (b.index < 0 || b.index > slice || b.index <= slice - n) continue;
+    sum.successes += b.successes;
+    sum.failures += b.failures;
+    sum.timeouts += b.timeouts;
+    sum.rejections += b.rejections;
+  }
+  return sum;
+}
+
+void CircuitBreaker::advance(MonoTime now) {
+  if (state_ == BreakerState::kOpen && now >= opened_at_ + config_.open_for) {
+    state_ = BreakerState::kHalfOpen;
+    probes_in_flight_ = 0;
+    probes_since_ = now;
+  }
+  // A probe whose outcome never comes (a call that hangs, a caller that
+  // forgot to record) would keep every slot taken and the breaker half-open
+  // for ever. After another open_for without a verdict the slots are reissued.
+  if (state_ == BreakerState::kHalfOpen && probes_in_flight_ > 0 &&
+      now >= probes_since_ + config_.open_for) {
+    probes_in_flight_ = 0;
+    probes_since_ = now;
+  }
+}
+
+void CircuitBreaker::open(MonoTime now) {
+  state_ = BreakerState::kOpen;
+  opened_at_ = now;
+  probes_in_flight_ = 0;
+  ++times_opened_;
+}
+
+void CircuitBreaker::close() {
+  state_ = BreakerState::kClosed;
+  probes_in_flight_ = 0;
+  // The failures that opened it describe the instance before it recovered;
+  // kept, they would reopen it on the first failure after closing.
+  for (Bucket& b : ring_)
+    b = Bucket{};
+}
+
+bool CircuitBreaker::allow(MonoTime now) {
+  advance(now);
+  switch (state_) {
+    case BreakerState::kClosed:
+      return true;
+    case BreakerState::kHalfOpen:
+      if (probes_in_flight_ < config_.half_open_probes) {
+        ++probes_in_flight_;
+        return true;
+      }
+      break;
+    case BreakerState::kOpen:
+      break;
+  }
+  ++current_bucket(now).rejections;
+  return false;
+}
+
+BreakerTransition CircuitBreaker::record(MonoTime now, CallOutcome outcome) {
+  advance(now);
+  Bucket& bucket = current_bucket(now);
+  switch (outcome) {
+    case CallOutcome::kSuccess:
+      ++bucket.successes;
+      break;
+    case CallOutcome::kFailure:
+      ++bucket.failures;
+      break;
+    case CallOutcome::kTimeout:
+      ++bucket.timeouts;
+      break;
+  }
+  switch (state_) {
+    case BreakerState::kOpen:
+      // A late answer from a call admitted before the breaker opened: counted,
+      // but only open_for decides when the address is tried again.
+      return BreakerTransition::kNone;
+    case BreakerState::kHalfOpen:
+      if (outcome == CallOutcome::kSuccess) {
+        close();
+        return BreakerTransition::kClosed;
+      }
+      open(now);
+      return BreakerTransition::kOpened;
+    case BreakerState::kClosed:
+      break;
+  }
+  const Bucket sum = window_sum(now);
+  const std::uint64_t bad = sum.failures + sum.timeouts;
+  const std::uint64_t answered = sum.successes + bad;
+  if (answered < config_.min_requests_in_window) return BreakerTransition::kNone;
+  if (static_cast<double>(bad) < config_.failure_rate_to_open * static_cast<double>(answered))
+    return BreakerTransition::kNone;
+  open(now);
+  return BreakerTransition::kOpened;
+}
+
+BreakerState CircuitBreaker::state(MonoTime now) const {
+  if (state_ == BreakerState::kOpen && now >= opened_at_ + config_.open_for)
+    return BreakerState::kHalfOpen;
+  return state_;
+}
+
+BreakerStats CircuitBreaker::stats(MonoTime now) const {
+  const Bucket sum = window_sum(now);
+  BreakerStats s;
+  s.state = state(now);
+  s.successes = sum.successes;
+  s.failures = sum.failures;
+  s.timeouts = sum.timeouts;
+  s.rejections = sum.rejections;
+  s.probes_in_flight = state_ == BreakerState::kHalfOpen ? probes_in_flight_ : 0;
+  s.times_opened = times_opened_;
+  return s;
+}
+
+// ---- BreakerSet ----
+
+std::string check_breaker_set_config(const BreakerSetConfig& c) {
+  if (auto error = check_breaker_config(c.breaker); !error.empty()) return error;
+  if (c.forget_after.count() <= 0)
+    return "breaker set: forget_after must be a positive number of ms";
+  return "";
+}
+
+BreakerSet::BreakerSet(BreakerSetConfig config) : config_(std::move(config)) {
+  if (auto error = check_breaker_set_config(config_); !error.empty())
+    throw std::invalid_argument(error);
+}
+
+BreakerSet::Entry& BreakerSet::entry(const std::string& address, MonoTime now) {
+  auto it = breakers_.find(address);
+  if (it == breakers_.end())
+    it = breakers_.emplace(address, Entry{CircuitBreaker(config_.breaker), now}).first;
+  it->second.last_seen = now;
+  return it->second;
+}
+
+bool BreakerSet::allow(const std::string& address, MonoTime now) {
+  forget_idle(now);
+  return entry(address, now).breaker.allow(now);
+}
+
+BreakerTransition BreakerSet::record(const std::string& address, MonoTime now,
+                                     CallOutcome outcome) {
+  return entry(address, now).breaker.record(now, outcome);
+}
+
+BreakerStats BreakerSet::stats(const std::string& address, MonoTime now) const {
+  if (auto it = breakers_.find(address); it != breakers_.end())
+    return it->second.breaker.stats(now);
+  return BreakerStats{};
+}
+
+std::map<std::string, BreakerStats> BreakerSet::all(MonoTime now) const {
+  std::map<std::string, BreakerStats> out;
+  for (const auto& [address, e] : breakers_)
+    out.emplace(address, e.breaker.stats(now));
+  return out;
+}
+
+void BreakerSet::forget_idle(MonoTime now) {
+  // A full sweep at most once per forget_after/4: the cost stays off the hot
+  // path and an idle address lives at most 1.25 * forget_after.
+  if (now < next_sweep_) return;
+  next_sweep_ = now + std::max(Duration{1}, config_.forget_after / 4);
+  std::erase_if(breakers_,
+                [&](const auto& kv) { return now - kv.second.last_seen >= config_.forget_after; });
+}
+
+}  // namespace cascade::agent

@@ -1,0 +1,153 @@
+// HubCore, part two: fast-fail reports, isolation and pushes between beats.
+// (The beat, query and lease paths are in hub_core.cpp.)
+//
+// A failure signal names an address. The hub whose registry holds the
+// instance at that address through its own agent decides (the owning tier);
+// every other hub only routes: down to the lower-tier hub that reported the
+// instance, or up when the address came from the upper tier. The decision
+// then travels like any change: pushed to this tier's consumers at once,
+// beaten up as part of the tier's aggregate, and pushed down again by every
+// tier that serves the service.
+
+#include <spdlog/spdlog.h>
+
+#include "hub/hub_core.hpp"
+
+namespace cascade::hub {
+
+namespace {
+
+constexpr std::uint32_t kMaxFailuresPerSignal = 1000;  // one signal cannot outvote a window
+
+ServiceLoad load_of(const ServiceEntry& svc) {
+  return {svc.up, svc.isolated};
+}
+
+}  // namespace
+
+HandleResult HubCore::on_failure_report(MonoTime now, const proto::FailureReport& report) {
+  proto::ReportAck ack;
+  ack.request_id = report.request_id;
+  for (const auto& signal : report.signals)
+    route_signal(now, signal, report.hops, ack);
+  if (report.request_id == 0) return {proto::Message{}, false, 0, true};
+  return {ack};
+}
+
+void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops,
+                           proto::ReportAck& ack) {
+  ++counters_.failure_signals;
+  bool held_here = false;
+  if (ServiceEntry* svc = registry_.find(signal.service)) {
+    for (const auto& [id, entry] : svc->instances) {
+      if (entry.instance.address != signal.address) continue;
+      held_here = true;
+      const Node* owner = index_.find(entry.owner);
+      if (owner == nullptr || owner->tier == 0) {
+        count_signal(now, *svc, id, signal, ack);
+      } else if (hops + 1 < config_.max_report_hops) {
+        node_messages_.push_back({owner->id, proto::FailureReport{0, {signal}, hops + 1}});
+        ++counters_.signals_sent_down;
+        ++ack.forwarded;
+      } else {
+        ++counters_.signals_dropped;
+      }
+    }
+  }
+  if (held_here) return;
+  if (forward_up(now, signal, hops)) {
+    ++ack.forwarded;
+    return;
+  }
+  ++counters_.signals_unknown;
+  ++ack.unknown;
+}
+
+bool HubCore::forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops) {
+  if (!uplink_ || !uplink_->knows_address(now, signal.service, signal.address)) return false;
+  if (hops + 1 >= config_.max_report_hops) {
+    ++counters_.signals_dropped;
+    return true;  // known above, but this report has travelled far enough
+  }
+  uplink_->send_report(now, proto::FailureReport{0, {signal}, hops + 1});
+  ++counters_.signals_sent_up;
+  return true;
+}
+
+void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& id,
+                           const proto::FailureSignal& signal, proto::ReportAck& ack) {
+  ++counters_.signals_counted;
+  ++ack.accepted;
+  const proto::InstanceKey key{svc.key, id};
+  const auto& entry = svc.instances.at(id);
+  // The tracker outlives a registry entry that left and came back: an
+  // isolation the registry no longer shows is stale.
+  if (isolation_.is_isolated(key) && entry.verdict.health != proto::Health::kIsolated)
+    isolation_.forget(key);
+  const auto count = std::clamp<std::uint32_t>(signal.count, 1, kMaxFailuresPerSignal);
+  auto outcome = isolation_.on_report(now, key, signal.reporter, count, load_of(svc));
+  if (outcome.verdict == ReportVerdict::kCapped) {
+    ++counters_.isolations_capped;
+    return;
+  }
+  if (outcome.verdict != ReportVerdict::kIsolate) return;
+  registry_.begin_txn();
+  registry_.set_verdict(svc, id, {proto::Health::kIsolated, outcome.reason});
+  ++counters_.isolations;
+  ++ack.isolated;
+  spdlog::warn("{} {} at {} isolated for {} ms after failure reports ({})", svc.key.name, id,
+               entry.instance.address, outcome.isolation.count(), outcome.reason);
+}
+
+void HubCore::readmit_due(MonoTime now) {
+  const auto due = isolation_.due(now);
+  if (due.empty()) return;
+  registry_.begin_txn();
+  for (const auto& key : due) {
+    ServiceEntry* svc = registry_.find(key.service);
+    if (svc == nullptr || !svc->instances.contains(key.id)) continue;
+    if (registry_.set_verdict(*svc, key.id, {})) ++counters_.readmissions;
+    spdlog::info("{} {} readmitted after isolation (on probation)", key.service.name, key.id);
+  }
+}
+
+// Health changes (isolations here or reported by a lower tier) are pushed.
+void HubCore::drain_health_changes(MonoTime now) {
+  for (const auto* svc : registry_.take_health_changes())
+    push_gate_.mark(now, svc);
+}
+
+// One pushed DownBeat per consumer, with every pushed service it uses.
+void HubCore::flush_pushes(MonoTime now) {
+  const auto services = push_gate_.take(now);
+  if (services.empty()) return;
+  std::unordered_map<Node*, std::vector<proto::ServiceUpdate>> per_node;
+  for (const auto* svc : services) {
+    auto it = consumers_.find(svc);
+    if (it == consumers_.end()) continue;
+    std::size_t ordinal = 0;
+    for (Node* node : it->second) {
+      if (!push_gate_.admit(ordinal++)) continue;
+      for (auto& use : node->uses) {
+        if (use.service != svc) continue;
+        auto& updates = per_node[node];
+        const auto before = updates.size();
+        add_update(now, proto::ServiceUse{svc->key, use.held}, updates);
+        if (updates.size() > before) use.held = updates.back().version;
+      }
+    }
+  }
+  for (auto& [node, updates] : per_node) {
+    if (updates.empty()) continue;
+    proto::DownBeat push;
+    push.hub_id = config_.hub_id;
+    push.hub_epoch = epoch_;
+    push.node_id = node->id;
+    push.updates = std::move(updates);
+    push.push = true;
+    node_messages_.push_back({node->id, std::move(push)});
+    ++counters_.pushes;
+  }
+}
+
+}  // namespace cascade::hub

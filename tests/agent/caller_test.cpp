@@ -1,0 +1,676 @@
+#include "agent/caller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "agent/latency_tracker.hpp"
+
+namespace cascade::agent {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+proto::Instance inst(const std::string& name) {
+  proto::Instance i;
+  i.id = name;
+  i.address = name + ":80";
+  return i;
+}
+
+// ---- LatencyTracker ----
+
+LatencyConfig latency_config(std::uint32_t min_samples) {
+  LatencyConfig c;
+  c.min_samples = min_samples;
+  return c;
+}
+
+TEST(LatencyTracker, NoPercentileUntilTheMinimumSampleCount) {
+  FakeClock clock;
+  LatencyTracker t(latency_config(20));
+  for (int i = 0; i < 19; ++i)
+    t.record(clock.now(), milliseconds(10));
+  EXPECT_FALSE(t.percentile(clock.now(), 0.9));
+  t.record(clock.now(), milliseconds(10));
+  EXPECT_TRUE(t.percentile(clock.now(), 0.9));
+}
+
+TEST(LatencyTracker, PercentileIsAtOrAboveTheTrueValueAndWithinTheBinWidth) {
+  FakeClock clock;
+  LatencyTracker t(latency_config(20));
+  for (int ms = 1; ms <= 1000; ++ms)
+    t.record(clock.now(), milliseconds(ms));
+  for (double p : {0.5, 0.9, 0.99}) {
+    const auto truth = microseconds(std::lround(p * 1000) * 1000);
+    const auto got = *t.percentile(clock.now(), p);
+    EXPECT_GE(got, truth) << p;
+    EXPECT_LE(got.count(), static_cast<std::int64_t>(static_cast<double>(truth.count()) * 1.125))
+        << p;
+  }
+}
+
+TEST(LatencyTracker, EveryBinBoundsItsValuesWithin12Point5Percent) {
+  for (std::uint64_t v = 0; v < (std::uint64_t{1} << 36); v = v * 3 / 2 + 1) {
+    const std::uint64_t upper = LatencyTracker::bin_upper_bound(LatencyTracker::bin_of(v));
+    ASSERT_GE(upper, v);
+    ASSERT_LE(static_cast<double>(upper), static_cast<double>(v) * 1.125 + 1) << v;
+  }
+}
+
+TEST(LatencyTracker, OldSamplesDecayOutOfTheWindow) {
+  FakeClock clock;
+  LatencyTracker t(latency_config(20));  // 6 x 10 s
+  for (int i = 0; i < 50; ++i)
+    t.record(clock.now(), milliseconds(500));
+  clock.advance(std::chrono::seconds(30));
+  for (int i = 0; i < 50; ++i)
+    t.record(clock.now(), milliseconds(5));
+  EXPECT_GE(*t.percentile(clock.now(), 0.9), milliseconds(500));  // half the window is slow
+  clock.advance(std::chrono::seconds(30));                        // the slow half leaves
+  EXPECT_EQ(t.samples(clock.now()), 50u);
+  EXPECT_LT(*t.percentile(clock.now(), 0.9), milliseconds(6));
+  clock.advance(std::chrono::seconds(30));
+  EXPECT_FALSE(t.percentile(clock.now(), 0.9));  // nothing recent: no backups
+}
+
+// ---- CallSession, with a scripted environment ----
+
+class FakeEnv final : public CallEnv {
+ public:
+  std::vector<proto::Instance> instances{inst("a"), inst("b"), inst("c")};
+  std::set<std::string> refused;  // breakers that say no
+  int extras_left = 100;
+  int workers_free = 8;
+  int extras_asked = 0;
+  std::vector<std::vector<std::string>> excludes_seen;
+
+  bool reserve_worker() override {
+    if (workers_free == 0) return false;
+    --workers_free;
+    return true;
+  }
+  void release_worker() override { ++workers_free; }
+  bool try_spend_extra(MonoTime) override {
+    ++extras_asked;
+    if (extras_left == 0) return false;
+    --extras_left;
+    return true;
+  }
+  std::optional<proto::Instance> pick(const std::vector<std::string>& exclude) override {
+    excludes_seen.push_back(exclude);
+    for (const auto& i : instances)
+      if (std::find(exclude.begin(), exclude.end(), i.address) == exclude.end()) return i;
+    return std::nullopt;
+  }
+  bool admit(const std::string& address, MonoTime) override { return !refused.contains(address); }
+};
+
+CallOptions idempotent_options() {
+  CallOptions o;
+  o.idempotent = true;
+  o.timeout = Duration{1000};
+  return o;
+}
+
+CallStep expect_start(CallSession& s, MonoTime now, CallEnv& env) {
+  CallStep step = s.next(now, env);
+  EXPECT_EQ(step.kind, CallStep::Kind::kStart);
+  return step;
+}
+
+TEST(CallSession, NonIdempotentCallIsNeverRetried) {
+  FakeClock clock;
+  FakeEnv env;
+  CallOptions options;  // idempotent = false, max_retries = 2
+  CallSession s(options, clock.now(), Duration{10});
+  const CallStep first = expect_start(s, clock.now(), env);
+  EXPECT_FALSE(first.attempt.on_worker);  // no backup for it either: runs inline
+  s.finished(first.attempt.id, AttemptOutcome::kConnectionError);
+  const CallStep step = s.next(clock.now(), env);
+  ASSERT_EQ(step.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(step.result.outcome, AttemptOutcome::kConnectionError);
+  EXPECT_EQ(step.result.attempts, 1u);
+  EXPECT_EQ(env.extras_asked, 0);
+}
+
+TEST(CallSession, RetriesAvoidAddressesAlreadyTriedInThisCall) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  std::vector<std::string> tried;
+  for (int i = 0; i < 3; ++i) {
+    const CallStep step = expect_start(s, clock.now(), env);
+    EXPECT_EQ(step.attempt.kind, i == 0 ? AttemptKind::kPrimary : AttemptKind::kRetry);
+    tried.push_back(step.attempt.instance.address);
+    s.finished(step.attempt.id, AttemptOutcome::kOtherSystemError);
+  }
+  EXPECT_EQ(tried, (std::vector<std::string>{"a:80", "b:80", "c:80"}));
+  EXPECT_EQ(env.excludes_seen.back(), (std::vector<std::string>{"a:80", "b:80"}));
+  const CallStep done = s.next(clock.now(), env);  // max_retries = 2 reached
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.attempts, 3u);
+  EXPECT_EQ(done.result.retries, 2u);
+  EXPECT_EQ(done.result.instance->address, "c:80");
+}
+
+TEST(CallSession, RetryEndsTheCallWhenEveryAddressWasTried) {
+  FakeClock clock;
+  FakeEnv env;
+  env.instances = {inst("a")};
+  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  const CallStep first = expect_start(s, clock.now(), env);
+  s.finished(first.attempt.id, AttemptOutcome::kTimeout);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(done.result.attempts, 1u);
+}
+
+TEST(CallSession, BusinessErrorIsNeverRetried) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  const CallStep first = expect_start(s, clock.now(), env);
+  s.finished(first.attempt.id, AttemptOutcome::kBusinessError);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.outcome, AttemptOutcome::kBusinessError);
+  EXPECT_EQ(done.result.attempts, 1u);
+  EXPECT_EQ(env.extras_asked, 0);
+}
+
+TEST(CallSession, RetryIsDroppedWhenTheBudgetRefuses) {
+  FakeClock clock;
+  FakeEnv env;
+  env.extras_left = 0;
+  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  const CallStep first = expect_start(s, clock.now(), env);
+  s.finished(first.attempt.id, AttemptOutcome::kConnectionError);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.attempts, 1u);
+  EXPECT_EQ(s.counts().retries_denied_by_budget, 1u);
+  EXPECT_EQ(env.excludes_seen.size(), 1u);  // no pick for the refused retry
+}
+
+TEST(CallSession, NoRetryAfterTheDeadline) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  const CallStep first = expect_start(s, clock.now(), env);
+  clock.advance(Duration{1000});
+  s.finished(first.attempt.id, AttemptOutcome::kTimeout);
+  EXPECT_EQ(s.next(clock.now(), env).kind, CallStep::Kind::kDone);
+  EXPECT_EQ(env.extras_asked, 0);
+}
+
+TEST(CallSession, AddressesRefusedByTheirBreakerAreSkipped) {
+  FakeClock clock;
+  FakeEnv env;
+  env.refused = {"a:80"};
+  CallSession s(CallOptions{}, clock.now(), std::nullopt);
+  const CallStep first = expect_start(s, clock.now(), env);
+  EXPECT_EQ(first.attempt.instance.address, "b:80");
+  EXPECT_EQ(s.counts().breaker_skips, 1u);
+  EXPECT_EQ(env.excludes_seen, (std::vector<std::vector<std::string>>{{}, {"a:80"}}));
+}
+
+TEST(CallSession, NoInstanceWhenEveryBreakerRefuses) {
+  FakeClock clock;
+  FakeEnv env;
+  env.refused = {"a:80", "b:80", "c:80"};
+  CallSession s(CallOptions{}, clock.now(), std::nullopt);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_TRUE(done.result.no_instance);
+  EXPECT_EQ(done.result.attempts, 0u);
+  EXPECT_FALSE(done.result.instance);
+}
+
+TEST(CallSession, BackupIsSentOnlyOnceThePrimaryHasRunForTheDelay) {
+  FakeClock clock;
+  FakeEnv env;
+  const MonoTime start = clock.now();
+  CallSession s(idempotent_options(), start, Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  EXPECT_TRUE(primary.attempt.on_worker);  // the caller's thread must stay free
+  clock.advance(Duration{49});
+  const CallStep wait = s.next(clock.now(), env);
+  ASSERT_EQ(wait.kind, CallStep::Kind::kWait);
+  EXPECT_EQ(wait.wake_at, start + Duration{50});
+  EXPECT_EQ(env.extras_asked, 0);
+  clock.advance(Duration{1});
+  const CallStep backup = expect_start(s, clock.now(), env);
+  EXPECT_EQ(backup.attempt.kind, AttemptKind::kBackup);
+  EXPECT_TRUE(backup.attempt.on_worker);
+  EXPECT_EQ(backup.attempt.instance.address, "b:80");  // another address than the primary's
+  EXPECT_EQ(env.extras_asked, 1);
+  // Only one backup: now both run, the session waits for the deadline.
+  const CallStep after = s.next(clock.now(), env);
+  ASSERT_EQ(after.kind, CallStep::Kind::kWait);
+  EXPECT_EQ(after.wake_at, start + Duration{1000});
+}
+
+TEST(CallSession, BackupIsNotSentWhenTheBudgetRefuses) {
+  FakeClock clock;
+  FakeEnv env;
+  env.extras_left = 0;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  expect_start(s, clock.now(), env);
+  clock.advance(Duration{50});
+  const CallStep step = s.next(clock.now(), env);
+  EXPECT_EQ(step.kind, CallStep::Kind::kWait);
+  EXPECT_EQ(s.counts().backups_denied_by_budget, 1u);
+  EXPECT_EQ(env.workers_free, 7);  // the backup's worker was given back
+  clock.advance(Duration{10});
+  s.next(clock.now(), env);
+  EXPECT_EQ(env.extras_asked, 1);  // asked once, not at every wake-up
+}
+
+TEST(CallSession, PrimaryFinishingBeforeTheDelayGetsNoBackup) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  clock.advance(Duration{20});
+  s.finished(primary.attempt.id, AttemptOutcome::kOk);
+  clock.advance(Duration{40});
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.backups, 0u);
+  EXPECT_EQ(env.extras_asked, 0);
+}
+
+TEST(CallSession, NoBackupWithoutADelayOrForANonIdempotentCall) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession no_samples(idempotent_options(), clock.now(), std::nullopt);
+  EXPECT_FALSE(expect_start(no_samples, clock.now(), env).attempt.on_worker);
+  CallSession not_idempotent(CallOptions{}, clock.now(), Duration{50});
+  EXPECT_FALSE(expect_start(not_idempotent, clock.now(), env).attempt.on_worker);
+  CallOptions off = idempotent_options();
+  off.backup_after_percentile.reset();
+  CallSession disabled(off, clock.now(), Duration{50});
+  EXPECT_FALSE(expect_start(disabled, clock.now(), env).attempt.on_worker);
+}
+
+TEST(CallSession, WithoutAFreeWorkerThePrimaryRunsInlineAndGetsNoBackup) {
+  FakeClock clock;
+  FakeEnv env;
+  env.workers_free = 0;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  EXPECT_FALSE(primary.attempt.on_worker);
+  EXPECT_EQ(s.counts().backups_without_worker, 1u);
+}
+
+TEST(CallSession, FirstSuccessWinsOverTheSlowerPrimary) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  clock.advance(Duration{50});
+  const CallStep backup = expect_start(s, clock.now(), env);
+  clock.advance(Duration{5});
+  s.finished(backup.attempt.id, AttemptOutcome::kOk);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);  // without waiting for the primary
+  EXPECT_EQ(done.result.outcome, AttemptOutcome::kOk);
+  EXPECT_EQ(done.result.instance->address, "b:80");
+  EXPECT_EQ(done.result.attempts, 2u);
+  EXPECT_EQ(done.result.backups, 1u);
+  EXPECT_EQ(done.result.latency, milliseconds(55));
+  s.finished(primary.attempt.id, AttemptOutcome::kOk);  // late: changes nothing
+  EXPECT_EQ(s.next(clock.now(), env).result.instance->address, "b:80");
+}
+
+TEST(CallSession, FailedPrimaryWaitsForItsRunningBackupInsteadOfRetrying) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  clock.advance(Duration{50});
+  const CallStep backup = expect_start(s, clock.now(), env);
+  s.finished(primary.attempt.id, AttemptOutcome::kConnectionError);
+  EXPECT_EQ(s.next(clock.now(), env).kind, CallStep::Kind::kWait);
+  s.finished(backup.attempt.id, AttemptOutcome::kOk);
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.outcome, AttemptOutcome::kOk);
+  EXPECT_EQ(done.result.retries, 0u);
+}
+
+TEST(CallSession, BothFailedThenARetryGoesToAThirdAddress) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  const CallStep primary = expect_start(s, clock.now(), env);
+  clock.advance(Duration{50});
+  const CallStep backup = expect_start(s, clock.now(), env);
+  s.finished(primary.attempt.id, AttemptOutcome::kTimeout);
+  s.finished(backup.attempt.id, AttemptOutcome::kOtherSystemError);
+  const CallStep retry = expect_start(s, clock.now(), env);
+  EXPECT_EQ(retry.attempt.kind, AttemptKind::kRetry);
+  EXPECT_EQ(retry.attempt.instance.address, "c:80");
+  EXPECT_FALSE(retry.attempt.on_worker);  // only the primary gets a backup
+}
+
+TEST(CallSession, DeadlinePassingWhileAnAttemptRunsEndsTheCallAsATimeout) {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession s(idempotent_options(), clock.now(), Duration{50});
+  expect_start(s, clock.now(), env);
+  clock.advance(Duration{50});
+  expect_start(s, clock.now(), env);
+  clock.advance(Duration{950});
+  const CallStep done = s.next(clock.now(), env);
+  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
+  EXPECT_EQ(done.result.outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(done.result.instance->address, "a:80");
+}
+
+// ---- CallerCore ----
+
+proto::ServiceKey svc() {
+  return proto::ServiceKey{"payments", "default"};
+}
+
+CallerConfig small_config() {
+  CallerConfig c;
+  c.latency.min_samples = 20;
+  c.breakers.breaker.min_requests_in_window = 4;
+  c.worker_threads = 4;
+  return c;
+}
+
+TEST(CallerCore, BackupDelayIsTheServicesLatencyPercentileOnceThereAreEnoughSamples) {
+  FakeClock clock;
+  CallerCore core(small_config());
+  const CallOptions options = idempotent_options();
+  core.begin_call(svc(), clock.now());
+  for (int i = 0; i < 19; ++i)
+    core.record_attempt(svc(), "a:80", AttemptOutcome::kOk, false, milliseconds(40), clock.now());
+  EXPECT_FALSE(core.backup_delay(svc(), options, clock.now()));
+  core.record_attempt(svc(), "a:80", AttemptOutcome::kBusinessError, false, milliseconds(40),
+                      clock.now());
+  const auto delay = core.backup_delay(svc(), options, clock.now());
+  ASSERT_TRUE(delay);
+  EXPECT_GE(*delay, Duration{40});
+  EXPECT_LE(*delay, Duration{45});
+  EXPECT_FALSE(core.backup_delay(svc(), CallOptions{}, clock.now()));  // not idempotent
+  CallOptions short_timeout = options;
+  short_timeout.timeout = *delay;
+  EXPECT_FALSE(core.backup_delay(svc(), short_timeout, clock.now()));  // no time for it
+}
+
+TEST(CallerCore, FailuresDoNotFeedTheLatencyPercentile) {
+  FakeClock clock;
+  CallerCore core(small_config());
+  core.begin_call(svc(), clock.now());
+  for (int i = 0; i < 30; ++i)
+    core.record_attempt(svc(), "a:80", AttemptOutcome::kConnectionError, false, milliseconds(1),
+                        clock.now());
+  EXPECT_EQ(core.stats(svc(), clock.now()).latency_samples, 0u);
+}
+
+TEST(CallerCore, AttemptsOpenTheAddressBreakerAndSayWhen) {
+  FakeClock clock;
+  CallerCore core(small_config());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(core.record_attempt(svc(), "a:80", AttemptOutcome::kConnectionError, false,
+                                  milliseconds(1), clock.now()),
+              BreakerTransition::kNone);
+  EXPECT_EQ(core.record_attempt(svc(), "a:80", AttemptOutcome::kTimeout, false, milliseconds(1),
+                                clock.now()),
+            BreakerTransition::kOpened);
+  EXPECT_FALSE(core.admit("a:80", clock.now()));
+  EXPECT_EQ(core.breaker("a:80", clock.now()).state, BreakerState::kOpen);
+  EXPECT_EQ(core.breakers(clock.now()).size(), 1u);
+}
+
+TEST(CallerCore, BusinessErrorsCountInTheBreakerOnlyWhenAsked) {
+  FakeClock clock;
+  CallerCore core(small_config());
+  for (int i = 0; i < 10; ++i)
+    core.record_attempt(svc(), "a:80", AttemptOutcome::kBusinessError, false, milliseconds(1),
+                        clock.now());
+  EXPECT_EQ(core.breaker("a:80", clock.now()).state, BreakerState::kClosed);
+  for (int i = 0; i < 10; ++i)
+    core.record_attempt(svc(), "b:80", AttemptOutcome::kBusinessError, true, milliseconds(1),
+                        clock.now());
+  EXPECT_EQ(core.breaker("b:80", clock.now()).state, BreakerState::kOpen);
+}
+
+TEST(CallerCore, BadConfigAndOptionsAreRefusedWithAClearMessage) {
+  CallerConfig c;
+  c.budget.extra_ratio = -1;
+  EXPECT_NE(check_caller_config(c).find("extra_ratio"), std::string::npos);
+  EXPECT_THROW(CallerCore{c}, std::invalid_argument);
+  c = CallerConfig{};
+  c.latency.min_samples = 0;
+  EXPECT_NE(check_caller_config(c).find("min_samples"), std::string::npos);
+  CallOptions o;
+  o.backup_after_percentile = 90;  // a percent, not a fraction
+  EXPECT_NE(check_call_options(o).find("backup_after_percentile"), std::string::npos);
+  o = CallOptions{};
+  o.timeout = Duration{0};
+  EXPECT_NE(check_call_options(o).find("timeout"), std::string::npos);
+}
+
+// A session driven over a real core: the budget and the latencies are the core's.
+class CoreEnv final : public CallEnv {
+ public:
+  explicit CoreEnv(CallerCore& core) : core_(core) {}
+  bool reserve_worker() override { return true; }
+  void release_worker() override {}
+  bool try_spend_extra(MonoTime now) override { return core_.try_spend_extra(svc(), now); }
+  std::optional<proto::Instance> pick(const std::vector<std::string>& exclude) override {
+    for (const auto& i : {inst("a"), inst("b")})
+      if (std::find(exclude.begin(), exclude.end(), i.address) == exclude.end()) return i;
+    return std::nullopt;
+  }
+  bool admit(const std::string& address, MonoTime now) override {
+    return core_.admit(address, now);
+  }
+
+ private:
+  CallerCore& core_;
+};
+
+TEST(CallerCore, BackupsStopWhenTheServiceBudgetIsSpent) {
+  FakeClock clock;
+  CallerConfig config = small_config();
+  config.budget.min_extra_per_window = 0;  // strictly 15% of the primaries
+  CallerCore core(config);
+  CoreEnv env(core);
+  for (int i = 0; i < 20; ++i)
+    core.record_attempt(svc(), "a:80", AttemptOutcome::kOk, false, milliseconds(10), clock.now());
+  // 20 calls whose primary hangs: 15% of 20 primaries is 3 backups.
+  int backups = 0;
+  for (int call = 0; call < 20; ++call) {
+    core.begin_call(svc(), clock.now());
+    const auto delay = core.backup_delay(svc(), idempotent_options(), clock.now());
+    ASSERT_TRUE(delay);
+    CallSession s(idempotent_options(), clock.now(), delay);
+    ASSERT_EQ(s.next(clock.now(), env).kind, CallStep::Kind::kStart);
+    const CallStep step = s.next(clock.now() + *delay, env);
+    if (step.kind == CallStep::Kind::kStart) ++backups;
+  }
+  EXPECT_EQ(backups, 3);
+  EXPECT_EQ(core.stats(svc(), clock.now()).budget.extras_denied, 17u);
+}
+
+// ---- Caller: the threaded executor, in real time ----
+
+// Hooks over a fixed list of instances, remembering every attempt.
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::pair<std::string, AttemptOutcome>> attempts;
+  std::vector<std::string> opened;
+  std::vector<proto::Instance> instances{inst("a"), inst("b"), inst("c")};
+
+  CallerHooks hooks(const Clock& clock) {
+    return CallerHooks{
+        [this](const proto::ServiceKey&,
+               const std::vector<std::string>& exclude) -> std::optional<proto::Instance> {
+          for (const auto& i : instances)
+            if (std::find(exclude.begin(), exclude.end(), i.address) == exclude.end()) return i;
+          return std::nullopt;
+        },
+        [this](const proto::ServiceKey&, const proto::Instance& i, AttemptOutcome o, microseconds) {
+          std::lock_guard lock(mu);
+          attempts.emplace_back(i.address, o);
+        },
+        [this](const std::string& address) {
+          std::lock_guard lock(mu);
+          opened.push_back(address);
+        },
+        clock};
+  }
+};
+
+// Fills the service's latency window with fast answers, inline (a call has
+// no backup before the window holds min_samples).
+void warm_up(Caller& caller, std::uint32_t samples) {
+  for (std::uint32_t i = 0; i < samples; ++i)
+    caller.call(
+        svc(), [](const proto::Instance&, MonoTime) { return AttemptOutcome::kOk; },
+        idempotent_options());
+}
+
+TEST(Caller, NonIdempotentCallRunsOnceOnTheCallersThread) {
+  SystemClock clock;
+  Recorder rec;
+  Caller caller(small_config(), rec.hooks(clock));
+  const auto self = std::this_thread::get_id();
+  int runs = 0;
+  const CallResult r = caller.call(svc(), [&](const proto::Instance&, MonoTime) {
+    ++runs;
+    EXPECT_EQ(std::this_thread::get_id(), self);
+    return AttemptOutcome::kConnectionError;
+  });
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(r.outcome, AttemptOutcome::kConnectionError);
+  EXPECT_EQ(r.attempts, 1u);
+  EXPECT_EQ(rec.attempts.size(), 1u);
+  EXPECT_EQ(caller.stats(svc()).calls, 1u);
+}
+
+TEST(Caller, RetryGoesToAnotherAddressAndEveryAttemptIsReported) {
+  SystemClock clock;
+  Recorder rec;
+  Caller caller(small_config(), rec.hooks(clock));
+  const CallResult r = caller.call(
+      svc(),
+      [](const proto::Instance& to, MonoTime) {
+        return to.address == "a:80" ? AttemptOutcome::kConnectionError : AttemptOutcome::kOk;
+      },
+      idempotent_options());
+  EXPECT_EQ(r.outcome, AttemptOutcome::kOk);
+  EXPECT_EQ(r.instance->address, "b:80");
+  EXPECT_EQ(r.retries, 1u);
+  using Seen = std::vector<std::pair<std::string, AttemptOutcome>>;
+  EXPECT_EQ(rec.attempts,
+            (Seen{{"a:80", AttemptOutcome::kConnectionError}, {"b:80", AttemptOutcome::kOk}}));
+  EXPECT_EQ(caller.stats(svc()).retries, 1u);
+}
+
+TEST(Caller, OpenBreakerIsReportedAndItsAddressSkipped) {
+  SystemClock clock;
+  Recorder rec;
+  Caller caller(small_config(), rec.hooks(clock));  // opens at 4 calls, 50%
+  auto fail_on_a = [](const proto::Instance& to, MonoTime) {
+    return to.address == "a:80" ? AttemptOutcome::kConnectionError : AttemptOutcome::kOk;
+  };
+  for (int i = 0; i < 4; ++i)
+    caller.call(svc(), fail_on_a);  // not idempotent: each stays on a
+  EXPECT_EQ(rec.opened, (std::vector<std::string>{"a:80"}));
+  EXPECT_EQ(caller.breaker("a:80").state, BreakerState::kOpen);
+  const CallResult r = caller.call(svc(), fail_on_a);
+  EXPECT_EQ(r.outcome, AttemptOutcome::kOk);
+  EXPECT_EQ(r.instance->address, "b:80");
+  EXPECT_EQ(caller.stats(svc()).breaker_skips, 1u);
+  EXPECT_EQ(caller.breakers().size(), 2u);
+}
+
+TEST(Caller, BackupAnswersWhileThePrimaryIsStuck) {
+  SystemClock clock;
+  Recorder rec;
+  CallerConfig config = small_config();
+  config.latency.min_samples = 5;
+  Caller caller(config, rec.hooks(clock));
+  warm_up(caller, 5);  // p90 ~0 ms: a backup after 1 ms
+
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  // Captured by value: the stuck attempt outlives call().
+  const CallResult r = caller.call(
+      svc(),
+      [released](const proto::Instance& to, MonoTime) {
+        if (to.address == "a:80") released.wait_for(std::chrono::seconds(5));
+        return AttemptOutcome::kOk;
+      },
+      idempotent_options());
+  EXPECT_EQ(r.outcome, AttemptOutcome::kOk);
+  EXPECT_EQ(r.instance->address, "b:80");
+  EXPECT_EQ(r.backups, 1u);
+  EXPECT_LT(r.latency, milliseconds(900));  // well before the 1 s timeout
+  release->set_value();                     // the primary returns; ~Caller joins it
+}
+
+TEST(Caller, CallReturnsAtItsDeadlineWhileEveryAttemptIsStuck) {
+  SystemClock clock;
+  Recorder rec;
+  CallerConfig config = small_config();
+  config.latency.min_samples = 5;
+  Caller caller(config, rec.hooks(clock));
+  warm_up(caller, 5);
+
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  CallOptions options = idempotent_options();
+  options.timeout = Duration{50};
+  const auto before = std::chrono::steady_clock::now();
+  const CallResult r = caller.call(
+      svc(),
+      [released](const proto::Instance&, MonoTime) {
+        released.wait_for(std::chrono::seconds(5));
+        return AttemptOutcome::kOk;
+      },
+      options);
+  const auto took = std::chrono::steady_clock::now() - before;
+  EXPECT_EQ(r.outcome, AttemptOutcome::kTimeout);
+  EXPECT_EQ(r.attempts, 2u);  // the primary and its backup
+  EXPECT_GE(took, milliseconds(49));
+  EXPECT_LT(took, milliseconds(2000));
+  release->set_value();
+}
+
+TEST(Caller, MissingPickHookAndBadOptionsAreRefused) {
+  SystemClock clock;
+  Recorder rec;
+  CallerHooks hooks = rec.hooks(clock);
+  hooks.pick = nullptr;
+  EXPECT_THROW(Caller(CallerConfig{}, hooks), std::invalid_argument);
+  Caller caller(CallerConfig{}, rec.hooks(clock));
+  CallOptions bad;
+  bad.timeout = Duration{-5};
+  EXPECT_THROW(
+      caller.call(
+          svc(), [](const proto::Instance&, MonoTime) { return AttemptOutcome::kOk; }, bad),
+      std::invalid_argument);
+  EXPECT_THROW(caller.call(svc(), AttemptFn{}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cascade::agent

@@ -1,0 +1,179 @@
+// Client::pick and the call feedback against a real hub server over ZeroMQ
+// on loopback: balancers follow list versions, learn from reported calls,
+// honour exclusions, and go when their service leaves the cache.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "agent/client.hpp"
+#include "hub/hub_server.hpp"
+#include "hub/sqlite_store.hpp"
+#include "tests/common/builders.hpp"
+
+namespace cascade::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::microseconds;
+constexpr Duration kBeat{100};
+
+// A hub server on its own thread, on an ephemeral loopback port.
+class RunningHub {
+ public:
+  explicit RunningHub(fs::path dir) : dir_(std::move(dir)) {
+    hub::HubConfig config;
+    config.id = "lb-test-hub";
+    config.listen = "tcp://127.0.0.1:*";
+    config.data_dir = dir_;
+    config.beat_interval = kBeat;
+    store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
+    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
+    endpoint_ = server_->bind();
+    thread_ = std::thread([this] { server_->run(stop_); });
+  }
+  ~RunningHub() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  fs::path dir_;
+  SystemClock clock_;
+  zmq::context_t context_{1};
+  std::unique_ptr<hub::SqliteHubStore> store_;
+  std::unique_ptr<hub::HubServer> server_;
+  std::string endpoint_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: started once everything above exists
+};
+
+template <typename Pred>
+bool eventually(Pred pred, Duration within = Duration{3000}) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(Duration{10});
+  }
+  return pred();
+}
+
+class ClientPickTest : public ::testing::Test {
+ protected:
+  fs::path hub_dir = fs::temp_directory_path() / ("cascade-lb-hub-" + std::to_string(::getpid()) +
+                                                  "-" + std::to_string(std::rand()));
+  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir);
+  const proto::ServiceKey orders{"orders", "default"};
+
+  ClientOptions options(const std::string& id) {
+    ClientOptions o;
+    o.node_id = id;
+    o.hubs = {hub->endpoint()};
+    o.beat_interval = kBeat;
+    o.query_timeout = Duration{500};
+    o.shutdown_timeout = Duration{1000};
+    return o;
+  }
+  std::set<std::string> addresses_picked(Client& c, LbPolicy policy, int picks,
+                                         const PickContext& ctx = {}) {
+    std::set<std::string> seen;
+    for (int i = 0; i < picks; ++i)
+      if (auto in = c.pick(orders, policy, ctx)) seen.insert(in->address);
+    return seen;
+  }
+  void TearDown() override {
+    hub.reset();
+    fs::remove_all(hub_dir);
+  }
+};
+
+using test_support::reg;
+
+TEST_F(ClientPickTest, PickFollowsANewListVersion) {
+  Client p1(options("p1"));
+  p1.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return consumer.pick(orders).has_value(); }));
+  EXPECT_EQ(addresses_picked(consumer, LbPolicy::kRoundRobin, 4),
+            (std::set<std::string>{"10.0.0.1:80"}));
+  Client p2(options("p2"));
+  p2.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  EXPECT_TRUE(eventually([&] {
+    return addresses_picked(consumer, LbPolicy::kRoundRobin, 4).size() == 2;
+  })) << "the balancer's candidates were not rebuilt for the new version";
+  p2.deregister_instance(orders, "o2");
+  EXPECT_TRUE(eventually([&] {
+    return addresses_picked(consumer, LbPolicy::kRoundRobin, 4) ==
+           std::set<std::string>{"10.0.0.1:80"};
+  }));
+}
+
+TEST_F(ClientPickTest, ReportedCallsSteerLeastActiveAwayFromTheBusyAddress) {
+  Client provider(options("provider"));
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  provider.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually(
+      [&] { return addresses_picked(consumer, LbPolicy::kLeastActive, 20).size() == 2; }));
+  consumer.on_call_started(orders, "10.0.0.1:80");
+  EXPECT_EQ(addresses_picked(consumer, LbPolicy::kLeastActive, 20),
+            (std::set<std::string>{"10.0.0.2:80"}));
+  consumer.on_call_finished(orders, "10.0.0.1:80", microseconds{800}, true);
+  EXPECT_EQ(addresses_picked(consumer, LbPolicy::kLeastActive, 40).size(), 2u);
+  // Unknown services and addresses are ignored.
+  consumer.on_call_started({"unknown", "default"}, "10.0.0.1:80");
+  consumer.on_call_finished(orders, "10.9.9.9:1", microseconds{1}, false);
+}
+
+TEST_F(ClientPickTest, ExcludedAddressesAreSkippedAndExcludingAllPicksNothing) {
+  Client provider(options("provider"));
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  provider.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(
+      eventually([&] { return addresses_picked(consumer, LbPolicy::kRandom, 20).size() == 2; }));
+  const std::vector<std::string> tried{"10.0.0.1:80"};
+  PickContext retry;
+  retry.exclude = &tried;
+  EXPECT_EQ(addresses_picked(consumer, LbPolicy::kP2c, 20, retry),
+            (std::set<std::string>{"10.0.0.2:80"}));
+  const std::vector<std::string> both{"10.0.0.1:80", "10.0.0.2:80"};
+  PickContext none;
+  none.exclude = &both;
+  EXPECT_FALSE(consumer.pick(orders, LbPolicy::kConsistentHash, none));
+}
+
+TEST_F(ClientPickTest, BalancersGoWithTheirServiceAndLearnedLoadWithThem) {
+  Client provider(options("provider"));
+  provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
+  provider.register_instance(reg("orders", "o2", "10.0.0.2:80"));
+  auto o = options("consumer");
+  o.subscription_ttl = Duration{300};
+  Client consumer(o);
+  ASSERT_TRUE(eventually(
+      [&] { return addresses_picked(consumer, LbPolicy::kLeastActive, 20).size() == 2; }));
+  for (int i = 0; i < 3; ++i)
+    consumer.on_call_started(orders, "10.0.0.1:80");  // never finished
+  ASSERT_EQ(addresses_picked(consumer, LbPolicy::kLeastActive, 20),
+            (std::set<std::string>{"10.0.0.2:80"}));
+  // Unused for the TTL: the service leaves the cache and its balancers go too.
+  ASSERT_TRUE(eventually([&] { return consumer.status().cached_services == 0; }));
+  EXPECT_EQ(addresses_picked(consumer, LbPolicy::kLeastActive, 40).size(), 2u)
+      << "a balancer outlived its service: the three calls in flight are still counted";
+}
+
+TEST_F(ClientPickTest, BadLoadBalancingConfigIsRefusedWithItsName) {
+  auto o = options("consumer");
+  o.lb.latency_decay = 1.5;
+  try {
+    Client c(o);
+    FAIL() << "accepted latency_decay 1.5";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("latency_decay"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cascade::agent
