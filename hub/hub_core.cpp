@@ -63,6 +63,7 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       started_(started),
       registry_(hub_epoch, config_.change_log_per_service),
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
+      guard_(config_.eviction),
       push_gate_(config_.push) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
@@ -107,12 +108,12 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
                config_.lease.count());
 }
 
-HandleResult HubCore::handle(MonoTime now, const proto::Message& message) {
+HandleResult HubCore::handle(MonoTime now, const proto::Message& message, std::string_view source) {
   auto result = std::visit(
       [&](const auto& m) -> HandleResult {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::UpBeat>) {
-          return on_upbeat(now, m);
+          return on_upbeat(now, m, source);
         } else if constexpr (std::is_same_v<T, proto::Query>) {
           return on_query(now, m);
         } else if constexpr (std::is_same_v<T, proto::Deregister>) {
@@ -184,7 +185,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
   return node;
 }
 
-HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
+HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, std::string_view source) {
   ++counters_.beats;
   // Refused: an older incarnation of a known node, or an incarnation that has
   // deregistered (its late beat must not bring it back).
@@ -208,6 +209,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat) {
   bool state_changed = false;
   Node& node = admit(now, beat, known, state_changed);
   node.tier = beat.sender_tier;
+  note_source(node, source);
   const bool in_order = beat.seq > node.last_seq;
   if (in_order) {
     node.last_seq = beat.seq;
@@ -573,6 +575,7 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) 
   std::uint32_t removed = 0;
   if (it != nodes_.end()) {
     registry_.begin_txn();
+    guard_.on_node_removed(msg.node_id);
     leases_.remove(it->second.lease);
     removed = static_cast<std::uint32_t>(drop_node(it->second));
     spdlog::info("agent {} deregistered {} instances", msg.node_id, removed);
@@ -661,20 +664,8 @@ void HubCore::tick(MonoTime now) {
   departed_.prune(now);
   readmit_due(now);
   registry_.begin_txn();
-  std::vector<Node*> expired;
-  const auto n = leases_.expire(now, config_.max_expirations_per_tick,
-                                [&](Node* node) { expired.push_back(node); });
-  if (n == config_.max_expirations_per_tick && leases_.next_deadline() &&
-      *leases_.next_deadline() <= now)
-    ++counters_.expiry_deferred;
-  for (Node* node : expired) {
-    const std::string id = node->id;
-    const auto removed = drop_node(*node);
-    ++counters_.nodes_expired;
-    counters_.instances_expired += removed;
-    spdlog::info("agent {} expired: lease of {} ms ran out, {} instances removed", id,
-                 config_.lease.count(), removed);
-  }
+  expire_leases(now);
+  release_held(now);
   drain_health_changes(now);
   flush_pushes(now);
   if (uplink_) feed_uplink(now);
@@ -689,6 +680,7 @@ std::optional<MonoTime> HubCore::next_deadline() const {
   if (uplink_) consider(uplink_->next_deadline());
   consider(isolation_.next_deadline());
   consider(push_gate_.next_deadline());
+  consider(guard_.next_deadline());
   return next;
 }
 
@@ -714,6 +706,13 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("pushes_over_rate", push_gate_.counters().over_rate);
   s.counters.emplace_back("pushes_held_by_switch", push_gate_.counters().by_switch);
   s.counters.emplace_back("isolation_tracked", isolation_.tracked());
+  const auto guard = guard_.stats(now);
+  s.counters.emplace_back("held_nodes", guard.held_nodes);
+  s.counters.emplace_back("held_for_partition", guard.held_for_partition);
+  s.counters.emplace_back("partitioned_sources", guard.partitioned_sources.size());
+  s.counters.emplace_back("expiry_cap_holds",
+                          guard.counters.service_cap_holds + guard.counters.registry_cap_holds);
+  s.counters.emplace_back("held_released_max_hold", guard.counters.released_max_hold);
   s.zone = config_.zone;
   for (const auto& [id, node] : nodes_)
     if (node.tier > 0) ++s.child_hubs;
@@ -727,6 +726,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   });
   const auto& push = push_gate_.config();
   s.notify_share_percent = push.notify_switch ? push.share_percent : 100;
+  s.eviction_protection = guard_.enabled();
   return s;
 }
 

@@ -19,6 +19,7 @@
 #include "common/codec.hpp"
 #include "common/protocol.hpp"
 #include "hub/departed_nodes.hpp"
+#include "hub/eviction_guard.hpp"
 #include "hub/isolation.hpp"
 #include "hub/lease_queue.hpp"
 #include "hub/metrics.hpp"
@@ -48,6 +49,7 @@ struct HubCoreConfig {
   IsolationPolicy isolation{};        // fast-fail isolation by callers' reports (hub/isolation.hpp)
   PushConfig push{};                  // pushes between beats (hub/push_gate.hpp)
   std::uint32_t max_report_hops = 8;  // a failure report crossing more hubs is dropped
+  EvictionGuardConfig eviction{};     // protection against mass expiry (hub/eviction_guard.hpp)
 };
 
 struct HandleResult {
@@ -82,7 +84,10 @@ class HubCore {
   // grace from `now`: a crashed agent expires after it, a live one renews.
   void restore(const HubSnapshot& snapshot, MonoTime now);
 
-  HandleResult handle(MonoTime now, const proto::Message& message);
+  // `source` names what the message came through, for eviction protection:
+  // nodes of one source (a proxy, a subnet) that stop together are held as a
+  // partition rather than expired. "" = every node is its own source.
+  HandleResult handle(MonoTime now, const proto::Message& message, std::string_view source = {});
   // Starts loading what handle() will need for this message into the CPU
   // cache. For a batch: call it for every message first, then handle them.
   void prefetch(const proto::Message& message) const;
@@ -145,12 +150,14 @@ class HubCore {
     std::vector<OwnedInstance> owned;    // sorted
     std::vector<Use> uses;
     LeaseQueue<Node*>::Handle lease;
+    std::string source;  // as the eviction guard knows it
+    bool held = false;   // its lease ran out; eviction protection keeps it, unconfirmed
   };
   struct NodeIdOf {
     std::string_view operator()(const Node& node) const { return node.id; }
   };
 
-  HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat);
+  HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat, std::string_view source);
   HandleResult on_query(MonoTime now, const proto::Query& query);
   proto::QueryReply local_reply(const proto::Query& query, const ServiceEntry* svc) const;
   proto::Message cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
@@ -199,6 +206,15 @@ class HubCore {
   void readmit_due(MonoTime now);
   void drain_health_changes(MonoTime now);
   void flush_pushes(MonoTime now);
+
+  // Lease expiry under eviction protection (hub/hub_core_expiry.cpp).
+  void expire_leases(MonoTime now);
+  void release_held(MonoTime now);
+  void hold(MonoTime now, Node& node, ExpiryVerdict verdict);
+  void expire(Node& node, const char* why);
+  ExpiryRequest expiry_request(const Node& node) const;
+  void note_source(Node& node, std::string_view source);
+  void mark_unconfirmed(Node& node, bool unconfirmed);
   // Removes the node and its instances (its lease must already be gone); returns the count.
   std::size_t drop_node(Node& node);
 
@@ -218,6 +234,7 @@ class HubCore {
   std::unordered_map<std::uint64_t, proto::Query> deferred_queries_;
   std::vector<DeferredReply> deferred_replies_;
   IsolationTracker isolation_;
+  EvictionGuard guard_;
   PushGate<const ServiceEntry*> push_gate_;
   // Who uses each service: the consumers a push goes to.
   std::unordered_map<const ServiceEntry*, std::unordered_set<Node*>> consumers_;

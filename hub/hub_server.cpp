@@ -26,6 +26,27 @@ HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) 
   return core;
 }
 
+// What a peer's nodes fail together through, for eviction protection: its
+// /24 subnet on a network (all agents behind one proxy share the proxy's), or
+// the connection itself on loopback, where a subnet means nothing (a proxy's
+// agents still share its connection).
+std::string source_of(std::vector<zmq::message_t>& frames) {
+  std::string peer;
+  try {
+    if (const char* address = frames.back().gets("Peer-Address")) peer = address;
+  } catch (const zmq::error_t&) {
+    // Not a TCP peer (inproc, ipc): fall back to the connection.
+  }
+  const bool ipv4 = !peer.empty() && peer.find(':') == std::string::npos;
+  if (ipv4 && !peer.starts_with("127.")) return peer.substr(0, peer.rfind('.')) + ".0/24";
+  if (!peer.empty() && !ipv4 && peer != "::1") return peer;
+  const auto id = frames.front().to_string_view();
+  std::string hex = "conn:";
+  for (unsigned char c : id)
+    hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
 }  // namespace
 
 HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& store,
@@ -121,6 +142,7 @@ void HubServer::handle(Multipart& frames) {
   const auto payload = frames.back().to_string_view();
   const auto now = clock_.now();
   auto decoded = proto::decode_frame(payload, limits_);
+  const auto source = source_of(frames);
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
   bool durable = false;
@@ -134,7 +156,7 @@ void HubServer::handle(Multipart& frames) {
     }
     const auto& message = std::get<proto::Message>(item);
     learn_route(message, frames);
-    auto result = core_.handle(now, message);
+    auto result = core_.handle(now, message, source);
     durable |= result.durable;
     if (result.no_reply) continue;
     if (result.deferred != 0) {

@@ -23,6 +23,7 @@ namespace cascade::hub {
   X(nodes_expired)       /* agents whose lease ran out */                            \
   X(instances_expired)   /* instances removed by lease expiry */                     \
   X(expiry_deferred)     /* ticks that hit the per-tick expiry cap */                \
+  X(expiries_held)       /* expired leases eviction protection held (unconfirmed) */ \
   X(updates_delta)       /* service deltas sent downstream */                        \
   X(updates_full)        /* full service lists sent downstream */                    \
   X(updates_gone)        /* "service gone" updates sent downstream */                \

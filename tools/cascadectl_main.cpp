@@ -2,12 +2,17 @@
 // parsing lives here (CLI11 is costly to compile: keep it in this one file);
 // the work is in tools/ctl/.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "tools/ctl/commands.hpp"
@@ -18,14 +23,18 @@ namespace {
 using cascade::ctl::Command;
 using cascade::ctl::CommandSpec;
 using cascade::ctl::ExitCode;
+namespace proto = cascade::proto;
 
 constexpr const char* kExitCodes =
     "Exit codes:\n"
-    "  0  ok (resolve: the service has at least one instance)\n"
-    "  1  resolve: the service is unknown or has no instances (the empty result is printed)\n"
-    "  2  usage error: bad flags, missing command, malformed --hub endpoint\n"
+    "  0  ok (resolve: at least one instance shown; report-failure: the hub accepted or\n"
+    "     forwarded the report; operator commands: done)\n"
+    "  1  resolve: the service is unknown, has no instances, or all are isolated (hidden);\n"
+    "     report-failure: the hub knows no such address (the result is printed either way)\n"
+    "  2  usage error: bad flags or values, missing command, malformed --hub endpoint\n"
     "  3  hub unreachable: no reply within --timeout-ms\n"
-    "  4  the hub replied with an error (printed to stderr) or an unexpected reply";
+    "  4  the hub replied with an error (printed to stderr), refused an operator command,\n"
+    "     or sent an unexpected reply";
 
 int code(ExitCode c) {
   return static_cast<int>(c);
@@ -34,13 +43,47 @@ int code(ExitCode c) {
 std::uint64_t fresh_request_id() {
   std::random_device entropy;
   const std::uint64_t id = (std::uint64_t{entropy()} << 32) | entropy();
-  return id == 0 ? 1 : id;  // 0 means "unknown" in an ErrorReply
+  return id == 0 ? 1 : id;  // 0 means "unknown" in an ErrorReply (and "no ack" in a report)
 }
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+std::string user_name() {
+  for (const char* variable : {"USER", "LOGNAME"}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') return value;
+  }
+  return {};
+}
+
+template <typename Enum>
+std::vector<std::string> names_of(std::uint8_t first, std::uint8_t last) {
+  std::vector<std::string> names;
+  for (std::uint8_t i = first; i <= last; ++i)
+    names.emplace_back(proto::to_string(static_cast<Enum>(i)));
+  return names;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "cascadectl: " << message << "\nRun with --help for more information.\n";
+  return code(ExitCode::kUsage);
+}
+
+// One operator subcommand and the AdminOp it sends.
+struct AdminCommand {
+  CLI::App* app;
+  proto::AdminOp op;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"cascadectl: ask a cascade hub about its state and its services."};
+  CLI::App app{
+      "cascadectl: ask a cascade hub about its state and its services, report failed calls, "
+      "and operate it."};
   app.footer(kExitCodes);
   app.require_subcommand(1);
   app.fallthrough();  // global flags may also follow the command
@@ -56,14 +99,119 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{3'600'000}));
   app.add_flag("--json", json, "Print JSON instead of a table");
 
+  const std::string host = host_name();
   CommandSpec spec;
-  auto* status = app.add_subcommand("status", "Hub identity, uptime, sizes and counters");
+  spec.failure.reporter = cascade::ctl::default_reporter(host);
+  spec.admin.actor = cascade::ctl::default_actor(user_name(), host);
+
+  auto* status = app.add_subcommand(
+      "status", "Hub identity, uptime, sizes, isolation and protection state, counters");
   auto* services = app.add_subcommand("services", "Every service the hub knows, with counts");
   auto* topology = app.add_subcommand(
       "topology", "The hub's tier and zone, its children and its upstreams with their state");
-  auto* resolve = app.add_subcommand("resolve", "The instances of one service");
+  auto* resolve =
+      app.add_subcommand("resolve", "The instances of one service (isolated ones only with --all)");
   resolve->add_option("SERVICE", spec.service.name, "Service name")->required();
   resolve->add_option("--group", spec.service.group, "Service group")->capture_default_str();
+  resolve->add_flag("--all", spec.show_all,
+                    "Also show isolated instances, with a HEALTH column and the reason");
+
+  auto* report = app.add_subcommand(
+      "report-failure",
+      "Report failed calls to a provider address, as a caller would (the hub acknowledges)");
+  report->add_option("SERVICE", spec.service.name, "Service name")->required();
+  report
+      ->add_option("ADDRESS", spec.failure.address,
+                   "The provider address the calls went to, e.g. 10.0.0.1:8080")
+      ->required();
+  std::string kind;
+  report
+      ->add_option("--kind", kind,
+                   "What the caller saw: timeout, refused, reset, system, business or "
+                   "breaker_open")
+      ->required()
+      ->check(CLI::IsMember(names_of<proto::FailureKind>(0, proto::kMaxFailureKind)));
+  report->add_option("--group", spec.service.group, "Service group")->capture_default_str();
+  report
+      ->add_option("--reporter", spec.failure.reporter,
+                   "Node id of the caller that saw the failures (default: this tool's own node "
+                   "id, cascadectl@<hostname>)")
+      ->capture_default_str();
+  report->add_option("--count", spec.failure.count, "Failures folded into this report, at least 1")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, std::numeric_limits<std::uint32_t>::max()));
+
+  std::vector<AdminCommand> admin_commands;
+  const auto add_admin = [&](const char* name, const char* help, proto::AdminOp op) {
+    auto* sub = app.add_subcommand(name, help);
+    admin_commands.push_back({sub, op});
+    return sub;
+  };
+  const auto add_actor = [&](CLI::App* sub) {
+    sub->add_option("--actor", spec.admin.actor,
+                    "Who asks, for the hub's audit log (default: $USER@<hostname>)")
+        ->capture_default_str();
+  };
+  const auto add_instance_op = [&](const char* name, const char* help, proto::AdminOp op) {
+    auto* sub = add_admin(name, help, op);
+    sub->add_option("SERVICE", spec.service.name, "Service name")->required();
+    sub->add_option("INSTANCE_ID", spec.admin.instance_id, "Instance id within the service")
+        ->required();
+    sub->add_option("--group", spec.service.group, "Service group")->capture_default_str();
+    add_actor(sub);
+    return sub;
+  };
+  add_instance_op("mark-out-of-service",
+                  "Serve an instance as OUT_OF_SERVICE until mark-in-service, whatever its agent "
+                  "says",
+                  proto::AdminOp::kMarkOutOfService);
+  add_instance_op("mark-in-service", "Undo mark-out-of-service", proto::AdminOp::kMarkInService);
+  auto* add_static = add_instance_op(
+      "add-static", "Register an instance that has no agent and no lease (until remove-static)",
+      proto::AdminOp::kAddStatic);
+  add_static->add_option("ADDRESS", spec.admin.instance.address, "Its address, e.g. 10.0.0.9:8080")
+      ->required();
+  add_static->add_option("--weight", spec.admin.instance.weight, "Load-balancing weight")
+      ->capture_default_str();
+  add_static->add_option("--zone", spec.admin.instance.zone, "Its zone or datacenter label");
+  std::vector<std::string> metadata;
+  add_static->add_option("--metadata", metadata, "Metadata entries key=value (repeatable)");
+  std::string instance_status = proto::to_string(proto::InstanceStatus::kUp);
+  add_static
+      ->add_option("--status", instance_status, "Its status: UP, DOWN, OUT_OF_SERVICE or STARTING")
+      ->capture_default_str()
+      ->check(CLI::IsMember(names_of<proto::InstanceStatus>(0, proto::kMaxInstanceStatus)));
+  add_instance_op("remove-static", "Remove an instance added by add-static",
+                  proto::AdminOp::kRemoveStatic);
+  add_instance_op("readmit", "Lift an instance's isolation now (instead of when it runs out)",
+                  proto::AdminOp::kReadmit);
+
+  const std::vector<std::string> on_off = {"on", "off"};
+  std::string protection_state;
+  auto* protection = add_admin(
+      "eviction-protection",
+      "Switch eviction protection: hold back mass lease expiry, keeping instances as unconfirmed",
+      proto::AdminOp::kEvictionProtection);
+  protection->add_option("STATE", protection_state, "on or off")
+      ->required()
+      ->check(CLI::IsMember(on_off));
+  add_actor(protection);
+  std::string notify_state;
+  auto* notify = add_admin(
+      "notify-switch",
+      "Switch the notify cap: push isolations to only a share of a service's consumers at once "
+      "(the rest learn at their next beat)",
+      proto::AdminOp::kNotifySwitch);
+  notify->add_option("STATE", notify_state, "on or off")->required()->check(CLI::IsMember(on_off));
+  std::uint32_t share = cascade::ctl::kDefaultNotifySharePercent;
+  auto* share_option =
+      notify
+          ->add_option("--share", share,
+                       "With on: the share of a service's consumers pushed to per flush, in "
+                       "percent, 1..100")
+          ->capture_default_str()
+          ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{100}));
+  add_actor(notify);
 
   try {
     app.parse(argc, argv);
@@ -76,6 +224,29 @@ int main(int argc, char** argv) {
   if (services->parsed()) spec.command = Command::kServices;
   if (resolve->parsed()) spec.command = Command::kResolve;
   if (topology->parsed()) spec.command = Command::kTopology;
+  if (report->parsed()) {
+    spec.command = Command::kReportFailure;
+    spec.failure.kind = *proto::parse_failure_kind(kind);  // IsMember let only known names in
+  }
+  for (const auto& admin : admin_commands) {
+    if (!admin.app->parsed()) continue;
+    spec.command = Command::kAdmin;
+    spec.admin.op = admin.op;
+  }
+  if (add_static->parsed()) {
+    spec.admin.instance.status = *proto::parse_status(instance_status);
+    if (auto e = cascade::ctl::parse_metadata(metadata, spec.admin.instance.metadata); !e.empty())
+      return usage_error(e);
+  }
+  if (protection->parsed()) spec.admin.enabled = protection_state == "on";
+  if (notify->parsed()) {
+    spec.admin.enabled = notify_state == "on";
+    if (!spec.admin.enabled && share_option->count() > 0)
+      return usage_error("notify-switch: --share applies only with on");
+    if (spec.admin.enabled) spec.admin.share_percent = share;
+  }
+  if (auto e = cascade::ctl::check_spec(spec); !e.empty()) return usage_error(e);
+
   spec.format = json ? cascade::ctl::OutputFormat::kJson : cascade::ctl::OutputFormat::kTable;
   spec.timeout = cascade::Duration{timeout_ms};
   spec.request_id = fresh_request_id();

@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -59,9 +61,13 @@ class CtlBinary : public ::testing::Test {
     fs::remove_all(dir_, ignored);
   }
 
-  // Runs cascadectl with `args` (CASCADE_HUB unset), capturing stdout and stderr.
-  CtlRun run(const std::vector<std::string>& args) {
-    std::string command = "env -u CASCADE_HUB " + shell_quote(CASCADECTL_PATH);
+  // Runs cascadectl with `args` (CASCADE_HUB unset, `env` added as NAME=value),
+  // capturing stdout and stderr.
+  CtlRun run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::string command = "env -u CASCADE_HUB";
+    for (const auto& assignment : env)
+      command += " " + shell_quote(assignment);
+    command += " " + shell_quote(CASCADECTL_PATH);
     for (const auto& arg : args)
       command += " " + shell_quote(arg);
     command += " >" + shell_quote((dir_ / "out").string()) + " 2>" +
@@ -203,6 +209,209 @@ TEST_F(CtlBinary, SilentHubExitsThree) {
 
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("no reply"), std::string::npos) << r.err;
+}
+
+// ------------------------------------------------------------ revision 3
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+TEST_F(CtlBinary, ResolveHidesIsolatedInstancesUnlessAll) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun hidden = run({"--hub", hub.endpoint(), "resolve", "payments"});
+  const CtlRun all = run({"--hub", hub.endpoint(), "--json", "resolve", "payments", "--all"});
+
+  EXPECT_EQ(hidden.code, 0) << hidden.err;
+  EXPECT_EQ(hidden.out.find("pay-2"), std::string::npos) << hidden.out;
+  EXPECT_NE(hidden.out.find("1 isolated instance hidden (resolve --all shows it)\n"),
+            std::string::npos)
+      << hidden.out;
+  EXPECT_EQ(all.code, 0) << all.err;
+  const auto json = nlohmann::json::parse(all.out);
+  ASSERT_EQ(json["instances"].size(), 3U);
+  EXPECT_EQ(json["instances"][1]["health"], "isolated");
+}
+
+TEST_F(CtlBinary, ReportFailureAsksForAnAckAndExitsZeroWhenAccepted) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "report-failure", "orders", "10.0.0.1:8080",
+                        "--kind", "refused", "--count", "5"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto requests = hub.requests();  // a copy: the references below point into it
+  ASSERT_EQ(requests.size(), 1U);
+  const auto& report = std::get<proto::FailureReport>(requests[0]);
+  EXPECT_NE(report.request_id, 0U);
+  ASSERT_EQ(report.signals.size(), 1U);
+  const proto::FailureSignal& signal = report.signals[0];
+  EXPECT_EQ(signal.service, (proto::ServiceKey{"orders", "default"}));
+  EXPECT_EQ(signal.address, "10.0.0.1:8080");
+  EXPECT_EQ(signal.kind, proto::FailureKind::kConnectionRefused);
+  EXPECT_EQ(signal.count, 5U);
+  EXPECT_EQ(signal.reporter, "cascadectl@" + host_name());
+  EXPECT_EQ(r.out, report_table(signal, proto::ReportAck{report.request_id, 1, 0, 0, 1}));
+}
+
+TEST_F(CtlBinary, ReportFailureForAnUnknownAddressExitsOne) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "--json", "report-failure", "orders", "10.9.9.9:1",
+                        "--kind", "timeout", "--reporter", "agent@web-3"});
+
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["unknown"], 1);
+  EXPECT_EQ(json["reporter"], "agent@web-3");
+  EXPECT_EQ(json["isolated"], false);
+}
+
+TEST_F(CtlBinary, ReportFailureErrorReplyExitsFour) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run(
+      {"--hub", hub.endpoint(), "report-failure", "forbidden", "10.0.0.1:1", "--kind", "reset"});
+
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "cascadectl: hub error invalid: reports not allowed\n");
+}
+
+TEST_F(CtlBinary, ReportFailureWithAnUnknownKindExitsTwoWithoutAsking) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r =
+      run({"--hub", hub.endpoint(), "report-failure", "orders", "10.0.0.1:8080", "--kind", "slow"});
+
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--kind"), std::string::npos) << r.err;
+  EXPECT_TRUE(hub.requests().empty());
+}
+
+TEST_F(CtlBinary, ReportFailureWithCountZeroExitsTwo) {
+  EXPECT_EQ(run({"--hub", "tcp://127.0.0.1:1", "report-failure", "orders", "10.0.0.1:8080",
+                 "--kind", "timeout", "--count", "0"})
+                .code,
+            2);
+}
+
+TEST_F(CtlBinary, HelpDocumentsTheDefaultReporter) {
+  const CtlRun r = run({"report-failure", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("cascadectl@<hostname>"), std::string::npos) << r.out;
+}
+
+TEST_F(CtlBinary, MarkOutOfServiceSendsTheActorAndPrintsTheHubsMessage) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "mark-out-of-service", "orders", "orders-1",
+                        "--group", "blue", "--actor", "alice@ops-1"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "mark_out_of_service orders/orders-1 by alice@ops-1\n");
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 1U);
+  const auto& request = std::get<proto::AdminRequest>(requests[0]);
+  EXPECT_NE(request.request_id, 0U);
+  EXPECT_EQ(request.op, proto::AdminOp::kMarkOutOfService);
+  EXPECT_EQ(request.service, (proto::ServiceKey{"orders", "blue"}));
+  EXPECT_EQ(request.instance_id, "orders-1");
+}
+
+TEST_F(CtlBinary, ActorDefaultsToUserAtHost) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "readmit", "orders", "orders-2"}, {"USER=carol"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(hub.requests().size(), 1U);
+  EXPECT_EQ(std::get<proto::AdminRequest>(hub.requests()[0]).actor, "carol@" + host_name());
+}
+
+TEST_F(CtlBinary, AdminRefusalExitsFourWithTheMessageOnStderr) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "remove-static", "orders", "ghost"});
+
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "cascadectl: hub refused remove_static: no instance ghost in orders\n");
+}
+
+TEST_F(CtlBinary, AddStaticSendsTheInstance) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "--json", "add-static", "orders", "static-1",
+                        "10.0.0.9:8080", "--weight", "30", "--zone", "eu-1c", "--status",
+                        "STARTING", "--metadata", "owner=db", "tier=gold"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["op"], "add_static");
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 1U);
+  const auto& request = std::get<proto::AdminRequest>(requests[0]);
+  ASSERT_TRUE(request.instance.has_value());
+  EXPECT_EQ(request.instance->id, "static-1");
+  EXPECT_EQ(request.instance->address, "10.0.0.9:8080");
+  EXPECT_EQ(request.instance->weight, 30U);
+  EXPECT_EQ(request.instance->zone, "eu-1c");
+  EXPECT_EQ(request.instance->status, proto::InstanceStatus::kStarting);
+  EXPECT_EQ(request.instance->metadata,
+            (std::map<std::string, std::string>{{"owner", "db"}, {"tier", "gold"}}));
+}
+
+TEST_F(CtlBinary, NotifySwitchOnDefaultsToATenthAndOffSendsNoShare) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun on = run({"--hub", hub.endpoint(), "notify-switch", "on"});
+  const CtlRun off = run({"--hub", hub.endpoint(), "eviction-protection", "off"});
+
+  EXPECT_EQ(on.code, 0) << on.err;
+  EXPECT_EQ(off.code, 0) << off.err;
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 2U);
+  const auto& notify = std::get<proto::AdminRequest>(requests[0]);
+  EXPECT_EQ(notify.op, proto::AdminOp::kNotifySwitch);
+  EXPECT_TRUE(notify.enabled);
+  EXPECT_EQ(notify.share_percent, 10U);
+  const auto& protection = std::get<proto::AdminRequest>(requests[1]);
+  EXPECT_EQ(protection.op, proto::AdminOp::kEvictionProtection);
+  EXPECT_FALSE(protection.enabled);
+}
+
+TEST_F(CtlBinary, BadOperatorArgumentsExitTwo) {
+  const std::string hub = "tcp://127.0.0.1:1";
+  EXPECT_EQ(run({"--hub", hub, "eviction-protection", "maybe"}).code, 2);
+  EXPECT_EQ(run({"--hub", hub, "notify-switch", "on", "--share", "0"}).code, 2);
+  EXPECT_EQ(run({"--hub", hub, "notify-switch", "on", "--share", "101"}).code, 2);
+  EXPECT_EQ(run({"--hub", hub, "notify-switch", "off", "--share", "20"}).code, 2);
+  EXPECT_EQ(run({"--hub", hub, "mark-in-service", "orders", ""}).code, 2);
+  EXPECT_EQ(run({"--hub", hub, "readmit", "", "orders-1"}).code, 2);
+  EXPECT_EQ(
+      run({"--hub", hub, "add-static", "orders", "s-1", "10.0.0.9:1", "--metadata", "nokey"}).code,
+      2);
+  EXPECT_EQ(run({"--hub", hub, "add-static", "orders", "s-1", "10.0.0.9:1", "--status", "up"}).code,
+            2);
+  const CtlRun empty_actor = run({"--hub", hub, "readmit", "orders", "o-1", "--actor", ""});
+  EXPECT_EQ(empty_actor.code, 2);
+  EXPECT_EQ(empty_actor.err,
+            "cascadectl: --actor is empty\nRun with --help for more information.\n");
+}
+
+TEST_F(CtlBinary, StatusJsonShowsIsolationAndProtection) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r = run({"--hub", hub.endpoint(), "--json", "status"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["isolated"], 1);
+  EXPECT_EQ(json["unconfirmed"], 2);
+  EXPECT_EQ(json["eviction_protection"], true);
+  EXPECT_EQ(json["notify_share_percent"], 10);
 }
 
 }  // namespace

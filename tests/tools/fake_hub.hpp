@@ -109,6 +109,10 @@ inline proto::StatusReply canned_status(std::uint64_t request_id) {
   r.services = 2;
   r.instances = 5;
   r.counters = {{"beats_received", 1234}, {"queries", 7}};
+  r.isolated = 1;
+  r.unconfirmed = 2;
+  r.eviction_protection = true;
+  r.notify_share_percent = 10;
   return r;
 }
 
@@ -119,7 +123,12 @@ inline proto::ServicesReply canned_services(std::uint64_t request_id) {
   return r;
 }
 
-// "orders" in group "default" has two instances; every other service is unknown.
+inline constexpr const char* kIsolatedReason = "isolated: 5 reports from 2 callers";
+inline constexpr const char* kUnconfirmedReason = "lease ran out 12 s ago; eviction protection";
+
+// "orders" in group "default" has two healthy instances; "payments" in group
+// "default" has one of each health (ok, isolated, unconfirmed); every other
+// service is unknown.
 inline proto::QueryReply canned_query(const proto::Query& q) {
   proto::QueryReply r;
   r.request_id = q.request_id;
@@ -143,11 +152,66 @@ inline proto::QueryReply canned_query(const proto::Query& q) {
     b.status = proto::InstanceStatus::kDown;
     r.instances = {a, b};
   }
+  if (q.service == proto::ServiceKey{"payments", "default"}) {
+    r.found = true;
+    r.version = 12;
+    proto::Instance ok;
+    ok.id = "pay-1";
+    ok.address = "10.0.1.1:9090";
+    proto::Instance isolated;
+    isolated.id = "pay-2";
+    isolated.address = "10.0.1.2:9090";
+    isolated.health = proto::Health::kIsolated;
+    isolated.health_reason = kIsolatedReason;
+    proto::Instance unconfirmed;
+    unconfirmed.id = "pay-3";
+    unconfirmed.address = "10.0.1.3:9090";
+    unconfirmed.health = proto::Health::kUnconfirmed;
+    unconfirmed.health_reason = kUnconfirmedReason;
+    r.instances = {ok, isolated, unconfirmed};
+  }
   return r;
 }
 
-// Answers Status, Services and Query like a healthy hub; "forbidden" queries
-// get an ErrorReply (code invalid).
+// The fake hub's answer to a failure report: a signal for an address of
+// "orders" is counted (and isolates the instance from 5 failures on); an
+// address of "remote" is forwarded; everything else is unknown.
+inline proto::ReportAck canned_ack(const proto::FailureReport& report) {
+  proto::ReportAck ack;
+  ack.request_id = report.request_id;
+  for (const auto& signal : report.signals) {
+    if (signal.service.name == "orders" &&
+        (signal.address == "10.0.0.1:8080" || signal.address == "10.0.0.2:8080")) {
+      ++ack.accepted;
+      if (signal.count >= 5) ++ack.isolated;
+    } else if (signal.service.name == "remote") {
+      ++ack.forwarded;
+    } else {
+      ++ack.unknown;
+    }
+  }
+  return ack;
+}
+
+// The fake hub's answer to an operator command: refused for instance "ghost",
+// else done, with a message naming the operation, its target and the actor.
+inline proto::AdminReply canned_admin(const proto::AdminRequest& request) {
+  proto::AdminReply reply;
+  reply.request_id = request.request_id;
+  if (request.instance_id == "ghost") {
+    reply.ok = false;
+    reply.message = "no instance ghost in " + request.service.name;
+    return reply;
+  }
+  reply.ok = true;
+  reply.message = std::string(proto::to_string(request.op)) + " " + request.service.name + "/" +
+                  request.instance_id + " by " + request.actor;
+  return reply;
+}
+
+// Answers Status, Services, Query, FailureReport (when it asks for an ack)
+// and AdminRequest like a healthy hub; "forbidden" queries and reports get an
+// ErrorReply (code invalid).
 inline std::vector<Frames> healthy_hub(const proto::Message& request) {
   if (const auto* s = std::get_if<proto::StatusRequest>(&request)) {
     return {frame_of(canned_status(s->request_id))};
@@ -161,6 +225,17 @@ inline std::vector<Frames> healthy_hub(const proto::Message& request) {
                                          q->request_id})};
     }
     return {frame_of(canned_query(*q))};
+  }
+  if (const auto* r = std::get_if<proto::FailureReport>(&request)) {
+    if (r->request_id == 0) return {};  // fire and forget
+    if (!r->signals.empty() && r->signals.front().service.name == "forbidden") {
+      return {frame_of(
+          proto::ErrorReply{proto::ErrorCode::kInvalid, "reports not allowed", r->request_id})};
+    }
+    return {frame_of(canned_ack(*r))};
+  }
+  if (const auto* a = std::get_if<proto::AdminRequest>(&request)) {
+    return {frame_of(canned_admin(*a))};
   }
   return {};
 }

@@ -156,6 +156,38 @@ TEST_F(CtlHubClient, OneClientServesSeveralRequests) {
   EXPECT_EQ(*second, proto::Message{canned_services(21)});
 }
 
+TEST_F(CtlHubClient, FailureReportGetsItsReportAck) {
+  FakeHub hub(testing::healthy_hub);
+  HubClient client(context_, hub.endpoint());
+  const proto::FailureReport report{
+      24,
+      {{{"orders", "default"}, "10.0.0.1:8080", proto::FailureKind::kTimeout, "cascadectl@h", 5}},
+      0};
+
+  const auto reply = client.request(report, kPatient);
+
+  ASSERT_TRUE(reply.has_value()) << client.failure();
+  EXPECT_EQ(*reply, (proto::Message{proto::ReportAck{24, 1, 0, 0, 1}}));
+}
+
+TEST_F(CtlHubClient, AdminRequestGetsItsAdminReply) {
+  FakeHub hub(testing::healthy_hub);
+  HubClient client(context_, hub.endpoint());
+  proto::AdminRequest request;
+  request.request_id = 25;
+  request.op = proto::AdminOp::kReadmit;
+  request.actor = "alice@ops-1";
+  request.service = {"orders", "default"};
+  request.instance_id = "orders-2";
+
+  const auto reply = client.request(request, kPatient);
+
+  ASSERT_TRUE(reply.has_value()) << client.failure();
+  EXPECT_EQ(
+      *reply,
+      (proto::Message{proto::AdminReply{25, true, "readmit orders/orders-2 by alice@ops-1"}}));
+}
+
 TEST_F(CtlHubClient, NobodyListeningGivesNoReplyAfterTheTimeout) {
   const RefusingPort port;
   HubClient client(context_, port.endpoint());
@@ -186,6 +218,13 @@ TEST_F(CtlHubClient, MalformedEndpointThrowsAtConnect) {
   EXPECT_THROW(HubClient(context_, "tcp://127.0.0.1"), zmq::error_t);
 }
 
+TEST(CtlReplyMatching, ReportAcksAndAdminRepliesMatchOnRequestId) {
+  EXPECT_TRUE(is_reply_to(proto::ReportAck{5, 1, 0, 0, 0}, 5));
+  EXPECT_FALSE(is_reply_to(proto::ReportAck{6, 1, 0, 0, 0}, 5));
+  EXPECT_TRUE(is_reply_to(proto::AdminReply{5, true, ""}, 5));
+  EXPECT_FALSE(is_reply_to(proto::AdminReply{6, true, ""}, 5));
+}
+
 TEST(CtlReplyMatching, RepliesMatchOnRequestIdAndErrorsOnRefOrZero) {
   EXPECT_TRUE(is_reply_to(canned_status(5), 5));
   EXPECT_FALSE(is_reply_to(canned_status(6), 5));
@@ -194,6 +233,7 @@ TEST(CtlReplyMatching, RepliesMatchOnRequestIdAndErrorsOnRefOrZero) {
   EXPECT_FALSE(is_reply_to(proto::ErrorReply{proto::ErrorCode::kInvalid, "", 6}, 5));
   // A request is never a reply, even with the same id.
   EXPECT_FALSE(is_reply_to(proto::StatusRequest{5}, 5));
+  EXPECT_FALSE(is_reply_to(proto::FailureReport{5, {}, 0}, 5));
   EXPECT_EQ(request_id_of(proto::Query{9, "", {}}), 9U);
   EXPECT_EQ(request_id_of(proto::UpBeat{}), std::nullopt);
 }

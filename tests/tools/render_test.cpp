@@ -32,13 +32,17 @@ proto::QueryReply unknown_service() {
 
 TEST(CtlRender, StatusTableShowsEveryFieldAndCounters) {
   EXPECT_EQ(status_table(testing::canned_status(1)),
-            "hub        hub-a\n"
-            "tier       1\n"
-            "epoch      42\n"
-            "uptime     1h 02m 03s\n"
-            "nodes      3\n"
-            "services   2\n"
-            "instances  5\n"
+            "hub                  hub-a\n"
+            "tier                 1\n"
+            "epoch                42\n"
+            "uptime               1h 02m 03s\n"
+            "nodes                3\n"
+            "services             2\n"
+            "instances            5\n"
+            "isolated             1\n"
+            "unconfirmed          2\n"
+            "eviction protection  on\n"
+            "notify share         10%\n"
             "\n"
             "COUNTER         VALUE\n"
             "beats_received   1234\n"
@@ -54,8 +58,10 @@ TEST(CtlRender, StatusTableWithoutCountersHasNoCounterSection) {
 TEST(CtlRender, StatusJsonHasExactKeys) {
   const Json json = Json::parse(status_json(testing::canned_status(1)));
 
-  EXPECT_EQ(keys_of(json), (std::set<std::string>{"hub", "tier", "epoch", "uptime_ms", "nodes",
-                                                  "services", "instances", "counters"}));
+  EXPECT_EQ(keys_of(json),
+            (std::set<std::string>{"hub", "tier", "epoch", "uptime_ms", "nodes", "services",
+                                   "instances", "isolated", "unconfirmed", "eviction_protection",
+                                   "notify_share_percent", "counters"}));
   EXPECT_EQ(json["hub"], "hub-a");
   EXPECT_EQ(json["tier"], 1);
   EXPECT_EQ(json["epoch"], 42);
@@ -63,7 +69,28 @@ TEST(CtlRender, StatusJsonHasExactKeys) {
   EXPECT_EQ(json["nodes"], 3);
   EXPECT_EQ(json["services"], 2);
   EXPECT_EQ(json["instances"], 5);
+  EXPECT_EQ(json["isolated"], 1);
+  EXPECT_EQ(json["unconfirmed"], 2);
+  EXPECT_EQ(json["eviction_protection"], true);
+  EXPECT_EQ(json["notify_share_percent"], 10);
   EXPECT_EQ(json["counters"], (Json{{"beats_received", 1234}, {"queries", 7}}));
+}
+
+TEST(CtlRender, StatusShowsEvictionProtectionOffAndTheFullNotifyShare) {
+  auto reply = testing::canned_status(1);
+  reply.isolated = 0;
+  reply.unconfirmed = 0;
+  reply.eviction_protection = false;
+  reply.notify_share_percent = 100;
+
+  const std::string table = status_table(reply);
+  EXPECT_NE(table.find("isolated             0\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("eviction protection  off\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("notify share         100%\n"), std::string::npos) << table;
+  const Json json = Json::parse(status_json(reply));
+  EXPECT_EQ(json["eviction_protection"], false);
+  EXPECT_EQ(json["notify_share_percent"], 100);
+  EXPECT_EQ(json["unconfirmed"], 0);
 }
 
 TEST(CtlRender, StatusJsonWithoutCountersHasEmptyCounterObject) {
@@ -137,8 +164,9 @@ TEST(CtlRender, ResolveTableForServiceWithoutInstancesSaysZero) {
 TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
   const Json json = Json::parse(resolve_json(found_orders()));
 
-  EXPECT_EQ(keys_of(json), (std::set<std::string>{"service", "group", "version", "hub", "tier",
-                                                  "source", "age_ms", "stale", "instances"}));
+  EXPECT_EQ(keys_of(json),
+            (std::set<std::string>{"service", "group", "version", "hub", "tier", "source", "age_ms",
+                                   "stale", "hidden_isolated", "instances"}));
   EXPECT_EQ(json["service"], "orders");
   EXPECT_EQ(json["group"], "default");
   EXPECT_EQ(json["version"], 7);
@@ -146,14 +174,17 @@ TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
   ASSERT_EQ(json["instances"].size(), 2U);
   for (const auto& in : json["instances"]) {
     EXPECT_EQ(keys_of(in), (std::set<std::string>{"id", "address", "status", "weight", "zone",
-                                                  "tier", "metadata"}));
+                                                  "tier", "health", "health_reason", "metadata"}));
   }
+  EXPECT_EQ(json["hidden_isolated"], 0);
   EXPECT_EQ(json["instances"][0], (Json{{"id", "orders-1"},
                                         {"address", "10.0.0.1:8080"},
                                         {"status", "UP"},
                                         {"weight", 100},
                                         {"zone", "eu-1a"},
                                         {"tier", 0},
+                                        {"health", "ok"},
+                                        {"health_reason", ""},
                                         {"metadata", {{"build", "abc123"}}}}));
   EXPECT_EQ(json["instances"][1]["status"], "DOWN");
   EXPECT_TRUE(json["instances"][1]["metadata"].is_object());
@@ -188,6 +219,143 @@ TEST(CtlRender, StaleCrossTierAnswerSaysSoAndTagsInstancesWithTheirTier) {
   const Json json = Json::parse(resolve_json(reply));
   EXPECT_EQ(json["stale"], true);
   EXPECT_EQ(json["instances"][0]["tier"], 2);
+}
+
+// ------------------------------------------------------ resolve and health
+
+proto::QueryReply mixed_payments() {
+  return testing::canned_query(proto::Query{1, "", {"payments", "default"}});
+}
+
+TEST(CtlRender, ResolveHidesIsolatedInstancesAndSaysHowManyInAFooter) {
+  EXPECT_EQ(resolve_table(mixed_payments()),
+            "payments (group default) version 12 at hub hub-a (tier 1, local, 0 ms old): 3 "
+            "instances\n"
+            "ID     ADDRESS        STATUS  WEIGHT  ZONE  TIER   HEALTH       REASON\n"
+            "pay-1  10.0.1.1:9090  UP         100  -     local  ok           -\n"
+            "pay-3  10.0.1.3:9090  UP         100  -     local  unconfirmed  lease ran out 12 s "
+            "ago; eviction protection\n"
+            "1 isolated instance hidden (resolve --all shows it)\n");
+}
+
+TEST(CtlRender, ResolveFooterCountsSeveralHiddenInstances) {
+  auto reply = mixed_payments();
+  reply.instances[0].health = proto::Health::kIsolated;
+  const std::string table = resolve_table(reply);
+  EXPECT_NE(table.find("\n2 isolated instances hidden (resolve --all shows them)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("pay-1"), std::string::npos) << table;
+}
+
+TEST(CtlRender, ResolveAllShowsEveryInstanceWithHealthAndReason) {
+  EXPECT_EQ(resolve_table(mixed_payments(), /*show_all=*/true),
+            "payments (group default) version 12 at hub hub-a (tier 1, local, 0 ms old): 3 "
+            "instances\n"
+            "ID     ADDRESS        STATUS  WEIGHT  ZONE  TIER   HEALTH       REASON\n"
+            "pay-1  10.0.1.1:9090  UP         100  -     local  ok           -\n"
+            "pay-2  10.0.1.2:9090  UP         100  -     local  isolated     isolated: 5 reports "
+            "from 2 callers\n"
+            "pay-3  10.0.1.3:9090  UP         100  -     local  unconfirmed  lease ran out 12 s "
+            "ago; eviction protection\n");
+}
+
+TEST(CtlRender, ResolveAllAddsTheHealthColumnEvenForAHealthyService) {
+  const std::string narrow = resolve_table(found_orders());
+  EXPECT_EQ(narrow.find("HEALTH"), std::string::npos) << narrow;
+  EXPECT_EQ(narrow.find("hidden"), std::string::npos) << narrow;
+
+  const std::string all = resolve_table(found_orders(), /*show_all=*/true);
+  EXPECT_NE(all.find("TIER   HEALTH  REASON\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("local  ok      -\n"), std::string::npos) << all;
+}
+
+TEST(CtlRender, ResolveJsonLeavesIsolatedOutAndCountsThem) {
+  const Json json = Json::parse(resolve_json(mixed_payments()));
+  EXPECT_EQ(json["hidden_isolated"], 1);
+  ASSERT_EQ(json["instances"].size(), 2U);
+  EXPECT_EQ(json["instances"][0]["id"], "pay-1");
+  EXPECT_EQ(json["instances"][0]["health"], "ok");
+  EXPECT_EQ(json["instances"][0]["health_reason"], "");
+  EXPECT_EQ(json["instances"][1]["id"], "pay-3");
+  EXPECT_EQ(json["instances"][1]["health"], "unconfirmed");
+  EXPECT_EQ(json["instances"][1]["health_reason"], testing::kUnconfirmedReason);
+}
+
+TEST(CtlRender, ResolveJsonAllHasHealthAndReasonForEveryInstance) {
+  const Json json = Json::parse(resolve_json(mixed_payments(), /*show_all=*/true));
+  EXPECT_EQ(json["hidden_isolated"], 0);
+  ASSERT_EQ(json["instances"].size(), 3U);
+  EXPECT_EQ(json["instances"][1]["id"], "pay-2");
+  EXPECT_EQ(json["instances"][1]["health"], "isolated");
+  EXPECT_EQ(json["instances"][1]["health_reason"], testing::kIsolatedReason);
+}
+
+TEST(CtlRender, IsolatedIsShownOnlyWithAllButUnconfirmedAlways) {
+  proto::Instance in;
+  EXPECT_TRUE(is_shown(in, false));
+  in.health = proto::Health::kUnconfirmed;
+  EXPECT_TRUE(is_shown(in, false));
+  in.health = proto::Health::kIsolated;
+  EXPECT_FALSE(is_shown(in, false));
+  EXPECT_TRUE(is_shown(in, true));
+}
+
+// ----------------------------------------------------------- report-failure
+
+proto::FailureSignal timeout_signal(std::uint32_t count) {
+  return {
+      {"orders", "default"}, "10.0.0.1:8080", proto::FailureKind::kTimeout, "cascadectl@h1", count};
+}
+
+TEST(CtlRender, ReportTableSaysWhatTheHubDidAndThatItIsolated) {
+  EXPECT_EQ(report_table(timeout_signal(5), proto::ReportAck{9, 1, 0, 0, 1}),
+            "reported 5 timeout failures of orders (group default) at 10.0.0.1:8080 as "
+            "cascadectl@h1\n"
+            "accepted   1\n"
+            "forwarded  0\n"
+            "unknown    0\n"
+            "isolated   yes (1 instance)\n");
+}
+
+TEST(CtlRender, ReportTableForAnUnknownAddressSaysNotIsolated) {
+  const std::string table = report_table(timeout_signal(1), proto::ReportAck{9, 0, 0, 1, 0});
+  EXPECT_NE(table.find("reported 1 timeout failure of"), std::string::npos) << table;
+  EXPECT_NE(table.find("unknown    1\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("isolated   no\n"), std::string::npos) << table;
+}
+
+TEST(CtlRender, ReportJsonHasExactKeys) {
+  auto signal = timeout_signal(3);
+  signal.kind = proto::FailureKind::kBreakerOpen;
+  const Json json = Json::parse(report_json(signal, proto::ReportAck{9, 0, 1, 0, 0}));
+  EXPECT_EQ(json, (Json{{"service", "orders"},
+                        {"group", "default"},
+                        {"address", "10.0.0.1:8080"},
+                        {"kind", "breaker_open"},
+                        {"reporter", "cascadectl@h1"},
+                        {"count", 3},
+                        {"accepted", 0},
+                        {"forwarded", 1},
+                        {"unknown", 0},
+                        {"isolated", false},
+                        {"isolated_instances", 0}}));
+  EXPECT_EQ(Json::parse(report_json(signal, proto::ReportAck{9, 1, 0, 0, 2}))["isolated"], true);
+}
+
+// -------------------------------------------------------- operator commands
+
+TEST(CtlRender, AdminTablePrintsTheHubsMessage) {
+  EXPECT_EQ(admin_table(proto::AdminReply{3, true, "orders-1 is OUT_OF_SERVICE"}),
+            "orders-1 is OUT_OF_SERVICE\n");
+  EXPECT_EQ(admin_table(proto::AdminReply{3, true, ""}), "done\n");
+  EXPECT_EQ(admin_table(proto::AdminReply{3, true, "a\nb"}), "a\\x0ab\n");
+}
+
+TEST(CtlRender, AdminJsonHasOpOkAndMessage) {
+  EXPECT_EQ(Json::parse(
+                admin_json(proto::AdminOp::kReadmit, proto::AdminReply{3, false, "not isolated"})),
+            (Json{{"op", "readmit"}, {"ok", false}, {"message", "not isolated"}}));
 }
 
 TEST(CtlRender, TopologyShowsChildrenAndUpstreamStates) {

@@ -1,5 +1,8 @@
 #include "tools/ctl/commands.hpp"
 
+#include <algorithm>
+
+#include "common/validate.hpp"
 #include "tools/ctl/render.hpp"
 
 namespace cascade::ctl {
@@ -16,8 +19,70 @@ proto::MsgType expected_reply(Command command) {
       return proto::MsgType::kServicesReply;
     case Command::kResolve:
       return proto::MsgType::kQueryReply;
+    case Command::kReportFailure:
+      return proto::MsgType::kReportAck;
+    case Command::kAdmin:
+      return proto::MsgType::kAdminReply;
   }
   return proto::MsgType::kError;
+}
+
+proto::FailureSignal signal_of(const CommandSpec& spec) {
+  return proto::FailureSignal{spec.service, spec.failure.address, spec.failure.kind,
+                              spec.failure.reporter, spec.failure.count};
+}
+
+// A free-form id (reporter, actor): non-empty, at most kMaxIdBytes, printable.
+std::string check_id(std::string_view what, std::string_view value) {
+  if (value.empty()) return std::string(what) + " is empty";
+  if (value.size() > proto::kMaxIdBytes)
+    return std::string(what) + " is longer than " + std::to_string(proto::kMaxIdBytes) + " bytes";
+  if (std::any_of(value.begin(), value.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte < 0x20U || byte == 0x7FU;
+      })) {
+    return std::string(what) + " has a control character";
+  }
+  return {};
+}
+
+std::string check_report(const CommandSpec& spec) {
+  if (auto e = proto::check_service_key(spec.service); !e.empty()) return e;
+  // The address rules are the registration's: reuse them on a stand-in instance.
+  proto::Registration stand_in{spec.service, {}};
+  stand_in.instance.id = "x";
+  stand_in.instance.address = spec.failure.address;
+  if (auto e = proto::check_registration(stand_in); !e.empty()) return e;
+  if (auto e = check_id("--reporter", spec.failure.reporter); !e.empty()) return e;
+  if (spec.failure.count == 0) return "--count must be at least 1";
+  return {};
+}
+
+std::string check_admin(const CommandSpec& spec) {
+  const AdminArgs& admin = spec.admin;
+  if (auto e = check_id("--actor", admin.actor); !e.empty()) return e;
+  if (is_instance_op(admin.op)) {
+    if (auto e = proto::check_service_key(spec.service); !e.empty()) return e;
+    if (auto e = check_id("instance id", admin.instance_id); !e.empty()) return e;
+  }
+  if (admin.op == proto::AdminOp::kAddStatic) {
+    proto::Registration r{spec.service, admin.instance};
+    r.instance.id = admin.instance_id;
+    if (auto e = proto::check_registration(r); !e.empty()) return e;
+  }
+  if (admin.op == proto::AdminOp::kNotifySwitch &&
+      (admin.share_percent < 1 || admin.share_percent > 100)) {
+    return "--share must be a percentage from 1 to 100 (got " +
+           std::to_string(admin.share_percent) + ")";
+  }
+  return {};
+}
+
+// True when resolve would show at least one instance of `reply`.
+bool shows_an_instance(const proto::QueryReply& reply, bool show_all) {
+  return reply.found &&
+         std::any_of(reply.instances.begin(), reply.instances.end(),
+                     [show_all](const proto::Instance& in) { return is_shown(in, show_all); });
 }
 
 std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
@@ -33,17 +98,80 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
     }
     case Command::kResolve: {
       const auto& r = std::get<proto::QueryReply>(reply);
-      return json ? resolve_json(r) : resolve_table(r);
+      return json ? resolve_json(r, spec.show_all) : resolve_table(r, spec.show_all);
     }
     case Command::kTopology: {
       const auto& r = std::get<proto::StatusReply>(reply);
       return json ? topology_json(r) : topology_table(r);
+    }
+    case Command::kReportFailure: {
+      const auto& r = std::get<proto::ReportAck>(reply);
+      return json ? report_json(signal_of(spec), r) : report_table(signal_of(spec), r);
+    }
+    case Command::kAdmin: {
+      const auto& r = std::get<proto::AdminReply>(reply);
+      if (json) return admin_json(spec.admin.op, r);
+      return r.ok ? admin_table(r) : std::string{};  // a refusal goes to stderr only
     }
   }
   return {};
 }
 
 }  // namespace
+
+bool is_instance_op(proto::AdminOp op) {
+  switch (op) {
+    case proto::AdminOp::kMarkOutOfService:
+    case proto::AdminOp::kMarkInService:
+    case proto::AdminOp::kAddStatic:
+    case proto::AdminOp::kRemoveStatic:
+    case proto::AdminOp::kReadmit:
+      return true;
+    case proto::AdminOp::kEvictionProtection:
+    case proto::AdminOp::kNotifySwitch:
+      return false;
+  }
+  return false;
+}
+
+std::string default_reporter(std::string_view host) {
+  return "cascadectl@" + std::string(host);
+}
+
+std::string default_actor(std::string_view user, std::string_view host) {
+  return (user.empty() ? std::string("unknown") : std::string(user)) + "@" + std::string(host);
+}
+
+std::string parse_metadata(const std::vector<std::string>& entries,
+                           std::map<std::string, std::string>& out) {
+  for (const auto& entry : entries) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) {
+      return "--metadata '" + printable(entry) + "' is not key=value";
+    }
+    if (eq == 0) return "--metadata '" + printable(entry) + "' has an empty key";
+    const std::string key = entry.substr(0, eq);
+    if (!out.emplace(key, entry.substr(eq + 1)).second) {
+      return "--metadata key '" + printable(key) + "' is given twice";
+    }
+  }
+  return {};
+}
+
+std::string check_spec(const CommandSpec& spec) {
+  switch (spec.command) {
+    case Command::kReportFailure:
+      return check_report(spec);
+    case Command::kAdmin:
+      return check_admin(spec);
+    case Command::kStatus:
+    case Command::kServices:
+    case Command::kResolve:
+    case Command::kTopology:
+      return {};
+  }
+  return {};
+}
 
 proto::Message make_request(const CommandSpec& spec) {
   switch (spec.command) {
@@ -54,15 +182,50 @@ proto::Message make_request(const CommandSpec& spec) {
       return proto::ServicesRequest{spec.request_id};
     case Command::kResolve:
       return proto::Query{spec.request_id, "", spec.service};
+    case Command::kReportFailure:
+      // A non-zero request_id asks the hub for a ReportAck.
+      return proto::FailureReport{spec.request_id, {signal_of(spec)}, 0};
+    case Command::kAdmin: {
+      const AdminArgs& admin = spec.admin;
+      proto::AdminRequest r;
+      r.request_id = spec.request_id;
+      r.op = admin.op;
+      r.actor = admin.actor;
+      if (is_instance_op(admin.op)) {
+        r.service = spec.service;
+        r.instance_id = admin.instance_id;
+      } else {
+        r.service = proto::ServiceKey{"", ""};  // "empty otherwise" (protocol 3.15)
+        r.enabled = admin.enabled;
+      }
+      if (admin.op == proto::AdminOp::kAddStatic) {
+        r.instance = admin.instance;
+        r.instance->id = admin.instance_id;
+      }
+      if (admin.op == proto::AdminOp::kNotifySwitch) r.share_percent = admin.share_percent;
+      return r;
+    }
   }
   return proto::StatusRequest{spec.request_id};
 }
 
-ExitCode exit_code_for(Command command, const proto::Message& reply) {
-  if (proto::type_of(reply) != expected_reply(command)) return ExitCode::kHubError;
-  if (command == Command::kResolve) {
-    const auto& r = std::get<proto::QueryReply>(reply);
-    return r.found && !r.instances.empty() ? ExitCode::kOk : ExitCode::kNotFound;
+ExitCode exit_code_for(const CommandSpec& spec, const proto::Message& reply) {
+  if (proto::type_of(reply) != expected_reply(spec.command)) return ExitCode::kHubError;
+  switch (spec.command) {
+    case Command::kResolve:
+      return shows_an_instance(std::get<proto::QueryReply>(reply), spec.show_all)
+                 ? ExitCode::kOk
+                 : ExitCode::kNotFound;
+    case Command::kReportFailure: {
+      const auto& ack = std::get<proto::ReportAck>(reply);
+      return ack.accepted + ack.forwarded > 0 ? ExitCode::kOk : ExitCode::kNotFound;
+    }
+    case Command::kAdmin:
+      return std::get<proto::AdminReply>(reply).ok ? ExitCode::kOk : ExitCode::kHubError;
+    case Command::kStatus:
+    case Command::kServices:
+    case Command::kTopology:
+      return ExitCode::kOk;
   }
   return ExitCode::kOk;
 }
@@ -75,7 +238,7 @@ CommandResult render_result(const CommandSpec& spec, const std::optional<proto::
     result.err = std::string(kProgram) + "hub unreachable: " + std::string(failure) + "\n";
     return result;
   }
-  result.code = exit_code_for(spec.command, *reply);
+  result.code = exit_code_for(spec, *reply);
   if (const auto* error = std::get_if<proto::ErrorReply>(&*reply)) {
     result.err = std::string(kProgram) + "hub error " + proto::to_string(error->code) + ": " +
                  printable(error->message) + "\n";
@@ -84,6 +247,10 @@ CommandResult render_result(const CommandSpec& spec, const std::optional<proto::
                  " in reply to " + proto::to_string(proto::type_of(make_request(spec))) + "\n";
   } else {
     result.out = render_ok(spec, *reply);
+    if (const auto* admin = std::get_if<proto::AdminReply>(&*reply); admin && !admin->ok) {
+      result.err = std::string(kProgram) + "hub refused " + proto::to_string(spec.admin.op) + ": " +
+                   printable(admin->message) + "\n";
+    }
   }
   return result;
 }

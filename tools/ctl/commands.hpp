@@ -3,18 +3,23 @@
 // hub, turn the reply into output text and an exit code.
 //
 // Exit codes (part of the tool's contract, printed by --help):
-//   0  ok (resolve: the service is known and has at least one instance)
-//   1  resolve: the service is unknown to the hub or has no instances; the
-//      (empty) result is still printed
-//   2  usage error: bad flags, missing command, malformed --hub endpoint
+//   0  ok: resolve shows at least one instance; report-failure was accepted or
+//      forwarded by the hub; an operator command was done (AdminReply.ok)
+//   1  resolve: the service is unknown to the hub, has no instances, or every
+//      instance is isolated and hidden; report-failure: the hub knows no such
+//      address (the result is still printed)
+//   2  usage error: bad flags, missing command, malformed --hub endpoint, a bad
+//      argument value (empty id, bad kind, bad on/off, bad metadata, ...)
 //   3  hub unreachable: no reply within --timeout-ms
-//   4  the hub answered with an ErrorReply (printed to stderr), or with a reply
-//      of the wrong type
+//   4  the hub answered with an ErrorReply (printed to stderr), refused an
+//      operator command (AdminReply not ok), or sent a reply of the wrong type
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.hpp"
 #include "common/protocol.hpp"
@@ -30,14 +35,46 @@ enum class ExitCode : int {
   kHubError = 4,
 };
 
-enum class Command { kStatus, kServices, kResolve, kTopology };
+enum class Command {
+  kStatus,
+  kServices,
+  kResolve,
+  kTopology,
+  kReportFailure,  // a FailureReport with one signal, answered by a ReportAck
+  kAdmin,          // an operator command (AdminArgs::op), answered by an AdminReply
+};
 enum class OutputFormat { kTable, kJson };
 
 inline constexpr Duration kDefaultTimeout{2000};
 
+// notify-switch on without --share: push isolations to a tenth of a
+// service's consumers per flush (the rest learn at their next beat).
+inline constexpr std::uint32_t kDefaultNotifySharePercent = 10;
+
+// report-failure: the one signal sent (its service is CommandSpec::service).
+struct FailureArgs {
+  std::string address;  // the provider address the calls went to
+  proto::FailureKind kind = proto::FailureKind::kTimeout;
+  std::string reporter;     // node id of the caller; default_reporter() unless given
+  std::uint32_t count = 1;  // failures folded into the signal, >= 1
+};
+
+// The operator commands: one AdminRequest each.
+struct AdminArgs {
+  proto::AdminOp op = proto::AdminOp::kMarkOutOfService;
+  std::string actor;           // who asks, for the hub's audit log; default_actor() unless given
+  std::string instance_id;     // instance operations only
+  proto::Instance instance{};  // add-static only (its id is set from instance_id)
+  bool enabled = false;        // eviction-protection, notify-switch
+  std::uint32_t share_percent = 100;  // notify-switch, 1..100
+};
+
 struct CommandSpec {
   Command command = Command::kStatus;
-  proto::ServiceKey service;  // resolve only
+  proto::ServiceKey service;  // resolve, report-failure, instance operations
+  bool show_all = false;      // resolve: also the isolated instances
+  FailureArgs failure{};      // report-failure only
+  AdminArgs admin{};          // kAdmin only
   OutputFormat format = OutputFormat::kTable;
   Duration timeout = kDefaultTimeout;
   std::uint64_t request_id = 1;  // non-zero: 0 means "unknown" in an ErrorReply
@@ -49,11 +86,35 @@ struct CommandResult {
   std::string err;  // for stderr, complete lines
 };
 
-// The request message for `spec` (StatusRequest, ServicesRequest or Query).
+// True for the admin operations that name one instance of one service.
+bool is_instance_op(proto::AdminOp op);
+
+// The node id cascadectl reports failures as: "cascadectl@<host>".
+std::string default_reporter(std::string_view host);
+
+// Who an operator command is recorded as: "<user>@<host>" ("unknown" for an
+// empty user).
+std::string default_actor(std::string_view user, std::string_view host);
+
+// Reads `--metadata` entries "key=value" (the value may be empty and may hold
+// '='; the key may not be empty or repeat) into `out`.
+// @return "" when every entry is usable, else what is wrong with the first bad one.
+std::string parse_metadata(const std::vector<std::string>& entries,
+                           std::map<std::string, std::string>& out);
+
+// "" when `spec` can be sent, else a usage error for the operator: an empty or
+// overlong id or name, a control character, a count of 0, a share outside
+// 1..100, an add-static instance the hub would refuse. Checks only the
+// commands that change the hub's state (report-failure and the operator
+// commands); the read-only ones are left to the hub.
+std::string check_spec(const CommandSpec& spec);
+
+// The request message for `spec` (StatusRequest, ServicesRequest, Query,
+// FailureReport or AdminRequest).
 proto::Message make_request(const CommandSpec& spec);
 
-// The exit code for a reply to `command`: the mapping in the file comment.
-ExitCode exit_code_for(Command command, const proto::Message& reply);
+// The exit code for a reply to `spec`: the mapping in the file comment.
+ExitCode exit_code_for(const CommandSpec& spec, const proto::Message& reply);
 
 // Output and exit code for `reply` (nullopt: nothing came back in time;
 // `failure` says why). Pure: no I/O.

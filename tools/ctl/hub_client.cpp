@@ -49,6 +49,8 @@ bool is_reply_to(const proto::Message& reply, std::uint64_t request_id) {
     case proto::MsgType::kStatusReply:
     case proto::MsgType::kServicesReply:
     case proto::MsgType::kQueryReply:
+    case proto::MsgType::kReportAck:
+    case proto::MsgType::kAdminReply:
       return request_id_of(reply) == request_id;
     case proto::MsgType::kError: {
       const auto ref = request_id_of(reply);

@@ -37,7 +37,8 @@ class Requester {
 };
 
 // The request id a request or reply carries: request_id for Status/Services/
-// Query and their replies, `ref` for ErrorReply; nullopt for the beat messages.
+// Query/FailureReport/Admin and their replies, `ref` for ErrorReply; nullopt
+// for the beat messages.
 std::optional<std::uint64_t> request_id_of(const proto::Message& m);
 
 // True when `reply` answers a request with id `request_id` (see the file comment).

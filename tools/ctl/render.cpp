@@ -123,6 +123,10 @@ std::string status_table(const proto::StatusReply& reply) {
       {"nodes", std::to_string(reply.nodes)},
       {"services", std::to_string(reply.services)},
       {"instances", std::to_string(reply.instances)},
+      {"isolated", std::to_string(reply.isolated)},
+      {"unconfirmed", std::to_string(reply.unconfirmed)},
+      {"eviction protection", reply.eviction_protection ? "on" : "off"},
+      {"notify share", std::to_string(reply.notify_share_percent) + "%"},
   };
   std::string out = format_table({{"", Align::kLeft}, {"", Align::kLeft}}, summary, false);
   if (!reply.counters.empty()) {
@@ -141,10 +145,18 @@ std::string status_json(const proto::StatusReply& reply) {
   for (const auto& [name, value] : reply.counters)
     counters[name] = value;
   Json json = {
-      {"hub", reply.hub_id},          {"tier", reply.tier},
-      {"epoch", reply.hub_epoch},     {"uptime_ms", reply.uptime_ms},
-      {"nodes", reply.nodes},         {"services", reply.services},
-      {"instances", reply.instances}, {"counters", std::move(counters)},
+      {"hub", reply.hub_id},
+      {"tier", reply.tier},
+      {"epoch", reply.hub_epoch},
+      {"uptime_ms", reply.uptime_ms},
+      {"nodes", reply.nodes},
+      {"services", reply.services},
+      {"instances", reply.instances},
+      {"isolated", reply.isolated},
+      {"unconfirmed", reply.unconfirmed},
+      {"eviction_protection", reply.eviction_protection},
+      {"notify_share_percent", reply.notify_share_percent},
+      {"counters", std::move(counters)},
   };
   return dump(json);
 }
@@ -182,6 +194,8 @@ std::string services_json(const proto::ServicesReply& reply) {
 
 // ------------------------------------------------------------------ resolve
 
+namespace {
+
 // "tier 2, from cache, 850 ms old": where the list came from and how fresh it is.
 std::string provenance(const proto::QueryReply& reply) {
   return "tier " + std::to_string(reply.tier) + ", " + proto::to_string(reply.source) + ", " +
@@ -194,7 +208,20 @@ std::string tier_cell(std::uint32_t tier) {
   return tier == 0 ? "local" : std::to_string(tier);
 }
 
-std::string resolve_table(const proto::QueryReply& reply) {
+// Isolated instances `reply` holds that resolve leaves out.
+std::size_t hidden_count(const proto::QueryReply& reply, bool show_all) {
+  return static_cast<std::size_t>(
+      std::count_if(reply.instances.begin(), reply.instances.end(),
+                    [show_all](const proto::Instance& in) { return !is_shown(in, show_all); }));
+}
+
+}  // namespace
+
+bool is_shown(const proto::Instance& instance, bool show_all) {
+  return show_all || instance.health != proto::Health::kIsolated;
+}
+
+std::string resolve_table(const proto::QueryReply& reply, bool show_all) {
   std::string out =
       printable(reply.service.name) + " (group " + printable(reply.service.group) + ") ";
   if (reply.found) {
@@ -203,25 +230,36 @@ std::string resolve_table(const proto::QueryReply& reply) {
   } else {
     out += "not found at hub " + printable(reply.hub_id) + "\n";
   }
+  // The health columns appear when asked for, or when a shown instance needs
+  // its mark (an unconfirmed one); a healthy list keeps the narrow table.
+  bool health_columns = show_all;
   std::vector<std::vector<std::string>> rows;
   rows.reserve(reply.instances.size());
   for (const auto& in : reply.instances) {
+    if (!is_shown(in, show_all)) continue;
+    if (in.health != proto::Health::kOk) health_columns = true;
     rows.push_back({in.id, in.address, proto::to_string(in.status), std::to_string(in.weight),
-                    in.zone, tier_cell(in.tier)});
+                    in.zone, tier_cell(in.tier), proto::to_string(in.health), in.health_reason});
   }
-  out += format_table({{"ID", Align::kLeft},
-                       {"ADDRESS", Align::kLeft},
-                       {"STATUS", Align::kLeft},
-                       {"WEIGHT", Align::kRight},
-                       {"ZONE", Align::kLeft},
-                       {"TIER", Align::kLeft}},
-                      rows);
+  std::vector<Column> columns = {{"ID", Align::kLeft},     {"ADDRESS", Align::kLeft},
+                                 {"STATUS", Align::kLeft}, {"WEIGHT", Align::kRight},
+                                 {"ZONE", Align::kLeft},   {"TIER", Align::kLeft}};
+  if (health_columns) {
+    columns.push_back({"HEALTH", Align::kLeft});
+    columns.push_back({"REASON", Align::kLeft});
+  }
+  out += format_table(columns, rows);
+  if (const std::size_t hidden = hidden_count(reply, show_all); hidden > 0) {
+    out += count_noun(hidden, "isolated instance") + " hidden (resolve --all shows " +
+           (hidden == 1 ? "it" : "them") + ")\n";
+  }
   return out;
 }
 
-std::string resolve_json(const proto::QueryReply& reply) {
+std::string resolve_json(const proto::QueryReply& reply, bool show_all) {
   Json instances = Json::array();
   for (const auto& in : reply.instances) {
+    if (!is_shown(in, show_all)) continue;
     Json metadata = Json::object();
     for (const auto& [key, value] : in.metadata)
       metadata[key] = value;
@@ -232,6 +270,8 @@ std::string resolve_json(const proto::QueryReply& reply) {
         {"weight", in.weight},
         {"zone", in.zone},
         {"tier", in.tier},
+        {"health", proto::to_string(in.health)},
+        {"health_reason", in.health_reason},
         {"metadata", std::move(metadata)},
     });
   }
@@ -244,6 +284,7 @@ std::string resolve_json(const proto::QueryReply& reply) {
       {"source", proto::to_string(reply.source)},
       {"age_ms", reply.age_ms},
       {"stale", reply.stale},
+      {"hidden_isolated", hidden_count(reply, show_all)},
       {"instances", std::move(instances)},
   };
   return dump(json);
@@ -303,6 +344,51 @@ std::string topology_json(const proto::StatusReply& reply) {
       {"upstreams", std::move(upstreams)},
   };
   return dump(json);
+}
+
+// ------------------------------------------------------------ report-failure
+
+std::string report_table(const proto::FailureSignal& sent, const proto::ReportAck& ack) {
+  std::string out =
+      "reported " + count_noun(sent.count, std::string(proto::to_string(sent.kind)) + " failure") +
+      " of " + printable(sent.service.name) + " (group " + printable(sent.service.group) + ") at " +
+      printable(sent.address) + " as " + printable(sent.reporter) + "\n";
+  const std::string isolated =
+      ack.isolated == 0 ? "no" : "yes (" + count_noun(ack.isolated, "instance") + ")";
+  out += format_table({{"", Align::kLeft}, {"", Align::kLeft}},
+                      {{"accepted", std::to_string(ack.accepted)},
+                       {"forwarded", std::to_string(ack.forwarded)},
+                       {"unknown", std::to_string(ack.unknown)},
+                       {"isolated", isolated}},
+                      false);
+  return out;
+}
+
+std::string report_json(const proto::FailureSignal& sent, const proto::ReportAck& ack) {
+  Json json = {
+      {"service", sent.service.name},
+      {"group", sent.service.group},
+      {"address", sent.address},
+      {"kind", proto::to_string(sent.kind)},
+      {"reporter", sent.reporter},
+      {"count", sent.count},
+      {"accepted", ack.accepted},
+      {"forwarded", ack.forwarded},
+      {"unknown", ack.unknown},
+      {"isolated", ack.isolated > 0},
+      {"isolated_instances", ack.isolated},
+  };
+  return dump(json);
+}
+
+// ---------------------------------------------------------- operator commands
+
+std::string admin_table(const proto::AdminReply& reply) {
+  return (reply.message.empty() ? std::string("done") : printable(reply.message)) + "\n";
+}
+
+std::string admin_json(proto::AdminOp op, const proto::AdminReply& reply) {
+  return dump(Json{{"op", proto::to_string(op)}, {"ok", reply.ok}, {"message", reply.message}});
 }
 
 }  // namespace cascade::ctl

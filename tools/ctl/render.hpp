@@ -8,17 +8,27 @@
 //
 // JSON shapes (keys are part of the tool's contract; scripts read them):
 //   status:   {"hub", "tier", "epoch", "uptime_ms", "nodes", "services",
-//              "instances", "counters": {name: value, ...}}
+//              "instances", "isolated", "unconfirmed", "eviction_protection" (bool),
+//              "notify_share_percent", "counters": {name: value, ...}}
 //   services: {"services": [{"service", "group", "version", "instances", "up"}]}
 //   resolve:  {"service", "group", "version", "hub", "tier", "source", "age_ms",
-//              "stale", "instances": [{"id", "address", "status", "weight", "zone",
-//                                      "tier", "metadata": {key: value, ...}}]}
-//             (an instance's tier is 0 when it is in the answering hub's own tier)
+//              "stale", "hidden_isolated", "instances": [{"id", "address", "status",
+//              "weight", "zone", "tier", "health", "health_reason",
+//              "metadata": {key: value, ...}}]}
+//             (an instance's tier is 0 when it is in the answering hub's own tier;
+//             "instances" holds the instances shown: without --all the isolated
+//             ones are left out and counted in "hidden_isolated")
 //   topology: {"hub", "tier", "zone", "children": {"agents", "hubs"},
 //              "cross_tier_entries", "upstreams": [{"endpoint", "hub", "current",
 //              "reachable", "last_reply_ms", "lease_ms"}]}
+//   report-failure: {"service", "group", "address", "kind", "reporter", "count",
+//              "accepted", "forwarded", "unknown", "isolated" (bool),
+//              "isolated_instances"}
+//   operator commands: {"op", "ok", "message"}
 // Numbers are JSON numbers (uint64 values are printed exactly); status is the
-// protocol name ("UP", "DOWN", "OUT_OF_SERVICE", "STARTING").
+// protocol name ("UP", "DOWN", "OUT_OF_SERVICE", "STARTING"), health "ok",
+// "isolated" or "unconfirmed", kind and op their protocol names ("timeout",
+// "mark_out_of_service", ...).
 
 #include <cstdint>
 #include <string>
@@ -54,14 +64,29 @@ std::string status_json(const proto::StatusReply& reply);
 std::string services_table(const proto::ServicesReply& reply);
 std::string services_json(const proto::ServicesReply& reply);
 
+// Whether resolve shows `instance`: isolated instances only with --all
+// (`show_all`); unconfirmed ones always (marked in the HEALTH column).
+bool is_shown(const proto::Instance& instance, bool show_all);
+
 // A header line (service, group, version, hub, instance count or "not found")
-// followed by the instance table ID ADDRESS STATUS WEIGHT ZONE.
-std::string resolve_table(const proto::QueryReply& reply);
-std::string resolve_json(const proto::QueryReply& reply);
+// followed by the instance table ID ADDRESS STATUS WEIGHT ZONE TIER, with
+// HEALTH and REASON columns when `show_all` or when a shown instance is not
+// ok, and a footer line counting the isolated instances left out.
+std::string resolve_table(const proto::QueryReply& reply, bool show_all = false);
+std::string resolve_json(const proto::QueryReply& reply, bool show_all = false);
 
 // The hub's place in the network: its tier and zone, its children (agents and
 // lower-tier hubs) and its upstreams with their state.
 std::string topology_table(const proto::StatusReply& reply);
 std::string topology_json(const proto::StatusReply& reply);
+
+// What the hub did with a failure report: a line naming the signal `sent`,
+// then accepted / forwarded / unknown / isolated (yes or no).
+std::string report_table(const proto::FailureSignal& sent, const proto::ReportAck& ack);
+std::string report_json(const proto::FailureSignal& sent, const proto::ReportAck& ack);
+
+// The hub's answer to an operator command: its message ("done" when empty).
+std::string admin_table(const proto::AdminReply& reply);
+std::string admin_json(proto::AdminOp op, const proto::AdminReply& reply);
 
 }  // namespace cascade::ctl

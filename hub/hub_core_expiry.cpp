@@ -1,0 +1,112 @@
+// HubCore, part three: lease expiry under eviction protection.
+//
+// A node whose lease ran out is not simply dropped: the eviction guard
+// (hub/eviction_guard.hpp) may hold it when dropping it would expire too
+// large a share of a service or of the registry within a window, or when its
+// whole source (a proxy, a subnet, a lower-tier hub) went quiet at once. A
+// held node stays listed with its instances marked `unconfirmed`, so
+// consumers prefer confirmed instances while a partition lasts and get them
+// all back, without churn, when it heals. Every hold ends: the node beats
+// again, or the guard releases it (the window has room, max_hold passed, or
+// protection was switched off).
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "hub/hub_core.hpp"
+
+namespace cascade::hub {
+
+namespace {
+constexpr std::string_view kUnconfirmedReason = "lease ran out; held by eviction protection";
+}  // namespace
+
+// Only a first beat, a change of source and a held node's return tell the
+// guard anything: the steady beat costs a string comparison.
+void HubCore::note_source(Node& node, std::string_view source) {
+  if (!node.held && node.source == source) return;
+  node.source = source;
+  if (guard_.on_node_seen(node.id, source) || node.held) {
+    node.held = false;
+    mark_unconfirmed(node, false);
+    spdlog::info("agent {} beat again: its held instances are confirmed", node.id);
+  }
+}
+
+void HubCore::expire_leases(MonoTime now) {
+  std::vector<Node*> expired;
+  const auto n = leases_.expire(now, config_.max_expirations_per_tick,
+                                [&](Node* node) { expired.push_back(node); });
+  if (n == config_.max_expirations_per_tick && leases_.next_deadline() &&
+      *leases_.next_deadline() <= now)
+    ++counters_.expiry_deferred;
+  for (Node* node : expired) {
+    const auto verdict = guard_.on_lease_expired(now, expiry_request(*node));
+    if (verdict == ExpiryVerdict::kExpire)
+      expire(*node, "lease ran out");
+    else
+      hold(now, *node, verdict);
+  }
+}
+
+// Held nodes the guard lets go now (room in the window, max_hold, switched off).
+void HubCore::release_held(MonoTime now) {
+  for (const auto& id : guard_.due(now, config_.max_expirations_per_tick)) {
+    Node* node = index_.find(id);
+    if (node == nullptr) continue;
+    leases_.remove(node->lease);
+    expire(*node, "held by eviction protection, released");
+  }
+}
+
+void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
+  // Asked again after another lease period if still held and silent.
+  node.lease = leases_.add(&node, now + config_.lease);
+  if (node.held) return;
+  node.held = true;
+  mark_unconfirmed(node, true);
+  ++counters_.expiries_held;
+  spdlog::warn("agent {} missed its lease but is held ({}): {} instances kept as unconfirmed",
+               node.id, verdict_name(verdict), node.owned.size());
+}
+
+void HubCore::expire(Node& node, const char* why) {
+  const std::string id = node.id;
+  const auto removed = drop_node(node);
+  ++counters_.nodes_expired;
+  counters_.instances_expired += removed;
+  spdlog::info("agent {} expired ({}, lease {} ms): {} instances removed", id, why,
+               config_.lease.count(), removed);
+}
+
+ExpiryRequest HubCore::expiry_request(const Node& node) const {
+  ExpiryRequest request;
+  request.node_id = node.id;
+  request.registry_instances = registry_.instance_count();
+  std::map<const ServiceEntry*, std::uint32_t> per_service;
+  for (const auto& owned : node.owned)
+    ++per_service[owned.service];
+  for (const auto& [svc, count] : per_service)
+    request.services.push_back(
+        {svc->key, count, static_cast<std::uint32_t>(svc->instances.size())});
+  return request;
+}
+
+// An isolation says more than "unconfirmed" and is left as it is.
+void HubCore::mark_unconfirmed(Node& node, bool unconfirmed) {
+  registry_.begin_txn();
+  const Verdict held{proto::Health::kUnconfirmed, std::string(kUnconfirmedReason)};
+  for (const auto& owned : node.owned) {
+    ServiceEntry* svc = owned.service;
+    auto it = svc->instances.find(owned.id);
+    if (it == svc->instances.end() || it->second.owner != node.id) continue;
+    const auto health = it->second.verdict.health;
+    if (unconfirmed && health == proto::Health::kOk)
+      registry_.set_verdict(*svc, owned.id, held);
+    else if (!unconfirmed && health == proto::Health::kUnconfirmed)
+      registry_.set_verdict(*svc, owned.id, {});
+  }
+}
+
+}  // namespace cascade::hub
