@@ -483,7 +483,7 @@ Caller::Finished Caller::run_attempt(const proto::ServiceKey& service, const Att
   if (hooks_.on_attempt_finished)
     hooks_.on_attempt_finished(service, order.instance, outcome, latency);
   if (transition == BreakerTransition::kOpened && hooks_.on_breaker_opened)
-    hooks_.on_breaker_opened(order.instance.address);
+    hooks_.on_breaker_opened(service, order.instance.address);
   return Finished{order.id, outcome};
 }
 

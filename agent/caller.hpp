@@ -284,7 +284,8 @@ struct CallerHooks {
                      AttemptOutcome outcome, std::chrono::microseconds latency)>
       on_attempt_finished;
   // An attempt's outcome opened the address's breaker. Optional.
-  std::function<void(const std::string& address)> on_breaker_opened;
+  std::function<void(const proto::ServiceKey& service, const std::string& address)>
+      on_breaker_opened;
   const Clock& clock;  // must move on its own (SystemClock): the Caller waits on it
 };
 

@@ -54,6 +54,7 @@ AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) 
   c.failover_backoff_max = o.failover_backoff_max;
   c.subscription_ttl = o.subscription_ttl;
   c.query_timeout = o.query_timeout;
+  c.reports = o.reports;
   return c;
 }
 
@@ -64,6 +65,12 @@ Client::Client(ClientOptions options)
       node_id_(options_.node_id.empty() ? default_node_id() : options_.node_id),
       core_(core_config(options_, node_id_), new_epoch()),
       pick_rng_(new_epoch()) {
+  if (auto errors = router_.load(options_.routes); !errors.empty()) {
+    std::string all = "bad routing rules:";
+    for (const auto& e : errors)
+      all += "\n  " + e;
+    throw std::invalid_argument(all);
+  }
   if (options_.data_dir) {
     store_ = SqliteSnapshotStore::open(*options_.data_dir);
     core_.restore_snapshot(store_->load_all(), clock_.now());
@@ -164,7 +171,8 @@ std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, Lb
     const auto it = balancers_.find(service);
     if (held && held->age <= stale_after() && it != balancers_.end()) {
       auto& slot = it->second.by_policy[index];
-      if (slot.balancer && slot.version == held->version && slot.source == Source::kHub) {
+      if (slot.balancer && slot.version == held->version && slot.source == Source::kHub &&
+          (router_.size() == 0 || slot.method == ctx.method)) {
         core_.touch(now, service);  // what resolve()'s lookup() does for a used service
         return pick_with(*slot.balancer, ctx);
       }
@@ -179,18 +187,52 @@ std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, Lb
     // Dropped from the cache meanwhile: answer once, keep no balancer the
     // pruning in dispatch() would never see.
     auto once = make_load_balancer(policy, options_.lb);
-    once->set_candidates(nearest_tier(eligible_instances(resolution->instances)));
+    once->set_candidates(candidates_of(*resolution, ctx.method));
     return pick_with(*once, ctx);
   }
   auto& slot = balancers_[service].by_policy[index];
-  if (!slot.balancer || slot.version != resolution->version || slot.source != resolution->source) {
+  const bool method_changed = router_.size() > 0 && slot.method != ctx.method;
+  if (!slot.balancer || slot.version != resolution->version || slot.source != resolution->source ||
+      method_changed) {
     if (!slot.balancer) slot.balancer = make_load_balancer(policy, options_.lb);
-    // eligible -> (a routing filter will go here) -> nearest tier
-    slot.balancer->set_candidates(nearest_tier(eligible_instances(resolution->instances)));
+    slot.balancer->set_candidates(candidates_of(*resolution, ctx.method));
     slot.version = resolution->version;
     slot.source = resolution->source;
+    slot.method = ctx.method;
   }
   return pick_with(*slot.balancer, ctx);
+}
+
+// (with_core is defined in this file.)
+void Client::report_failure(const proto::ServiceKey& service, const std::string& address,
+                            proto::FailureKind kind) {
+  if (kind == proto::FailureKind::kBusinessError && !options_.report_business_errors) return;
+  with_core([&](AgentCore& core, MonoTime now) {
+    core.report_failure(now, service, address, kind);
+    return AgentActions{};
+  });
+}
+
+std::vector<proto::Instance> Client::candidates_of(const Resolution& resolution,
+                                                   std::string_view method) {
+  auto eligible = eligible_instances(resolution.instances);
+  if (router_.size() > 0) {
+    auto consumer = options_.consumer;
+    consumer.method = method;
+    const auto outcome = router_.route(resolution.service, consumer, eligible);
+    eligible = selected_instances(outcome, eligible);
+  }
+  return nearest_tier(confirmed_first(std::move(eligible)));
+}
+
+std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service,
+                                            const PickContext& ctx) {
+  return pick(service, policy_for(service), ctx);
+}
+
+LbPolicy Client::policy_for(const proto::ServiceKey& service) const {
+  const auto it = options_.policies.find(service);
+  return it == options_.policies.end() ? options_.default_policy : it->second;
 }
 
 void Client::on_call_started(const proto::ServiceKey& service, std::string_view address) {

@@ -43,8 +43,10 @@
 #include <zmq.hpp>
 
 #include "agent/agent_core.hpp"
+#include "agent/caller.hpp"
 #include "agent/lb/load_balancer.hpp"
 #include "agent/picker.hpp"
+#include "agent/router.hpp"
 #include "agent/snapshot_store.hpp"
 #include "common/clock.hpp"
 
@@ -63,6 +65,15 @@ struct ClientOptions {
   Duration shutdown_timeout{2000};                // how long shutdown() waits for the hub's ack
   std::optional<std::filesystem::path> data_dir;  // where the snapshot of used services lives
   LbConfig lb;  // tuning of the load-balancing policies (agent/lb/load_balancer.hpp)
+  LbPolicy default_policy = LbPolicy::kRoundRobin;
+  std::map<proto::ServiceKey, LbPolicy> policies;  // per service; others use default_policy
+  // Routing rules (agent/router.hpp), and this process as they see it. A bad
+  // rule makes the constructor throw, naming it.
+  std::vector<RouteRuleSpec> routes;
+  ConsumerContext consumer;             // host, zone, tier, metadata (method comes with each pick)
+  FailureReporterConfig reports;        // fast-fail reports: batching and per-address limits
+  bool report_business_errors = false;  // call(): business errors count as failures
+  CallerConfig caller;                  // call(): breakers, extra-request budget, workers
 };
 
 struct ClientStatus {
@@ -92,14 +103,34 @@ class Client {
   // The instances of a service (all statuses). nullopt when nothing is known:
   // the hub did not answer in time and there is no cached or snapshot copy.
   std::optional<Resolution> resolve(const proto::ServiceKey& service);
-  // One candidate (UP, weight > 0, nearest tier) chosen by `policy`, or
-  // nullopt (nothing known, no candidate, or every candidate's address is in
-  // ctx.exclude). The first pick of a service resolves it like resolve(); then
-  // the list is rebuilt only when its version changes, and a pick costs a
-  // lookup of the held version plus the policy's choice.
-  std::optional<proto::Instance> pick(const proto::ServiceKey& service,
-                                      LbPolicy policy = LbPolicy::kRoundRobin,
+  // One candidate chosen by `policy` (or by the service's configured policy:
+  // options.policies, else default_policy), or nullopt (nothing known, no
+  // candidate, or every candidate's address is in ctx.exclude). Candidates:
+  // UP, weight > 0, not isolated by the hub; then the routing rules (with
+  // ctx.method); then confirmed before unconfirmed; then the nearest tier.
+  // The first pick of a service resolves it like resolve(); then the list is
+  // rebuilt only when its version (or, with routing rules, the method)
+  // changes, and a pick costs a lookup of the held version plus the choice.
+  std::optional<proto::Instance> pick(const proto::ServiceKey& service, LbPolicy policy,
                                       const PickContext& ctx = {});
+  std::optional<proto::Instance> pick(const proto::ServiceKey& service,
+                                      const PickContext& ctx = {});
+
+  // A call to `address` failed: the hub hears of it within milliseconds (batched,
+  // rate-limited per address; agent/failure_reporter.hpp). Business errors are
+  // reported only with options.report_business_errors.
+  void report_failure(const proto::ServiceKey& service, const std::string& address,
+                      proto::FailureKind kind);
+  // Calls `fn` on an instance of `service` with the resilience of
+  // agent/caller.hpp: per-address breakers, retries on another address for
+  // idempotent calls, backup requests, all within the extra-request budget.
+  // Failed attempts are reported to the hub and fed to the balancers; an
+  // opened breaker is reported as a fast-fail signal.
+  CallResult call(const proto::ServiceKey& service, const AttemptFn& fn,
+                  const CallOptions& options = {});
+  CallerStats call_stats(const proto::ServiceKey& service);
+  BreakerStats breaker(const std::string& address);
+  const Router& router() const { return router_; }
   // Feedback for the learning policies (least_active and p2c count calls in
   // flight, adaptive and p2c average latencies), given to every balancer of
   // the service. Report each started call finished exactly once. Unknown
@@ -141,11 +172,18 @@ class Client {
       std::unique_ptr<LoadBalancer> balancer;  // null until the policy is first used
       std::uint64_t version = 0;               // of the list its candidates were built from
       Source source = Source::kHub;            // ... and where that list came from
+      std::string method;                      // ... routed for this method (with rules)
     };
     std::array<Slot, kLbPolicyCount> by_policy{};
   };
   // The candidate `balancer` picks, copied out (caller holds mu_).
   std::optional<proto::Instance> pick_with(LoadBalancer& balancer, const PickContext& ctx);
+  // eligible -> routing rules -> confirmed first -> nearest tier.
+  std::vector<proto::Instance> candidates_of(const Resolution& resolution, std::string_view method);
+  LbPolicy policy_for(const proto::ServiceKey& service) const;
+  Caller& caller();
+  void on_attempt(const proto::ServiceKey& service, const proto::Instance& instance,
+                  AttemptOutcome outcome, std::chrono::microseconds latency);
   // A list is as current as AgentCore::lookup() says: confirmed by a hub
   // within three beat intervals (its rule for Resolution::stale).
   Duration stale_after() const { return options_.beat_interval * 3; }
@@ -166,6 +204,9 @@ class Client {
   std::function<void(const Resolution&)> on_change_;
   std::map<proto::ServiceKey, ServiceBalancers> balancers_;  // guarded by mu_
   Rng pick_rng_;
+  Router router_;  // thread-safe on its own
+  std::once_flag caller_once_;
+  std::unique_ptr<Caller> caller_;  // started on the first call()
 
   std::atomic<bool> stop_{false};
   int wake_fd_ = -1;

@@ -50,8 +50,20 @@ std::vector<proto::Instance> eligible_instances(const std::vector<proto::Instanc
   std::vector<proto::Instance> out;
   out.reserve(instances.size());
   for (const auto& in : instances)
-    if (in.status == proto::InstanceStatus::kUp && in.weight > 0) out.push_back(in);
+    if (in.status == proto::InstanceStatus::kUp && in.weight > 0 &&
+        in.health != proto::Health::kIsolated)
+      out.push_back(in);
   return out;
+}
+
+std::vector<proto::Instance> confirmed_first(std::vector<proto::Instance> instances) {
+  const bool any_confirmed = std::any_of(instances.begin(), instances.end(), [](const auto& in) {
+    return in.health != proto::Health::kUnconfirmed;
+  });
+  if (any_confirmed)
+    std::erase_if(instances,
+                  [](const auto& in) { return in.health == proto::Health::kUnconfirmed; });
+  return instances;
 }
 
 std::vector<proto::Instance> nearest_tier(std::vector<proto::Instance> instances) {

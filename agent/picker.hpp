@@ -4,7 +4,7 @@
 //
 // Candidates are built in steps, each a free function so that further steps
 // can run in between (a routing filter goes between the two):
-//   eligible_instances  ->  (routing filter)  ->  nearest_tier  ->  LoadBalancer
+//   eligible_instances -> routing rules -> confirmed_first -> nearest_tier -> LoadBalancer
 // The list comes from a Resolution and is rebuilt only when its version changes.
 
 #include <cstddef>
@@ -45,6 +45,11 @@ std::vector<proto::Instance> eligible_instances(const std::vector<proto::Instanc
 // the consumer's own), in their original order. A hub adds an upper tier's
 // instances only when its own tier has too few, and traffic should stay in the
 // datacenter while it can.
+// Instances whose lease ran out but that eviction protection holds
+// (unconfirmed) are used only while no confirmed instance is left: a
+// partition keeps them listed, not preferred.
+std::vector<proto::Instance> confirmed_first(std::vector<proto::Instance> instances);
+
 std::vector<proto::Instance> nearest_tier(std::vector<proto::Instance> instances);
 
 }  // namespace cascade::agent

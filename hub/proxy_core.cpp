@@ -6,6 +6,10 @@
 
 namespace cascade::hub {
 
+namespace {
+constexpr std::size_t kMaxKnownNodes = 1'000'000;
+}  // namespace
+
 std::string check_proxy_config(const ProxyCoreConfig& config) {
   if (config.max_batch < 1 || config.max_batch > proto::kMaxBatchMessages)
     return "max_batch must be between 1 and " + std::to_string(proto::kMaxBatchMessages) +
@@ -35,10 +39,16 @@ ProxyActions ProxyCore::accept(MonoTime now, PeerToken peer, proto::Message msg)
   Pending p;
   p.id = next_id_++;
   p.route.peer = peer;
+  if (auto* report = std::get_if<proto::FailureReport>(&msg)) {
+    forward_report(peer, std::move(*report), out);
+    return out;
+  }
   if (auto* beat = std::get_if<proto::UpBeat>(&msg)) {
     p.route.kind = Kind::kUpBeat;
     p.route.node_id = beat->node_id;
     p.route.seq = beat->seq;
+    if (node_peers_.size() >= kMaxKnownNodes) node_peers_.clear();
+    node_peers_[beat->node_id] = peer;
   } else if (auto* dereg = std::get_if<proto::Deregister>(&msg)) {
     p.route.kind = Kind::kDeregister;
     p.route.node_id = dereg->node_id;
@@ -117,8 +127,36 @@ void ProxyCore::expire(MonoTime now) {
     sent_.pop_front();
 }
 
+// Failure reports are urgent and answer nothing: no batching, no route. A
+// tool's request for an ack is answered here ("forwarded").
+void ProxyCore::forward_report(PeerToken peer, proto::FailureReport report, ProxyActions& out) {
+  ++counters_.reports;
+  if (report.request_id != 0) {
+    proto::ReportAck ack;
+    ack.request_id = std::exchange(report.request_id, 0);
+    ack.forwarded = static_cast<std::uint32_t>(report.signals.size());
+    out.downstream.push_back({peer, ack});
+  }
+  out.upstream_now.push_back(std::move(report));
+}
+
+bool ProxyCore::route_push(const proto::Message& message, ProxyActions& out) {
+  const auto* down = std::get_if<proto::DownBeat>(&message);
+  if (down == nullptr || !down->push) return false;
+  auto it = node_peers_.find(down->node_id);
+  if (it == node_peers_.end()) {
+    ++counters_.pushes_unroutable;
+    return true;
+  }
+  out.downstream.push_back({it->second, message});
+  ++counters_.pushes_routed;
+  return true;
+}
+
 ProxyActions ProxyCore::on_upstream_reply(MonoTime /*now*/, std::vector<proto::Message> replies) {
   ProxyActions out;
+  // A push travels in a frame of its own, never inside a batch's reply.
+  if (replies.size() == 1 && route_push(replies.front(), out)) return out;
   if (!sent_.empty() && sent_.front().ids.size() == replies.size()) {
     // The expected case: the reply frame of the oldest batch, item by item.
     SentBatch batch = std::move(sent_.front());

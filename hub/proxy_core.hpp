@@ -68,6 +68,9 @@ struct ProxyCounters {
   std::uint64_t replies_routed = 0;     // downstream messages produced from upstream replies
   std::uint64_t unmatched_replies = 0;  // upstream replies no in-flight message was waiting for
   std::uint64_t timed_out = 0;          // in-flight messages dropped after reply_timeout
+  std::uint64_t reports = 0;            // failure reports sent on at once
+  std::uint64_t pushes_routed = 0;      // hub pushes delivered to the node they name
+  std::uint64_t pushes_unroutable = 0;  // ... for a node that never beat through this proxy
 };
 
 struct Downstream {
@@ -79,6 +82,9 @@ struct Downstream {
 // frame (in order), and each downstream message to its peer.
 struct ProxyActions {
   std::vector<std::vector<proto::Message>> upstream_batches;
+  // Fire-and-forget messages (failure reports): sent upstream at once, each
+  // as a frame of its own, and never waited for.
+  std::vector<proto::Message> upstream_now;
   std::vector<Downstream> downstream;
 };
 
@@ -103,7 +109,9 @@ class ProxyCore {
   std::optional<MonoTime> next_deadline() const;
 
   // The decoded items of one upstream reply frame, in order. Returns the
-  // replies to send downstream, with original request ids restored.
+  // replies to send downstream, with original request ids restored. A frame
+  // holding a hub's push (DownBeat with push set) is not a reply: it goes to
+  // the peer the named node last beat from.
   ProxyActions on_upstream_reply(MonoTime now, std::vector<proto::Message> replies);
 
   const ProxyCounters& counters() const { return counters_; }
@@ -141,6 +149,8 @@ class ProxyCore {
   };
 
   void flush(MonoTime now, ProxyActions& out);
+  bool route_push(const proto::Message& message, ProxyActions& out);
+  void forward_report(PeerToken peer, proto::FailureReport report, ProxyActions& out);
   void expire(MonoTime now);
   // Routes `reply` to the slot `id` if it is the answer that slot waits for.
   bool route_positional(std::uint64_t id, proto::Message& reply, ProxyActions& out);
@@ -161,6 +171,9 @@ class ProxyCore {
   std::map<std::uint64_t, Route> in_flight_;
   std::unordered_map<BeatKey, std::uint64_t, BeatKeyHash> beats_;  // identity index
   std::deque<SentBatch> sent_;  // batches awaiting their reply frame, oldest first
+  // The peer each node last beat from, so a hub's push reaches it. Bounded:
+  // cleared when it outgrows kMaxKnownNodes (beats refill it within an interval).
+  std::unordered_map<std::string, PeerToken> node_peers_;
   ProxyCounters counters_;
 };
 

@@ -87,7 +87,7 @@ void ProxyServer::from_downstream() {
     for (auto& item : proto::decode_frame(frames[1].to_string_view(), limits_).items) {
       if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
         log_bad_input(*failure);
-        dispatch({{}, {Downstream{peer, proto::to_error_reply(*failure)}}});
+        dispatch({{}, {}, {Downstream{peer, proto::to_error_reply(*failure)}}});
         continue;
       }
       dispatch(core_.accept(clock_.now(), peer, std::move(std::get<proto::Message>(item))));
@@ -114,6 +114,10 @@ void ProxyServer::dispatch(ProxyActions actions) {
     const auto bytes = proto::encode_batch(batch);
     // Not connected or over the high-water mark: the batch is lost like a
     // dropped datagram; agents retry, and the core times the routes out.
+    [[maybe_unused]] auto sent = upstream_.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  }
+  for (const auto& message : actions.upstream_now) {
+    const auto bytes = proto::encode(message);
     [[maybe_unused]] auto sent = upstream_.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
   }
   for (const auto& out : actions.downstream) {

@@ -36,6 +36,9 @@ struct PickContext {
   // Addresses already tried by this call: a retry goes elsewhere. Not owned;
   // must outlive the pick() call. nullptr or empty: nothing excluded.
   const std::vector<std::string>* exclude = nullptr;
+  // The method about to be called, for routing rules that match on it
+  // (agent/router.hpp); not owned. Balancers ignore it.
+  std::string_view method{};
 };
 
 // Typed tuning of the learning policies; every default is usable as is.

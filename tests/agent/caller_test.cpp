@@ -531,7 +531,7 @@ struct Recorder {
           std::lock_guard lock(mu);
           attempts.emplace_back(i.address, o);
         },
-        [this](const std::string& address) {
+        [this](const proto::ServiceKey&, const std::string& address) {
           std::lock_guard lock(mu);
           opened.push_back(address);
         },

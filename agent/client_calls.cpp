@@ -1,0 +1,73 @@
+// Client, calls and failures: fast-fail reports to the hub and the call
+// helper (agent/caller.hpp) wired to the client's picks, balancers and reports.
+
+#include "agent/client.hpp"
+
+namespace cascade::agent {
+
+namespace {
+
+// What the hub hears about a failed attempt; nullopt: nothing to report.
+std::optional<proto::FailureKind> failure_kind(AttemptOutcome outcome, bool business_counts) {
+  switch (outcome) {
+    case AttemptOutcome::kOk:
+      return std::nullopt;
+    case AttemptOutcome::kTimeout:
+      return proto::FailureKind::kTimeout;
+    case AttemptOutcome::kConnectionError:
+      return proto::FailureKind::kConnectionRefused;
+    case AttemptOutcome::kOtherSystemError:
+      return proto::FailureKind::kSystemError;
+    case AttemptOutcome::kBusinessError:
+      if (business_counts) return proto::FailureKind::kBusinessError;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Caller& Client::caller() {
+  std::call_once(caller_once_, [this] {
+    CallerHooks hooks{
+        [this](const proto::ServiceKey& service, const std::vector<std::string>& exclude) {
+          PickContext ctx;
+          ctx.exclude = &exclude;
+          return pick(service, ctx);
+        },
+        [this](const proto::ServiceKey& service, const proto::Instance& instance,
+               AttemptOutcome outcome, std::chrono::microseconds latency) {
+          on_attempt(service, instance, outcome, latency);
+        },
+        [this](const proto::ServiceKey& service, const std::string& address) {
+          report_failure(service, address, proto::FailureKind::kBreakerOpen);
+        },
+        clock_};
+    caller_ = std::make_unique<Caller>(options_.caller, std::move(hooks));
+  });
+  return *caller_;
+}
+
+// Every attempt feeds the learning balancers; a failed one is also reported.
+void Client::on_attempt(const proto::ServiceKey& service, const proto::Instance& instance,
+                        AttemptOutcome outcome, std::chrono::microseconds latency) {
+  const bool ok = outcome == AttemptOutcome::kOk || outcome == AttemptOutcome::kBusinessError;
+  on_call_finished(service, instance.address, latency, ok);
+  if (auto kind = failure_kind(outcome, options_.report_business_errors))
+    report_failure(service, instance.address, *kind);
+}
+
+CallResult Client::call(const proto::ServiceKey& service, const AttemptFn& fn,
+                        const CallOptions& options) {
+  return caller().call(service, fn, options);
+}
+
+CallerStats Client::call_stats(const proto::ServiceKey& service) {
+  return caller().stats(service);
+}
+
+BreakerStats Client::breaker(const std::string& address) {
+  return caller().breaker(address);
+}
+
+}  // namespace cascade::agent
