@@ -1,12 +1,16 @@
 // cascade-agent: the sidecar daemon. Registers --register instances, keeps
 // --use services fresh and prints their changes on stdout, deregisters on
-// SIGTERM/SIGINT.
+// SIGTERM/SIGINT. The application tells it about failed calls on stdin, one
+// line each, reported to the hub at once (agent/failure_reporter.hpp):
+//   report-failure SERVICE ADDRESS KIND [GROUP]
+// KIND is timeout, refused, reset, system, business or breaker_open.
 #include <signal.h>
 
 #include <cstdio>
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "agent/agent_options.hpp"
 #include "agent/client.hpp"
@@ -18,9 +22,39 @@ std::string describe(const cascade::agent::Resolution& r) {
   std::ostringstream out;
   out << r.service.name << " v" << r.version << " (" << r.instances.size() << " instances"
       << (r.stale ? ", STALE" : "") << ", age " << r.age.count() << " ms):";
-  for (const auto& in : r.instances)
-    out << " " << in.address << "[" << cascade::proto::to_string(in.status) << "]";
+  for (const auto& in : r.instances) {
+    out << " " << in.address << "[" << cascade::proto::to_string(in.status);
+    if (in.health != cascade::proto::Health::kOk)
+      out << "," << cascade::proto::to_string(in.health);
+    out << "]";
+  }
   return out.str();
+}
+
+// One stdin line; a bad one is answered on stderr and changes nothing.
+void report_from_line(cascade::agent::Client& client, const std::string& line) {
+  std::istringstream words(line);
+  std::string verb, service, address, kind_text, group;
+  words >> verb >> service >> address >> kind_text >> group;
+  if (verb.empty()) return;
+  const auto kind = cascade::proto::parse_failure_kind(kind_text);
+  if (verb != "report-failure" || service.empty() || address.empty() || !kind) {
+    std::cerr << "cascade-agent: ignored stdin line '" << line
+              << "': expected 'report-failure SERVICE ADDRESS KIND [GROUP]' with KIND one of "
+                 "timeout, refused, reset, system, business, breaker_open\n";
+    return;
+  }
+  cascade::proto::ServiceKey key{service, group.empty() ? "default" : group};
+  client.report_failure(key, address, *kind);
+}
+
+// Reads stdin until it closes; runs detached (the process ends on a signal).
+void read_reports(cascade::agent::Client& client) {
+  std::thread([&client] {
+    std::string line;
+    while (std::getline(std::cin, line))
+      report_from_line(client, line);
+  }).detach();
 }
 
 // One whole line per event: the I/O thread's change callback and the main
@@ -72,6 +106,7 @@ int main(int argc, char** argv) {
       else
         print_line("unresolved " + key.name + " (no hub answered, no snapshot)");
     }
+    read_reports(client);
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);
     const bool acked = client.shutdown();

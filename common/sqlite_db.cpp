@@ -235,18 +235,24 @@ void write_meta(Db& db, std::string_view key, std::int64_t value) {
   upsert.bind_text(1, key).bind_int64(2, value).run();
 }
 
-void check_schema_version(Db& db, std::int64_t version) {
+std::int64_t check_schema_version(Db& db, std::int64_t version, std::int64_t oldest_upgradable) {
   db.exec(
       "CREATE TABLE IF NOT EXISTS meta("
       "key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID");
   const std::int64_t found = read_meta(db, "schema_version", 0);
-  if (found == 0) {
+  const bool upgradable = oldest_upgradable > 0 && found >= oldest_upgradable && found < version;
+  if (found == 0 || upgradable) {
     write_meta(db, "schema_version", version);
   } else if (found != version) {
-    throw StoreError(db.path(), "unsupported schema",
-                     "the file has schema version " + std::to_string(found) +
-                         ", this build reads only version " + std::to_string(version));
+    const std::string readable =
+        oldest_upgradable > 0 && oldest_upgradable < version
+            ? "versions " + std::to_string(oldest_upgradable) + " to " + std::to_string(version)
+            : "only version " + std::to_string(version);
+    throw StoreError(
+        db.path(), "unsupported schema",
+        "the file has schema version " + std::to_string(found) + ", this build reads " + readable);
   }
+  return found;
 }
 
 }  // namespace sqlite

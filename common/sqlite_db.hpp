@@ -157,11 +157,14 @@ inline std::uint64_t to_u64(std::int64_t v) {
 std::int64_t read_meta(Db& db, std::string_view key, std::int64_t fallback);
 void write_meta(Db& db, std::string_view key, std::int64_t value);
 
-// Creates the meta table and records `version` in a new file; throws
-// StoreError when the file was written by a different schema version (there
-// are no migrations yet). Call it inside the Transaction that creates the
-// store's tables, so a new file gets its version and tables together.
-void check_schema_version(Db& db, std::int64_t version);
+// Creates the meta table and records `version` in a new file. A file of an
+// older version from `oldest_upgradable` on (0: none) is accepted and marked
+// `version`: the only migrations are additive, the caller's CREATE TABLE IF
+// NOT EXISTS adds what the newer version has. Any other version (a newer
+// build's file, or one too old) throws StoreError. Call it inside the
+// Transaction that creates the store's tables, so a file gets its version and
+// tables together. @return the version the file had: 0 for a new file.
+std::int64_t check_schema_version(Db& db, std::int64_t version, std::int64_t oldest_upgradable = 0);
 
 }  // namespace sqlite
 }  // namespace cascade

@@ -44,6 +44,12 @@ struct HubConfig {
   Duration max_stale{std::chrono::minutes(5)};
   std::uint32_t min_local_up = 1;
 
+  // Fast fail, pushes and eviction protection (hub/isolation.hpp,
+  // hub/push_gate.hpp, hub/eviction_guard.hpp); defaults documented there.
+  IsolationPolicy isolation;
+  PushConfig push;
+  EvictionGuardConfig eviction;
+
   // Cascading proxy role: no registry, forwards agents' messages upstream in
   // batches (hub/proxy_server.hpp).
   bool proxy = false;

@@ -73,6 +73,7 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
 }
 
 void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
+  restore_admin(snapshot);
   for (const auto& rec : snapshot.services)
     registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {
@@ -89,7 +90,9 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   }
   for (const auto& rec : snapshot.instances) {
     auto node = nodes_.find(rec.owner);
-    if (node == nodes_.end()) continue;  // its agent was deleted; the row is an orphan
+    // Its agent was deleted: the row is an orphan. (Static instances, owned
+    // by kStaticOwner, were restored by restore_admin.)
+    if (node == nodes_.end()) continue;
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
     node->second.owned.push_back({registry_.find(rec.service), rec.instance.id});
   }
@@ -124,6 +127,8 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message, std::s
           return {services(m.request_id)};
         } else if constexpr (std::is_same_v<T, proto::FailureReport>) {
           return on_failure_report(now, m);
+        } else if constexpr (std::is_same_v<T, proto::AdminRequest>) {
+          return on_admin(now, m);
         } else {
           ++counters_.unexpected_messages;
           return {proto::ErrorReply{
@@ -180,6 +185,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
     node.epoch = beat.epoch;
     node.last_seq = 0;
     state_changed = true;
+    if (config_.isolation.readmit_on_restart) readmit_restarted(now, node);
   }
   leases_.renew(node.lease, now + config_.lease);
   return node;
@@ -713,6 +719,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("expiry_cap_holds",
                           guard.counters.service_cap_holds + guard.counters.registry_cap_holds);
   s.counters.emplace_back("held_released_max_hold", guard.counters.released_max_hold);
+  s.counters.emplace_back("out_of_service_marks", registry_.out_of_service_marks().size());
   s.zone = config_.zone;
   for (const auto& [id, node] : nodes_)
     if (node.tier > 0) ++s.child_hubs;
@@ -754,6 +761,7 @@ void HubCore::requeue(const PersistBatch& failed) {
     registry_.mark_dirty(k.service, k.id);
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
+  requeue_admin(failed);
 }
 
 PersistBatch HubCore::take_persist_batch() {
@@ -777,6 +785,7 @@ PersistBatch HubCore::take_persist_batch() {
   }
   for (const auto* svc : registry_.take_dirty_services())
     batch.service_versions.push_back({svc->key, svc->version});
+  take_admin_changes(batch);
   return batch;
 }
 

@@ -52,6 +52,9 @@ struct HubCoreConfig {
   EvictionGuardConfig eviction{};     // protection against mass expiry (hub/eviction_guard.hpp)
 };
 
+// The reason served with instances eviction protection holds.
+inline constexpr std::string_view kUnconfirmedReason = "lease ran out; held by eviction protection";
+
 struct HandleResult {
   proto::Message reply;
   // True when the reply acknowledges a state change: the server must commit
@@ -204,6 +207,8 @@ class HubCore {
                     const proto::FailureSignal& signal, proto::ReportAck& ack);
   bool forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops);
   void readmit_due(MonoTime now);
+  Verdict verdict_after_isolation(const InstanceEntry& entry) const;
+  void readmit_restarted(MonoTime now, Node& node);
   void drain_health_changes(MonoTime now);
   void flush_pushes(MonoTime now);
 
@@ -217,6 +222,26 @@ class HubCore {
   void mark_unconfirmed(Node& node, bool unconfirmed);
   // Removes the node and its instances (its lease must already be gone); returns the count.
   std::size_t drop_node(Node& node);
+
+  // Operator operations (hub/hub_core_admin.cpp).
+  // Every request, accepted or refused, gets an audit record; the reply is
+  // durable, so it goes out only once the change and its record committed.
+  HandleResult on_admin(MonoTime now, const proto::AdminRequest& request);
+  proto::AdminReply mark_out_of_service(const proto::AdminRequest& request, bool out);
+  proto::AdminReply add_static(const proto::AdminRequest& request);
+  proto::AdminReply remove_static(const proto::AdminRequest& request);
+  proto::AdminReply readmit(MonoTime now, const proto::AdminRequest& request);
+  proto::AdminReply set_eviction_protection(bool enabled);
+  proto::AdminReply set_notify_switch(bool enabled, std::uint32_t share_percent);
+  // Overrides, settings and static instances from the snapshot; before the
+  // agents' instances, so the overrides apply to them as they are restored.
+  void restore_admin(const HubSnapshot& snapshot);
+  // take_persist_batch() and requeue(), for what the operations changed.
+  void take_admin_changes(PersistBatch& batch);
+  void requeue_admin(const PersistBatch& failed);
+  std::vector<AuditRecord> audit_pending_;           // in order, not yet in a batch
+  std::vector<proto::InstanceKey> dirty_overrides_;  // marks to write (current value)
+  bool settings_dirty_ = false;                      // the switches changed
 
   HubCoreConfig config_;
   std::uint64_t epoch_;

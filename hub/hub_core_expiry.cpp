@@ -18,10 +18,6 @@
 
 namespace cascade::hub {
 
-namespace {
-constexpr std::string_view kUnconfirmedReason = "lease ran out; held by eviction protection";
-}  // namespace
-
 // Only a first beat, a change of source and a held node's return tell the
 // guard anything: the steady beat costs a string comparison.
 void HubCore::note_source(Node& node, std::string_view source) {

@@ -19,8 +19,12 @@ namespace {
 
 constexpr std::uint32_t kMaxFailuresPerSignal = 1000;  // one signal cannot outvote a window
 
+// The cap is a share of the instances consumers can rely on: unconfirmed
+// ones (held through a partition) do not count, so reports during a
+// partition cannot isolate every confirmed instance.
 ServiceLoad load_of(const ServiceEntry& svc) {
-  return {svc.up, svc.isolated};
+  const auto confirmed_up = svc.up > svc.unconfirmed ? svc.up - svc.unconfirmed : 0;
+  return {confirmed_up, svc.isolated};
 }
 
 }  // namespace
@@ -106,9 +110,31 @@ void HubCore::readmit_due(MonoTime now) {
   for (const auto& key : due) {
     ServiceEntry* svc = registry_.find(key.service);
     if (svc == nullptr || !svc->instances.contains(key.id)) continue;
-    if (registry_.set_verdict(*svc, key.id, {})) ++counters_.readmissions;
+    if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(svc->instances.at(key.id))))
+      ++counters_.readmissions;
     spdlog::info("{} {} readmitted after isolation (on probation)", key.service.name, key.id);
   }
+}
+
+// A provider that restarted is a new process: under readmit_on_restart its
+// isolations end now instead of at their time.
+void HubCore::readmit_restarted(MonoTime now, Node& node) {
+  registry_.begin_txn();
+  for (const auto& owned : node.owned) {
+    if (!isolation_.readmit(now, {owned.service->key, owned.id})) continue;
+    const auto& entry = owned.service->instances.at(owned.id);
+    if (registry_.set_verdict(*owned.service, owned.id, verdict_after_isolation(entry)))
+      ++counters_.readmissions;
+  }
+}
+
+// What an instance is served as once its isolation ends: unconfirmed if its
+// node's lease ran out meanwhile and eviction protection holds it, else ok.
+Verdict HubCore::verdict_after_isolation(const InstanceEntry& entry) const {
+  const Node* owner = index_.find(entry.owner);
+  if (owner != nullptr && owner->held)
+    return {proto::Health::kUnconfirmed, std::string(kUnconfirmedReason)};
+  return {};
 }
 
 // Health changes (isolations here or reported by a lower tier) are pushed.

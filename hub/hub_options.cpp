@@ -13,6 +13,9 @@ HubCoreConfig HubConfig::core_config() const {
   c.lease = effective_lease();
   c.zone = zone;
   c.min_local_up = min_local_up;
+  c.isolation = isolation;
+  c.push = push;
+  c.eviction = eviction;
   if (!upstreams.empty()) {
     UplinkConfig up;
     up.endpoints = upstreams;
@@ -50,7 +53,41 @@ struct RawOptions {
   std::int64_t uplink_interval_ms = 0;
   std::int64_t negative_ttl_ms = 1000;
   std::int64_t max_stale_ms = 300'000;
+  std::int64_t isolation_window_ms = 10'000;
+  std::int64_t isolation_base_ms = 10'000;
+  std::int64_t isolation_max_ms = 300'000;
+  std::int64_t push_delay_ms = 5;
+  std::string eviction_protection = "on";
+  bool no_isolation = false;
+  std::uint32_t notify_share_percent = 10;
+  std::int64_t eviction_window_ms = 60'000;
+  std::int64_t eviction_max_hold_ms = 600'000;
 };
+
+// The millisecond options of the fast-fail and protection features, checked
+// by the components' own validators after conversion.
+std::string validate_protection(HubConfig& c, const RawOptions& raw) {
+  if (raw.eviction_protection != "on" && raw.eviction_protection != "off")
+    return "--eviction-protection must be 'on' or 'off'";
+  for (auto ms : {raw.isolation_window_ms, raw.isolation_base_ms, raw.isolation_max_ms,
+                  raw.eviction_window_ms, raw.eviction_max_hold_ms})
+    if (ms < 1 || ms > 86'400'000)
+      return "isolation and eviction durations must be between 1 and 86400000 milliseconds";
+  c.isolation.window = Duration{raw.isolation_window_ms};
+  c.isolation.base_isolation = Duration{raw.isolation_base_ms};
+  c.isolation.max_isolation = Duration{raw.isolation_max_ms};
+  c.push.delay = Duration{raw.push_delay_ms};
+  c.push.share_percent = raw.notify_share_percent;
+  c.isolation.enabled = !raw.no_isolation;
+  c.eviction.enabled = raw.eviction_protection == "on";
+  c.eviction.window = Duration{raw.eviction_window_ms};
+  c.eviction.max_hold = Duration{raw.eviction_max_hold_ms};
+  if (auto error = check_isolation_policy(c.isolation); !error.empty()) return error;
+  if (auto error = check_push_config(c.push); !error.empty()) return error;
+  if (auto error = check_eviction_guard_config(c.eviction); !error.empty())
+    return "eviction protection: " + error;
+  return {};
+}
 
 std::string validate_tiers(const HubConfig& c, const RawOptions& raw) {
   for (const auto& up : c.upstreams)
@@ -75,7 +112,7 @@ std::string validate_tiers(const HubConfig& c, const RawOptions& raw) {
   return {};
 }
 
-std::string validate(const HubConfig& c, const RawOptions& raw) {
+std::string validate(HubConfig& c, const RawOptions& raw) {
   if (c.id.empty() || c.id.size() > 255) return "--id must be 1..255 characters";
   if (c.tier < 1 || c.tier > 16) return "--tier must be between 1 and 16";
   if (auto error = check_endpoint("--listen", c.listen); !error.empty()) return error;
@@ -87,7 +124,62 @@ std::string validate(const HubConfig& c, const RawOptions& raw) {
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
+  if (auto error = validate_protection(c, raw); !error.empty()) return error;
   return validate_tiers(c, raw);
+}
+
+void add_isolation_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
+  app.add_option("--isolation-min-reporters", c.isolation.min_reporters,
+                 "Isolate an instance once this many distinct callers reported it failing ...")
+      ->capture_default_str();
+  app.add_option("--isolation-min-reports", c.isolation.min_reports,
+                 "... or once this many failures were reported, within the window")
+      ->capture_default_str();
+  app.add_option("--isolation-window-ms", raw.isolation_window_ms,
+                 "Window over which failure reports count, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--isolation-base-ms", raw.isolation_base_ms,
+                 "First isolation time, in milliseconds (doubles on repeats while on probation)")
+      ->capture_default_str();
+  app.add_option("--isolation-max-ms", raw.isolation_max_ms,
+                 "Longest isolation time, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--isolation-max-share", c.isolation.max_isolated_share,
+                 "Never isolate more than this share of a service's UP instances (0..1)")
+      ->capture_default_str();
+  app.add_flag("--isolation-readmit-on-restart", c.isolation.readmit_on_restart,
+               "Readmit an isolated instance as soon as its agent restarts (new epoch)");
+  app.add_flag("--no-isolation", raw.no_isolation, "Count failure reports but never isolate");
+}
+
+void add_protection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
+  add_isolation_options(app, c, raw);
+  app.add_option("--push-delay-ms", raw.push_delay_ms,
+                 "Isolations are pushed to consumers after this coalescing delay, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--push-max-per-second", c.push.max_per_second,
+                 "At most this many pushes per second; the other consumers learn at their beat")
+      ->capture_default_str();
+  app.add_flag("--notify-switch", c.push.notify_switch,
+               "Push only --notify-share-percent of a service's consumers per flush (storms)");
+  app.add_option("--notify-share-percent", raw.notify_share_percent,
+                 "With --notify-switch: share of consumers pushed to per flush (1..100)")
+      ->capture_default_str();
+  app.add_option("--eviction-protection", raw.eviction_protection,
+                 "'on': hold back mass expiry (shares per window, partitions of a source)")
+      ->capture_default_str();
+  app.add_option("--eviction-window-ms", raw.eviction_window_ms,
+                 "Window over which expiries count against the shares, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--eviction-max-share", c.eviction.max_service_share,
+                 "Most of a service expired by missed leases per window (0..1)")
+      ->capture_default_str();
+  app.add_option("--eviction-max-registry-share", c.eviction.max_registry_share,
+                 "Most of the whole registry expired by missed leases per window (0..1)")
+      ->capture_default_str();
+  app.add_option("--eviction-max-hold-ms", raw.eviction_max_hold_ms,
+                 "Longest an instance is held unconfirmed, in milliseconds (never stuck)")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -151,6 +243,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "Fewer UP instances of a service in this tier than this: add the upper "
                  "tier's instances")
       ->capture_default_str();
+  add_protection_options(app, c, raw);
   app.add_option("--proxy-max-delay-ms", raw.proxy_max_delay_ms,
                  "With --proxy: longest a message waits for its batch, in milliseconds (<= 50)")
       ->capture_default_str();

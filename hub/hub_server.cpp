@@ -265,6 +265,7 @@ void HubServer::flush() {
   }
   auto batch = core_.take_persist_batch();
   if (!batch.empty()) {
+    batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
     try {
       store_.apply(batch);
     } catch (const std::exception& e) {

@@ -40,7 +40,9 @@ namespace cascade::hub {
   X(isolations)          /* instances isolated by failure reports */                 \
   X(readmissions)        /* isolations that ended */                                 \
   X(isolations_capped)   /* quorum reached, held back by the per-service cap */      \
-  X(pushes)              /* DownBeats pushed between beats */
+  X(pushes)              /* DownBeats pushed between beats */                        \
+  X(admin_requests)      /* operator operations (AdminRequest), all audited */       \
+  X(admin_refused)       /* ... of which refused (invalid, or not applicable) */
 
 struct HubCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

@@ -23,8 +23,9 @@ struct Tally {
   proto::Health health = proto::Health::kOk;
 };
 
+// What consumers are served: an operator's out-of-service mark is not UP.
 Tally tally_of(const InstanceEntry& e) {
-  return {is_up(e.instance), e.health()};
+  return {is_up(e.instance) && !e.out_of_service, e.health()};
 }
 
 void add(ServiceEntry& svc, const Tally& t, bool adding) {
@@ -47,6 +48,7 @@ bool recount(ServiceEntry& svc, const std::optional<Tally>& before,
 
 proto::Instance InstanceEntry::served() const {
   proto::Instance in = instance;
+  if (out_of_service) in.status = proto::InstanceStatus::kOutOfService;
   if (verdict.health != proto::Health::kOk) {
     in.health = verdict.health;
     in.health_reason = verdict.reason;
@@ -86,12 +88,19 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
   if (inserted) {
     entry.instance = instance;
     entry.owner = node;
+    entry.out_of_service =
+        !out_of_service_.empty() && is_marked_out_of_service(svc.key, instance.id);
     ++instance_count_;
   } else if (entry.owner == node) {
     if (entry.instance == instance) return false;
     entry.instance = instance;
     for (auto& claim : entry.claimants)
       claim.same_content = false;
+  } else if (entry.owner == kStaticOwner) {
+    // The operator's definition stands; the node takes it when it is removed.
+    drop_claim(entry, node);
+    entry.claimants.push_back({std::string(node), entry.instance == instance});
+    return false;
   } else {
     drop_claim(entry, node);
     if (entry.instance == instance) {
@@ -146,6 +155,23 @@ bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict ver
   if (recount(svc, before, tally_of(it->second))) health_changes_.push_back(&svc);
   record_change(svc, id);
   return true;
+}
+
+bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::string& id,
+                                  bool out_of_service) {
+  proto::InstanceKey mark{key, id};
+  const bool changed = out_of_service ? out_of_service_.insert(std::move(mark)).second
+                                      : out_of_service_.erase(mark) > 0;
+  ServiceEntry* svc = find(key);
+  if (svc == nullptr) return changed;
+  auto it = svc->instances.find(id);
+  if (it == svc->instances.end() || it->second.out_of_service == out_of_service) return changed;
+  const auto before = tally_of(it->second);
+  it->second.out_of_service = out_of_service;
+  recount(*svc, before, tally_of(it->second));
+  health_changes_.push_back(svc);  // consumers should stop (or resume) calling it now
+  record_change(*svc, id);
+  return changed;
 }
 
 const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std::string& id,
@@ -238,7 +264,12 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
   if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
     recount(svc, tally_of(old->second), std::nullopt);
   auto [it, inserted] = svc.instances.insert_or_assign(
-      instance.id, InstanceEntry{instance, std::move(owner), {}, {}});
+      instance.id,
+      InstanceEntry{instance,
+                    std::move(owner),
+                    {},
+                    {},
+                    !out_of_service_.empty() && is_marked_out_of_service(key, instance.id)});
   recount(svc, std::nullopt, tally_of(it->second));
   if (inserted) ++instance_count_;
 }

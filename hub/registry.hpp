@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -26,6 +27,12 @@
 #include "common/protocol.hpp"
 
 namespace cascade::hub {
+
+// The owner of the instances an operator added with add-static (no agent, no
+// lease). Never a node id: node ids are printable (the decoder refuses control
+// characters), this one starts with 0x01. Written as is to the store's
+// `instances.owner` column.
+inline constexpr std::string_view kStaticOwner = "\x01static";
 
 // A node other than the owner whose set holds the instance too: the hubs of
 // a multi-homed tier all report their agents upstream, or an instance moved
@@ -49,7 +56,12 @@ struct InstanceEntry {
   std::string owner;         // node id of the registering agent
   std::vector<Claim> claimants;
   Verdict verdict{};
-  // What consumers get: the report with this hub's verdict over it.
+  // An operator's mark (cascadectl mark-out-of-service): served with status
+  // OUT_OF_SERVICE whatever its owner reports. Kept by Registry from its
+  // overrides, which outlive the entry.
+  bool out_of_service = false;
+  // What consumers get: the report with this hub's verdict and the operator's
+  // mark over it.
   proto::Instance served() const;
   // The health consumers see: this hub's verdict, else what a lower tier reported.
   proto::Health health() const {
@@ -70,7 +82,7 @@ struct ServiceEntry {
   std::deque<ChangeRecord> log;                    // ascending versions
   std::uint64_t log_floor = 0;    // changes up to and including this version are not in the log
   std::uint64_t txn = 0;          // transaction that last bumped the version
-  std::uint32_t up = 0;           // instances with status UP, kept by Registry (read on every beat)
+  std::uint32_t up = 0;           // served with status UP, kept by Registry (read on every beat)
   std::uint32_t isolated = 0;     // of all instances, served as isolated (kept by Registry)
   std::uint32_t unconfirmed = 0;  // served as unconfirmed (kept by Registry)
   std::uint32_t up_count() const { return up; }
@@ -97,7 +109,10 @@ class Registry {
   // Adds or replaces an instance in `node`'s name. A node that reports an
   // instance another node owns, with the same content, becomes a claimant
   // (nothing changes for clients); different content takes the instance over
-  // and the previous owner becomes a claimant. True if anything changed.
+  // and the previous owner becomes a claimant. A static instance (owner
+  // kStaticOwner) is never taken over: the operator's definition is served
+  // and the reporting node only claims it, taking it when it is removed.
+  // True if anything changed.
   bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node);
   // `node` no longer reports the instance. The owner's drop hands it to a
   // claimant if there is one; otherwise it is removed. True if removed. A
@@ -110,13 +125,26 @@ class Registry {
   // not persisted (a restarted hub starts without isolations). True if changed.
   bool set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict);
 
+  // Operator overrides (cascadectl mark-out-of-service), by (service, id):
+  // kept whether or not the instance is present, and applied whenever it is
+  // (a registration, a return after expiry, a restore). A change of what a
+  // present instance is served as issues a version and is pushed like a
+  // health change. The caller persists the overrides. True if the override
+  // changed.
+  bool set_out_of_service(const proto::ServiceKey& key, const std::string& id, bool out_of_service);
+  bool is_marked_out_of_service(const proto::ServiceKey& key, const std::string& id) const {
+    return out_of_service_.contains(proto::InstanceKey{key, id});
+  }
+  const std::set<proto::InstanceKey>& out_of_service_marks() const { return out_of_service_; }
+
   // The instance as `node` last reported it, if it reports it (owner or claimant).
   const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
                                      std::string_view node) const;
 
   // Services where what consumers see of some instance's health changed
-  // (isolated, readmitted, unconfirmed; by this hub or by a lower tier):
-  // worth a push between beats. Deduplicated.
+  // (isolated, readmitted, unconfirmed; by this hub or by a lower tier), or
+  // an operator marked one out of service or back: worth a push between
+  // beats. Deduplicated.
   std::vector<const ServiceEntry*> take_health_changes();
 
   // Instances whose content changed (added, changed, removed) since the last
@@ -130,6 +158,7 @@ class Registry {
   proto::ServiceUpdate full_update(const ServiceEntry& svc, std::uint64_t from_version) const;
 
   // Restores persisted state without issuing versions or logging changes.
+  // Operator marks set before apply to the restored instances.
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                         std::string owner);
   void restore_version(const proto::ServiceKey& key, std::uint64_t version);
@@ -167,6 +196,7 @@ class Registry {
   bool track_changes_ = false;
   std::vector<const ServiceEntry*> health_changes_;
   std::vector<DirtyInstance> changes_;
+  std::set<proto::InstanceKey> out_of_service_;
 };
 
 }  // namespace cascade::hub

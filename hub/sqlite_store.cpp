@@ -1,5 +1,8 @@
 #include "hub/sqlite_store.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <msgpack.hpp>
 #include <optional>
 #include <string>
@@ -13,7 +16,8 @@ namespace {
 using sqlite::from_u64;
 using sqlite::to_u64;
 
-constexpr std::int64_t kSchemaVersion = 1;
+constexpr std::int64_t kSchemaVersion = 2;
+constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 only adds tables
 constexpr const char* kFileName = "hub.db";
 
 // WITHOUT ROWID: every table is looked up by its text primary key only, so
@@ -43,7 +47,32 @@ std::string schema_sql() {
          "  group_name TEXT NOT NULL,"
          "  version INTEGER NOT NULL,"
          "  PRIMARY KEY (name, group_name)"
-         ") WITHOUT ROWID;";
+         ") WITHOUT ROWID;"
+         // Version 2.
+         "CREATE TABLE IF NOT EXISTS instance_overrides("
+         "  name TEXT NOT NULL,"
+         "  group_name TEXT NOT NULL,"
+         "  id TEXT NOT NULL,"
+         "  status INTEGER NOT NULL CHECK (status BETWEEN 0 AND " +
+         std::to_string(proto::kMaxInstanceStatus) +
+         "),"
+         "  PRIMARY KEY (name, group_name, id)"
+         ") WITHOUT ROWID;"
+         "CREATE TABLE IF NOT EXISTS settings("
+         "  key TEXT PRIMARY KEY NOT NULL,"
+         "  value INTEGER NOT NULL"
+         ") WITHOUT ROWID;"
+         // A rowid table: the rowid is the order of the log.
+         "CREATE TABLE IF NOT EXISTS admin_audit("
+         "  at_ms INTEGER NOT NULL,"
+         "  actor TEXT NOT NULL,"
+         "  op TEXT NOT NULL,"
+         "  name TEXT NOT NULL,"
+         "  group_name TEXT NOT NULL,"
+         "  instance_id TEXT NOT NULL,"
+         "  detail TEXT NOT NULL,"
+         "  ok INTEGER NOT NULL CHECK (ok IN (0, 1))"
+         ");";
 }
 
 using Metadata = std::map<std::string, std::string>;
@@ -93,13 +122,29 @@ struct SqliteHubStore::Statements {
                         "DELETE FROM instances WHERE name = ?1 AND group_name = ?2 AND id = ?3"),
         upsert_service(db,
                        "INSERT INTO services(name, group_name, version) VALUES (?1, ?2, ?3) "
-                       "ON CONFLICT(name, group_name) DO UPDATE SET version = excluded.version") {}
+                       "ON CONFLICT(name, group_name) DO UPDATE SET version = excluded.version"),
+        upsert_override(db,
+                        "INSERT INTO instance_overrides(name, group_name, id, status) "
+                        "VALUES (?1, ?2, ?3, ?4) "
+                        "ON CONFLICT(name, group_name, id) DO UPDATE SET status = excluded.status"),
+        delete_override(
+            db, "DELETE FROM instance_overrides WHERE name = ?1 AND group_name = ?2 AND id = ?3"),
+        upsert_setting(db,
+                       "INSERT INTO settings(key, value) VALUES (?1, ?2) "
+                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+        append_audit(db,
+                     "INSERT INTO admin_audit(at_ms, actor, op, name, group_name, instance_id, "
+                     "detail, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)") {}
 
   sqlite::Statement upsert_node;
   sqlite::Statement delete_node;
   sqlite::Statement upsert_instance;
   sqlite::Statement delete_instance;
   sqlite::Statement upsert_service;
+  sqlite::Statement upsert_override;
+  sqlite::Statement delete_override;
+  sqlite::Statement upsert_setting;
+  sqlite::Statement append_audit;
 };
 
 std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
@@ -115,7 +160,7 @@ SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchr
   // registration from ~25k to ~37k instances/s in bench/hub_bench.cpp.
   db_.exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384");
   sqlite::Transaction txn(db_);
-  sqlite::check_schema_version(db_, kSchemaVersion);
+  sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
   db_.exec(schema_sql());
   txn.commit();
   // Prepared only now: SQLite refuses to prepare statements on missing tables.
@@ -153,6 +198,7 @@ void SqliteHubStore::apply(const PersistBatch& batch) {
   write_nodes(batch);
   write_instances(batch);
   write_services(batch);
+  write_admin(batch);
   txn.commit();
 }
 
@@ -200,12 +246,42 @@ void SqliteHubStore::write_services(const PersistBatch& batch) {
   }
 }
 
+void SqliteHubStore::write_admin(const PersistBatch& batch) {
+  for (const auto& key : batch.override_deletes) {
+    sql_->delete_override.bind_text(1, key.service.name)
+        .bind_text(2, key.service.group)
+        .bind_text(3, key.id)
+        .run();
+  }
+  for (const auto& record : batch.override_upserts) {
+    sql_->upsert_override.bind_text(1, record.service.name)
+        .bind_text(2, record.service.group)
+        .bind_text(3, record.id)
+        .bind_int64(4, static_cast<std::int64_t>(record.status))
+        .run();
+  }
+  for (const auto& setting : batch.settings)
+    sql_->upsert_setting.bind_text(1, setting.key).bind_int64(2, setting.value).run();
+  for (const auto& record : batch.audit) {
+    sql_->append_audit.bind_int64(1, batch.wall_ms)
+        .bind_text(2, record.actor)
+        .bind_text(3, record.op)
+        .bind_text(4, record.service.name)
+        .bind_text(5, record.service.group)
+        .bind_text(6, record.instance_id)
+        .bind_text(7, record.detail)
+        .bind_int64(8, record.ok ? 1 : 0)
+        .run();
+  }
+}
+
 // ----------------------------------------------------------------- load
 
 HubSnapshot SqliteHubStore::load() {
-  // One transaction, so the three tables are read as of the same commit.
+  // One transaction, so the tables are read as of the same commit.
   sqlite::Transaction txn(db_);
-  HubSnapshot snapshot{read_nodes(), read_instances(), read_services()};
+  HubSnapshot snapshot{read_nodes(), read_instances(), read_services(), read_overrides(),
+                       read_settings()};
   txn.commit();
   return snapshot;
 }
@@ -240,6 +316,45 @@ std::vector<ServiceRecord> SqliteHubStore::read_services() {
                       to_u64(select.column_int64(2))});
   }
   return services;
+}
+
+std::vector<OverrideRecord> SqliteHubStore::read_overrides() {
+  sqlite::Statement select(db_,
+                           "SELECT name, group_name, id, status FROM instance_overrides "
+                           "ORDER BY name, group_name, id");
+  std::vector<OverrideRecord> overrides;
+  while (select.step()) {
+    // The CHECK constraint keeps status in range.
+    overrides.push_back(OverrideRecord{
+        proto::ServiceKey{select.column_text(0), select.column_text(1)}, select.column_text(2),
+        static_cast<proto::InstanceStatus>(select.column_int64(3))});
+  }
+  return overrides;
+}
+
+std::vector<SettingRecord> SqliteHubStore::read_settings() {
+  sqlite::Statement select(db_, "SELECT key, value FROM settings ORDER BY key");
+  std::vector<SettingRecord> settings;
+  while (select.step())
+    settings.push_back(SettingRecord{select.column_text(0), select.column_int64(1)});
+  return settings;
+}
+
+std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {
+  sqlite::Statement select(db_,
+                           "SELECT at_ms, actor, op, name, group_name, instance_id, detail, ok "
+                           "FROM (SELECT rowid AS seq, * FROM admin_audit ORDER BY rowid DESC "
+                           "LIMIT ?1) ORDER BY seq");
+  select.bind_int64(1, static_cast<std::int64_t>(
+                           std::min<std::size_t>(limit, std::numeric_limits<std::int64_t>::max())));
+  std::vector<AuditRecord> records;
+  while (select.step()) {
+    records.push_back(
+        AuditRecord{select.column_int64(0), select.column_text(1), select.column_text(2),
+                    proto::ServiceKey{select.column_text(3), select.column_text(4)},
+                    select.column_text(5), select.column_text(6), select.column_int64(7) != 0});
+  }
+  return records;
 }
 
 }  // namespace cascade::hub

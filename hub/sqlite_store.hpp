@@ -2,13 +2,31 @@
 // HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by the hub's
 // owning thread only.
 //
-// Schema version 1 (created on first open; a file of another version is
-// refused with StoreError, there are no migrations yet):
+// Schema version 2 (created on first open). A version 1 file (the tables up
+// to `services`) is upgraded in place: version 2 only adds tables, created
+// empty on open, and the file is then marked 2, so an older build refuses it
+// rather than silently dropping the operator's marks and static instances.
+// Any other version is refused with StoreError.
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "epoch", "schema_version"
 //   nodes(node_id PRIMARY KEY, epoch, digest)
 //   instances(name, group_name, id, owner, address, weight, zone, status,
 //             metadata BLOB, PRIMARY KEY(name, group_name, id))
 //   services(name, group_name, version, PRIMARY KEY(name, group_name))
+// Version 2 (operator operations, cascadectl):
+//   instance_overrides(name, group_name, id, status, PRIMARY KEY(name, group_name, id))
+//             how an instance is served whatever it reports (status 2,
+//             OUT_OF_SERVICE, is the only override); kept while the instance
+//             is absent
+//   settings(key TEXT PRIMARY KEY, value INTEGER)  run-time switches that
+//             override the configured defaults: "eviction_protection" (0/1),
+//             "notify_switch" (0/1), "notify_share_percent" (1..100)
+//   admin_audit(at_ms, actor, op, name, group_name, instance_id, detail, ok)
+//             append-only, in rowid order: every operator operation, accepted
+//             (ok 1) or refused (ok 0); at_ms is wall-clock ms since the Unix
+//             epoch at commit; op is the AdminOp name ("add_static"); detail
+//             is what the hub answered. Never pruned (operations are rare).
+// A static instance (add-static) is an `instances` row whose owner is
+// "\x01static" (kStaticOwner in hub/registry.hpp: never a node id).
 // Unsigned 64-bit values (epochs, digests, versions) are stored bit for bit in
 // SQLite's signed integers, so values above 2^63 read as negative in a sqlite3
 // shell. `status` is the numeric proto::InstanceStatus. `metadata` is a
@@ -37,6 +55,9 @@ class SqliteHubStore final : public HubStore {
   HubSnapshot load() override;
   void apply(const PersistBatch& batch) override;
 
+  // The last `limit` audit records, oldest first (tools and tests).
+  std::vector<AuditRecord> audit_log(std::size_t limit);
+
   const std::filesystem::path& file() const { return db_.path(); }
 
  private:
@@ -47,9 +68,12 @@ class SqliteHubStore final : public HubStore {
   void write_nodes(const PersistBatch& batch);
   void write_instances(const PersistBatch& batch);
   void write_services(const PersistBatch& batch);
+  void write_admin(const PersistBatch& batch);
   std::vector<NodeRecord> read_nodes();
   std::vector<InstanceRecord> read_instances();
   std::vector<ServiceRecord> read_services();
+  std::vector<OverrideRecord> read_overrides();
+  std::vector<SettingRecord> read_settings();
 
   sqlite::Db db_;  // declared first: statements must be finalized before it closes
   sqlite::Synchronous mode_;

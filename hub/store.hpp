@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "common/protocol.hpp"
 
 namespace cascade::hub {
@@ -25,7 +26,7 @@ struct NodeRecord {
 struct InstanceRecord {
   proto::ServiceKey service;
   proto::Instance instance;
-  std::string owner;  // node id of the agent that registered it
+  std::string owner;  // node id of the agent that registered it; kStaticOwner: add-static
   bool operator==(const InstanceRecord&) const = default;
 };
 
@@ -41,6 +42,40 @@ struct ServiceRecord {
   bool operator==(const ServiceRecord&) const = default;
 };
 
+// An operator's override of how an instance is served, by (service, id),
+// whether or not the instance is registered (cascadectl mark-out-of-service).
+struct OverrideRecord {
+  proto::ServiceKey service;
+  std::string id;
+  // The status served instead of the reported one; OUT_OF_SERVICE is the only
+  // override today.
+  proto::InstanceStatus status = proto::InstanceStatus::kOutOfService;
+  bool operator==(const OverrideRecord&) const = default;
+};
+
+// A hub setting an operator changed at run time; it overrides the configured
+// default from then on, across restarts.
+struct SettingRecord {
+  std::string key;  // one of the kSetting* names below
+  std::int64_t value = 0;
+  bool operator==(const SettingRecord&) const = default;
+};
+inline constexpr std::string_view kSettingEvictionProtection = "eviction_protection";   // 0 or 1
+inline constexpr std::string_view kSettingNotifySwitch = "notify_switch";               // 0 or 1
+inline constexpr std::string_view kSettingNotifySharePercent = "notify_share_percent";  // 1..100
+
+// One operator operation, accepted or refused (append-only audit log).
+struct AuditRecord {
+  WallMs at_ms = 0;  // when it committed; stamped by the store from PersistBatch::wall_ms
+  std::string actor;
+  std::string op;                     // proto::to_string(AdminOp): "mark_out_of_service", ...
+  proto::ServiceKey service{"", ""};  // empty for the switch operations
+  std::string instance_id;
+  std::string detail;  // what was done, or why it was refused (the reply's message)
+  bool ok = false;
+  bool operator==(const AuditRecord&) const = default;
+};
+
 // Everything that changed since the previous batch. Upserts carry current
 // values; deletes carry keys. A key appears in at most one list per batch.
 struct PersistBatch {
@@ -49,9 +84,17 @@ struct PersistBatch {
   std::vector<InstanceRecord> instance_upserts;
   std::vector<InstanceKeyRecord> instance_deletes;
   std::vector<ServiceRecord> service_versions;
+  std::vector<OverrideRecord> override_upserts;
+  std::vector<InstanceKeyRecord> override_deletes;
+  std::vector<SettingRecord> settings;  // current values of the changed settings
+  std::vector<AuditRecord> audit;       // appended in order
+  // Wall-clock time of the commit, stamped by the server just before apply()
+  // (the core reads no clock): the time of every audit record in the batch.
+  WallMs wall_ms = 0;
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
-           instance_deletes.empty() && service_versions.empty();
+           instance_deletes.empty() && service_versions.empty() && override_upserts.empty() &&
+           override_deletes.empty() && settings.empty() && audit.empty();
   }
 };
 
@@ -60,6 +103,9 @@ struct HubSnapshot {
   std::vector<NodeRecord> nodes;
   std::vector<InstanceRecord> instances;
   std::vector<ServiceRecord> services;
+  std::vector<OverrideRecord> overrides;
+  std::vector<SettingRecord> settings;
+  // The audit log is not part of the snapshot: nothing is restored from it.
 };
 
 // Durable storage of one hub's registry. Used from the hub's owning thread only.

@@ -62,8 +62,40 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--upstream", "tcp://h:1", "--negative-ttl-ms", "-1"}, "--negative-ttl-ms"},
         BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--upstream", "tcp://h:2"},
                 "one --upstream"},
-        BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--proxy-max-delay-ms", "80"},
-                "max_delay"}));
+        BadFlag{{"--proxy", "--upstream", "tcp://h:1", "--proxy-max-delay-ms", "80"}, "max_delay"},
+        BadFlag{{"--isolation-min-reporters", "0"}, "quorum"},
+        BadFlag{{"--isolation-max-share", "1.5"}, "cap"},
+        BadFlag{{"--isolation-base-ms", "20000", "--isolation-max-ms", "1000"}, "isolation time"},
+        BadFlag{{"--notify-share-percent", "0"}, "notify share"},
+        BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
+        BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
+        BadFlag{{"--eviction-window-ms", "0"}, "durations"}));
+
+TEST(HubOptions, ProtectionFlagsReachTheCore) {
+  auto p =
+      parse({"--isolation-min-reporters", "3", "--isolation-window-ms", "5000", "--no-isolation",
+             "--notify-switch", "--notify-share-percent", "25", "--push-delay-ms", "2",
+             "--eviction-protection", "off", "--eviction-max-hold-ms", "120000"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto core = p.config->core_config();
+  EXPECT_EQ(core.isolation.min_reporters, 3u);
+  EXPECT_EQ(core.isolation.window, Duration{5000});
+  EXPECT_FALSE(core.isolation.enabled);
+  EXPECT_TRUE(core.push.notify_switch);
+  EXPECT_EQ(core.push.share_percent, 25u);
+  EXPECT_EQ(core.push.delay, Duration{2});
+  EXPECT_FALSE(core.eviction.enabled);
+  EXPECT_EQ(core.eviction.max_hold, Duration{120'000});
+}
+
+TEST(HubOptions, ProtectionIsOnAndIsolationEnabledByDefault) {
+  auto p = parse({});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto core = p.config->core_config();
+  EXPECT_TRUE(core.eviction.enabled);
+  EXPECT_TRUE(core.isolation.enabled);
+  EXPECT_FALSE(core.push.notify_switch);
+}
 
 TEST(HubOptions, RepeatedUpstreamsMakeAMultiHomedTieredHub) {
   auto p = parse({"--tier", "1", "--upstream", "tcp://l2a:7700", "--upstream", "tcp://l2b:7700",

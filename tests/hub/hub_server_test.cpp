@@ -23,10 +23,14 @@ class ScriptedStore final : public HubStore {
     if (failing) throw std::runtime_error("disk full");
     ++commits;
     instances_written += batch.instance_upserts.size();
+    audit_written += batch.audit.size();
+    if (!batch.audit.empty()) audit_wall_ms = batch.wall_ms;
   }
   std::atomic<bool> failing{false};
   std::atomic<int> commits{0};
   std::atomic<std::size_t> instances_written{0};
+  std::atomic<std::size_t> audit_written{0};
+  std::atomic<WallMs> audit_wall_ms{0};
 };
 
 class HubServerTest : public ::testing::Test {
@@ -89,6 +93,28 @@ TEST_F(HubServerTest, NoAcknowledgementWhileTheStoreFailsAndTheChangeIsWrittenLa
   while (store.instances_written.load() == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(Duration{5});
   EXPECT_EQ(store.instances_written.load(), 1u);
+}
+
+TEST_F(HubServerTest, OperatorIsAnsweredOnlyOnceTheAuditRecordCommittedWithTheWallTime) {
+  proto::AdminRequest mark;
+  mark.request_id = 5;
+  mark.op = proto::AdminOp::kMarkOutOfService;
+  mark.actor = "alice@ops-1";
+  mark.service = proto::ServiceKey{"svc", "default"};
+  mark.instance_id = "i1";
+  store.failing = true;
+  EXPECT_FALSE(request(mark, Duration{300}));
+  EXPECT_EQ(store.audit_written.load(), 0u);
+
+  store.failing = false;
+  const WallMs before = clock.wall_ms();
+  auto reply = request(mark);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(std::get<proto::AdminReply>(*reply).request_id, 5u);
+  EXPECT_TRUE(std::get<proto::AdminReply>(*reply).ok);
+  EXPECT_EQ(store.audit_written.load(), 2u) << "the record of the failed batch is written too";
+  EXPECT_GE(store.audit_wall_ms.load(), before - 1000);
+  EXPECT_LE(store.audit_wall_ms.load(), clock.wall_ms());
 }
 
 TEST_F(HubServerTest, GarbageGetsATypedErrorAndTheHubKeepsServing) {

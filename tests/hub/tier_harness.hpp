@@ -1,11 +1,14 @@
 #pragma once
 // Several HubCores wired into tiers in one process, on a fake clock: what one
 // hub's uplink sends is handed to its upstream's core at once and the reply
-// comes straight back, unless the link is cut. Agents are played by the test
-// (beats and queries handed to a hub's core).
+// comes straight back, unless the link is cut. What a hub sends a node between
+// beats (HubCore::take_node_messages) goes down the same way: to the child hub
+// of that id, or to the test's agent, whose pushes are kept for inspection.
+// Agents are played by the test (beats and queries handed to a hub's core).
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +18,7 @@
 #include "common/clock.hpp"
 #include "common/digest.hpp"
 #include "hub/hub_core.hpp"
+#include "tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub::testing {
 
@@ -54,7 +58,8 @@ class TierHarness {
   void cut(const std::string& child, const std::string& parent) { cut_.insert({child, parent}); }
   void heal(const std::string& child, const std::string& parent) { cut_.erase({child, parent}); }
 
-  // Delivers upstream traffic (and the replies) until nothing moves.
+  // Delivers upstream traffic (and the replies) and what hubs send their
+  // nodes between beats, until nothing moves.
   void pump() {
     for (bool moved = true; moved;) {
       moved = false;
@@ -62,6 +67,11 @@ class TierHarness {
         for (auto& out : core->take_upstream_messages()) {
           moved = true;
           deliver_up(id, out);
+        }
+      for (auto& [id, core] : hubs_)
+        for (auto& out : core->take_node_messages()) {
+          moved = true;
+          deliver_down(id, out);
         }
       for (auto& [id, core] : hubs_)
         for (auto& deferred : core->take_deferred_replies()) {
@@ -79,6 +89,44 @@ class TierHarness {
     a.digest = proto::digest_of(regs);
     beat_agent(node, std::move(regs));
   }
+  // An agent of `hub_id` using `services` (it registers nothing), beating
+  // every 2 s from now on and keeping the lists it is sent, pushes included.
+  void consumer(const std::string& hub_id, const std::string& node,
+                std::vector<std::string> services) {
+    auto& a = agents_[node];
+    a.hub = hub_id;
+    a.digest = proto::digest_of({});
+    a.uses = std::move(services);
+    beat_agent(node, std::vector<proto::Registration>{});
+  }
+  // A FailureReport of one signal handed to `hub_id`: `reporter` saw calls to
+  // `address` fail. Returns the hub's reply (empty for request_id 0).
+  HandleResult report(const std::string& hub_id, const std::string& reporter,
+                      const std::string& service, const std::string& address,
+                      std::uint64_t request_id = 0) {
+    proto::FailureSignal signal;
+    signal.service = proto::ServiceKey{service, std::string(proto::kDefaultGroup)};
+    signal.address = address;
+    signal.reporter = reporter;
+    auto result = hub(hub_id).handle(clock.now(), proto::FailureReport{request_id, {signal}, 0});
+    pump();
+    return result;
+  }
+
+  // Pushes (DownBeats with push=true) a test agent received, in order, and when.
+  const std::vector<proto::DownBeat>& pushes_to(const std::string& node) const {
+    return agents_.at(node).pushes;
+  }
+  const std::vector<MonoTime>& pushed_at(const std::string& node) const {
+    return agents_.at(node).pushed_at;
+  }
+  // The list of `service` a consumer holds (from beat replies and pushes).
+  const HeldList& list(const std::string& node, const std::string& service) {
+    return agents_.at(node).lists[service];
+  }
+  // Node messages no hub or agent of the harness took (an unknown node, a cut link).
+  const std::vector<NodeMessage>& undelivered() const { return undelivered_; }
+
   // kill -9: it stops beating. stop(): a graceful Deregister.
   void kill(const std::string& node) { agents_.erase(node); }
   void stop(const std::string& node) {
@@ -147,7 +195,35 @@ class TierHarness {
       forwarded_[{parent, result.deferred}] = {child, out.upstream};
       return;
     }
+    if (result.no_reply) return;  // a forwarded FailureReport: fire and forget
     hub(child).on_upstream_message(clock.now(), out.upstream, result.reply);
+  }
+
+  // A message from hub `parent` for one of its nodes: a child hub (which
+  // takes it as a message from that upstream) or a test agent.
+  void deliver_down(const std::string& parent, NodeMessage& out) {
+    if (auto child = upstreams_.find(out.node_id); child != upstreams_.end()) {
+      const auto& ups = child->second;
+      const auto it = std::find(ups.begin(), ups.end(), parent);
+      if (it == ups.end() || cut_.contains({out.node_id, parent})) {
+        undelivered_.push_back(std::move(out));
+        return;
+      }
+      hub(out.node_id)
+          .on_upstream_message(clock.now(), static_cast<std::size_t>(it - ups.begin()),
+                               out.message);
+      return;
+    }
+    auto agent = agents_.find(out.node_id);
+    const auto* push = std::get_if<proto::DownBeat>(&out.message);
+    if (agent == agents_.end() || agent->second.hub != parent || push == nullptr || !push->push) {
+      undelivered_.push_back(std::move(out));
+      return;
+    }
+    for (const auto& update : push->updates)
+      apply_update(agent->second.lists[update.service.name], update);
+    agent->second.pushes.push_back(*push);
+    agent->second.pushed_at.push_back(clock.now());
   }
 
   void deliver_deferred(const std::string& at, DeferredReply& deferred) {
@@ -167,6 +243,10 @@ class TierHarness {
     std::uint64_t digest = 0;
     std::uint64_t seq = 0;
     MonoTime last_beat{};
+    std::vector<std::string> uses{};          // service names
+    std::map<std::string, HeldList> lists{};  // by service name
+    std::vector<proto::DownBeat> pushes{};
+    std::vector<MonoTime> pushed_at{};
   };
   static constexpr Duration kAgentInterval{2000};
 
@@ -178,8 +258,14 @@ class TierHarness {
     b.seq = ++a.seq;
     b.digest = a.digest;
     b.registrations = std::move(regs);
+    for (const auto& service : a.uses)
+      b.uses.push_back(proto::ServiceUse{
+          proto::ServiceKey{service, std::string(proto::kDefaultGroup)}, a.lists[service].version});
     a.last_beat = clock.now();
-    hub(a.hub).handle(clock.now(), b);
+    auto result = hub(a.hub).handle(clock.now(), b);
+    if (const auto* down = std::get_if<proto::DownBeat>(&result.reply))
+      for (const auto& update : down->updates)
+        apply_update(a.lists[update.service.name], update);
     pump();
   }
 
@@ -191,6 +277,7 @@ class TierHarness {
   std::map<std::pair<std::string, std::uint64_t>, proto::Message> client_answers_;
   std::map<std::pair<std::string, proto::MsgType>, std::uint64_t> received_;
   std::map<std::string, std::vector<proto::UpBeat>> beats_;
+  std::vector<NodeMessage> undelivered_;
   std::uint64_t request_seq_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <tuple>
 
+#include "hub/registry.hpp"
 #include "hub/sqlite_store.hpp"
 #include "tests/store/temp_dir.hpp"
 
@@ -44,6 +45,11 @@ HubSnapshot sorted(HubSnapshot s) {
   });
   std::sort(s.services.begin(), s.services.end(),
             [](const auto& a, const auto& b) { return a.service < b.service; });
+  std::sort(s.overrides.begin(), s.overrides.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.service, a.id) < std::tie(b.service, b.id);
+  });
+  std::sort(s.settings.begin(), s.settings.end(),
+            [](const auto& a, const auto& b) { return a.key < b.key; });
   return s;
 }
 
@@ -52,6 +58,8 @@ void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
   EXPECT_EQ(actual.nodes, want.nodes);
   EXPECT_EQ(actual.instances, want.instances);
   EXPECT_EQ(actual.services, want.services);
+  EXPECT_EQ(actual.overrides, want.overrides);
+  EXPECT_EQ(actual.settings, want.settings);
 }
 
 // A state with a bit of everything, reused as "before" in several tests.
@@ -66,7 +74,8 @@ PersistBatch base_batch() {
 }
 
 HubSnapshot as_snapshot(const PersistBatch& b) {
-  return HubSnapshot{b.node_upserts, b.instance_upserts, b.service_versions};
+  return HubSnapshot{b.node_upserts, b.instance_upserts, b.service_versions, b.override_upserts,
+                     b.settings};
 }
 
 class SqliteHubStoreTest : public ::testing::Test {
@@ -238,13 +247,13 @@ TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
   open().reset();
   {
     sqlite::Db raw(dir() / "hub.db", {});
-    sqlite::write_meta(raw, "schema_version", 2);
+    sqlite::write_meta(raw, "schema_version", 3);  // a newer build's file
   }
   try {
     open();
-    FAIL() << "opened a schema version 2 file";
+    FAIL() << "opened a schema version 3 file";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 2"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 3"));
     EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
   }
 }
@@ -262,6 +271,126 @@ TEST_F(SqliteHubStoreTest, CorruptMetadataIsReportedWithTheInstanceKey) {
   } catch (const StoreError& e) {
     EXPECT_THAT(e.what(), HasSubstr("orders/default/b1"));
   }
+}
+
+// ------------------------------------------------ operator state (schema 2)
+
+AuditRecord audit(std::string actor, std::string op, std::string instance, bool ok) {
+  AuditRecord r;
+  r.actor = std::move(actor);
+  r.op = std::move(op);
+  if (!instance.empty()) r.service = proto::ServiceKey{"orders", "default"};
+  r.instance_id = std::move(instance);
+  r.detail = ok ? "done" : "refused";
+  r.ok = ok;
+  return r;
+}
+
+TEST_F(SqliteHubStoreTest, OverridesAndSettingsRoundTripAndAuditIsStampedWithTheBatchTime) {
+  PersistBatch b;
+  b.override_upserts = {{{"orders", "default"}, "a1", InstanceStatus::kOutOfService},
+                        {{"orders", "blue"}, "not-registered", InstanceStatus::kOutOfService}};
+  b.settings = {{std::string(kSettingEvictionProtection), 0},
+                {std::string(kSettingNotifySharePercent), 10}};
+  b.audit = {audit("alice@ops", "mark_out_of_service", "a1", true),
+             audit("bob@ops", "eviction_protection", "", false)};
+  b.wall_ms = 1'700'000'123'456;
+  ASSERT_FALSE(b.empty());
+
+  auto store = open();
+  store->apply(b);
+  expect_snapshot(store->load(), as_snapshot(b));
+  auto expected_audit = b.audit;
+  for (auto& r : expected_audit)
+    r.at_ms = b.wall_ms;
+  EXPECT_EQ(store->audit_log(10), expected_audit);
+}
+
+TEST_F(SqliteHubStoreTest, OverrideDeleteRemovesItAndASettingIsOverwritten) {
+  auto store = open();
+  PersistBatch first;
+  first.override_upserts = {{{"orders", "default"}, "a1", InstanceStatus::kOutOfService}};
+  first.settings = {{std::string(kSettingNotifySwitch), 1}};
+  store->apply(first);
+
+  PersistBatch second;
+  second.override_deletes = {{{"orders", "default"}, "a1"}};
+  second.settings = {{std::string(kSettingNotifySwitch), 0}};
+  store->apply(second);
+
+  const HubSnapshot s = store->load();
+  EXPECT_TRUE(s.overrides.empty());
+  EXPECT_EQ(s.settings, (std::vector<SettingRecord>{{std::string(kSettingNotifySwitch), 0}}));
+}
+
+TEST_F(SqliteHubStoreTest, AuditLogKeepsEveryBatchInOrderAndReturnsTheLastOnes) {
+  auto store = open();
+  for (int i = 0; i < 4; ++i) {
+    PersistBatch b;
+    b.audit = {audit("op" + std::to_string(i), "readmit", "a" + std::to_string(i), i % 2 == 0)};
+    b.wall_ms = 1000 + i;
+    store->apply(b);
+  }
+  const auto last = store->audit_log(2);
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0].actor, "op2");
+  EXPECT_EQ(last[0].at_ms, 1002);
+  EXPECT_TRUE(last[0].ok);
+  EXPECT_EQ(last[1].actor, "op3");
+  EXPECT_FALSE(last[1].ok);
+  EXPECT_EQ(store->audit_log(100).size(), 4u);
+}
+
+TEST_F(SqliteHubStoreTest, StaticInstanceKeepsItsReservedOwnerAcrossReopen) {
+  PersistBatch b;
+  b.instance_upserts = {make_instance("orders", "db-1", std::string(kStaticOwner))};
+  open()->apply(b);
+  const HubSnapshot s = open()->load();
+  ASSERT_EQ(s.instances.size(), 1u);
+  EXPECT_EQ(s.instances[0].owner, kStaticOwner);
+}
+
+// A file written by the previous build: schema version 1, made here with that
+// build's SQL, holding one agent and its instance.
+TEST_F(SqliteHubStoreTest, VersionOneFileOpensWithItsRowsAndIsUpgraded) {
+  std::filesystem::create_directories(dir());
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    raw.exec(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta VALUES ('schema_version', 1), ('epoch', 4);"
+        "CREATE TABLE nodes(node_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL,"
+        "  digest INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE instances(name TEXT NOT NULL, group_name TEXT NOT NULL, id TEXT NOT NULL,"
+        "  owner TEXT NOT NULL, address TEXT NOT NULL,"
+        "  weight INTEGER NOT NULL CHECK (weight BETWEEN 0 AND 4294967295),"
+        "  zone TEXT NOT NULL, status INTEGER NOT NULL CHECK (status BETWEEN 0 AND 3),"
+        "  metadata BLOB NOT NULL, PRIMARY KEY (name, group_name, id)) WITHOUT ROWID;"
+        "CREATE TABLE services(name TEXT NOT NULL, group_name TEXT NOT NULL,"
+        "  version INTEGER NOT NULL, PRIMARY KEY (name, group_name)) WITHOUT ROWID;"
+        "INSERT INTO nodes VALUES ('node-a', 1, 11);"
+        "INSERT INTO instances VALUES ('orders', 'default', 'a1', 'node-a', '10.0.0.1:8002',"
+        "  100, 'z1', 0, x'80');"
+        "INSERT INTO services VALUES ('orders', 'default', 5);");
+  }
+  auto store = open();
+  HubSnapshot expected;
+  expected.nodes = {{"node-a", 1, 11}};
+  expected.instances = {make_instance("orders", "a1", "node-a")};
+  expected.services = {{{"orders", "default"}, 5}};
+  expect_snapshot(store->load(), expected);
+  EXPECT_EQ(store->next_epoch(), 5u);
+
+  // The new tables are there and usable.
+  PersistBatch b;
+  b.override_upserts = {{{"orders", "default"}, "a1", InstanceStatus::kOutOfService}};
+  b.audit = {audit("alice@ops", "mark_out_of_service", "a1", true)};
+  store->apply(b);
+  EXPECT_EQ(store->load().overrides, b.override_upserts);
+  EXPECT_EQ(store->audit_log(1).size(), 1u);
+  store.reset();
+  sqlite::Db raw(dir() / "hub.db", {});
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 2);
 }
 
 }  // namespace

@@ -181,6 +181,21 @@ TEST_F(StoreSqliteDb, SchemaVersionIsRecordedOnceAndAnotherVersionIsRefused) {
   }
 }
 
+TEST_F(StoreSqliteDb, OlderSchemaVersionFromTheUpgradableOneIsMarkedCurrent) {
+  Db db(file(), {});
+  EXPECT_EQ(check_schema_version(db, 1), 0);
+  EXPECT_EQ(check_schema_version(db, 2, /*oldest_upgradable=*/1), 1);
+  EXPECT_EQ(read_meta(db, "schema_version", 0), 2);
+  EXPECT_EQ(check_schema_version(db, 2, 1), 2);
+  try {
+    check_schema_version(db, 4, /*oldest_upgradable=*/3);
+    FAIL() << "version 4 (upgrading from 3) accepted a version 2 file";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 2"));
+    EXPECT_THAT(e.what(), HasSubstr("versions 3 to 4"));
+  }
+}
+
 TEST_F(StoreSqliteDb, MetaReadsFallbackForAMissingKeyAndOverwritesOnWrite) {
   Db db(file(), {});
   check_schema_version(db, 1);

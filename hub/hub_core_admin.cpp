@@ -1,0 +1,346 @@
+// HubCore, part four: operator operations (AdminRequest, cascadectl).
+// (The beat, query and lease paths are in hub_core.cpp.)
+//
+// What each operation changes, and what survives a restart:
+// - mark_out_of_service / mark_in_service: an override by (service, instance
+//   id) that the registry lays over the instance whenever it is present, so
+//   it outlives the instance leaving and coming back; persisted. Marking an
+//   instance that is not registered is accepted (the reply says it applies
+//   when the instance registers): an operator may take an instance out before
+//   its agent starts.
+// - add_static / remove_static: an instance without agent or lease, owned by
+//   kStaticOwner (never a node id), so it never expires; persisted as an
+//   `instances` row like any other and restored. An agent reporting the same
+//   id only claims it (the operator's definition is served) and takes it
+//   over when it is removed. An id an agent already holds is refused, and so
+//   is removing an instance an agent registered.
+// - eviction_protection / notify_switch: switches of the eviction guard and
+//   the push gate; persisted as settings that override the configured
+//   defaults at every start.
+// - readmit: lifts this hub's isolation of an instance now (on probation, as
+//   when it ends by itself). Not persisted: a restarted hub has no isolations.
+// Every request, accepted or refused, gets an audit record (who, what, the
+// answer) in the same batch as its change; the server stamps the batch's wall
+// time at commit, and the reply is durable: sent after that commit.
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/validate.hpp"
+#include "hub/hub_core.hpp"
+
+namespace cascade::hub {
+
+namespace {
+
+bool is_instance_op(proto::AdminOp op) {
+  switch (op) {
+    case proto::AdminOp::kMarkOutOfService:
+    case proto::AdminOp::kMarkInService:
+    case proto::AdminOp::kAddStatic:
+    case proto::AdminOp::kRemoveStatic:
+    case proto::AdminOp::kReadmit:
+      return true;
+    case proto::AdminOp::kEvictionProtection:
+    case proto::AdminOp::kNotifySwitch:
+      return false;
+  }
+  return false;
+}
+
+// "orders-1 in orders", with the group when it is not the default one.
+std::string describe(const proto::ServiceKey& service, const std::string& id) {
+  std::string out = id + " in " + service.name;
+  if (service.group != proto::kDefaultGroup) out += " (group " + service.group + ")";
+  return out;
+}
+
+InstanceEntry* find_entry(ServiceEntry* svc, const std::string& id) {
+  if (svc == nullptr) return nullptr;
+  auto it = svc->instances.find(id);
+  return it == svc->instances.end() ? nullptr : &it->second;
+}
+
+std::string describe_owner(const std::string& owner) {
+  return "node " + owner;
+}
+
+// "" when the request can be carried out, else why not (the reply's message).
+std::string check_request(const proto::AdminRequest& request) {
+  if (static_cast<std::uint8_t>(request.op) < 1 ||
+      static_cast<std::uint8_t>(request.op) > proto::kMaxAdminOp)
+    return "unknown operation " + std::to_string(static_cast<unsigned>(request.op));
+  if (auto e = proto::check_name("actor", request.actor); !e.empty())
+    return e + ": the audit log records who asks (user@host)";
+  if (is_instance_op(request.op)) {
+    if (auto e = proto::check_service_key(request.service); !e.empty())
+      return e + ": an instance operation names a service";
+    if (auto e = proto::check_name("instance id", request.instance_id); !e.empty())
+      return e + ": an instance operation names an instance";
+  }
+  if (request.op == proto::AdminOp::kAddStatic) {
+    if (!request.instance) return "add_static needs the instance (its address at least)";
+    const proto::Instance& in = *request.instance;
+    if (in.id != request.instance_id)
+      return "the instance's id (" + in.id + ") is not the instance id of the request (" +
+             request.instance_id + ")";
+    if (auto e = proto::check_registration({request.service, in}); !e.empty()) return e;
+    if (in.health != proto::Health::kOk || !in.health_reason.empty())
+      return "instance health is set by hubs, not by add_static";
+  }
+  if (request.op == proto::AdminOp::kNotifySwitch && request.enabled &&
+      (request.share_percent < 1 || request.share_percent > 100))
+    return "share_percent must be from 1 to 100 (got " + std::to_string(request.share_percent) +
+           ")";
+  return {};
+}
+
+proto::AdminReply ok(std::string message) {
+  return {0, true, std::move(message)};
+}
+proto::AdminReply refused(std::string message) {
+  return {0, false, std::move(message)};
+}
+
+// The actor as logged: it is unchecked input when the request is refused.
+std::string printable(std::string_view text) {
+  std::string out(text.substr(0, proto::kMaxIdBytes));
+  for (auto& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
+const char* on_off(bool on) {
+  return on ? "on" : "off";
+}
+
+}  // namespace
+
+HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request) {
+  ++counters_.admin_requests;
+  proto::AdminReply reply;
+  if (auto why = check_request(request); !why.empty()) {
+    reply = refused(std::move(why));
+  } else {
+    switch (request.op) {
+      case proto::AdminOp::kMarkOutOfService:
+        reply = mark_out_of_service(request, true);
+        break;
+      case proto::AdminOp::kMarkInService:
+        reply = mark_out_of_service(request, false);
+        break;
+      case proto::AdminOp::kAddStatic:
+        reply = add_static(request);
+        break;
+      case proto::AdminOp::kRemoveStatic:
+        reply = remove_static(request);
+        break;
+      case proto::AdminOp::kReadmit:
+        reply = readmit(now, request);
+        break;
+      case proto::AdminOp::kEvictionProtection:
+        reply = set_eviction_protection(request.enabled);
+        break;
+      case proto::AdminOp::kNotifySwitch:
+        reply = set_notify_switch(request.enabled, request.share_percent);
+        break;
+    }
+  }
+  reply.request_id = request.request_id;
+  if (!reply.ok) ++counters_.admin_refused;
+
+  const bool names_instance = is_instance_op(request.op);
+  AuditRecord record;
+  record.actor = request.actor;
+  record.op = proto::to_string(request.op);
+  if (names_instance) {
+    record.service = request.service;
+    record.instance_id = request.instance_id;
+  }
+  record.detail = reply.message;
+  record.ok = reply.ok;
+  if (reply.ok)
+    spdlog::info("operator {}: {}: {}", printable(request.actor), record.op, reply.message);
+  else
+    spdlog::warn("operator {}: {} refused: {}", printable(request.actor), record.op, reply.message);
+  audit_pending_.push_back(std::move(record));
+  return {std::move(reply), /*durable=*/true};
+}
+
+proto::AdminReply HubCore::mark_out_of_service(const proto::AdminRequest& request, bool out) {
+  const auto& key = request.service;
+  const auto& id = request.instance_id;
+  const std::string what = describe(key, id);
+  const InstanceEntry* entry = find_entry(registry_.find(key), id);
+  registry_.begin_txn();
+  if (!registry_.set_out_of_service(key, id, out)) {
+    return ok(out ? what + " is already marked OUT_OF_SERVICE; nothing changed"
+                  : what + " is not marked OUT_OF_SERVICE; nothing changed");
+  }
+  dirty_overrides_.push_back({key, id});
+  if (out) {
+    return ok(entry != nullptr ? what + " is OUT_OF_SERVICE until marked back in"
+                               : what +
+                                     " is not registered now; marked: it is served "
+                                     "OUT_OF_SERVICE when it registers, until marked back in");
+  }
+  return ok(entry != nullptr ? what + " is served as registered again (" +
+                                   proto::to_string(entry->instance.status) + ")"
+                             : what + " is no longer marked OUT_OF_SERVICE (not registered now)");
+}
+
+proto::AdminReply HubCore::add_static(const proto::AdminRequest& request) {
+  const std::string what = describe(request.service, request.instance_id);
+  proto::Instance instance = *request.instance;
+  instance.tier = 0;  // set by hubs in answers
+  const InstanceEntry* existing = find_entry(registry_.find(request.service), instance.id);
+  if (existing != nullptr && existing->owner != kStaticOwner)
+    return refused(what + " is registered by " + describe_owner(existing->owner) +
+                   "; a static instance needs an id no agent reports");
+  registry_.begin_txn();
+  ServiceEntry& svc = registry_.service(request.service);
+  if (!registry_.upsert(svc, instance, kStaticOwner))
+    return ok(what + " is already static at " + instance.address + "; nothing changed");
+  return ok(what + (existing != nullptr ? " updated: " : " added: ") + instance.address +
+            ", static (no agent, no lease) until remove_static");
+}
+
+proto::AdminReply HubCore::remove_static(const proto::AdminRequest& request) {
+  const std::string what = describe(request.service, request.instance_id);
+  ServiceEntry* svc = registry_.find(request.service);
+  const InstanceEntry* entry = find_entry(svc, request.instance_id);
+  if (entry == nullptr) return refused("no instance " + what);
+  if (entry->owner != kStaticOwner)
+    return refused(what + " is registered by " + describe_owner(entry->owner) +
+                   ", not by add_static: it leaves when its agent deregisters or expires");
+  registry_.begin_txn();
+  std::string ask_again;
+  if (!registry_.remove(*svc, request.instance_id, kStaticOwner, &ask_again)) {
+    // A node that reported the same id keeps it, now with its own report.
+    ask_for_set(ask_again);
+    return ok(what + " is no longer static; " + describe_owner(entry->owner) +
+              " reports it and keeps it");
+  }
+  return ok(what + " removed");
+}
+
+proto::AdminReply HubCore::readmit(MonoTime now, const proto::AdminRequest& request) {
+  const std::string what = describe(request.service, request.instance_id);
+  ServiceEntry* svc = registry_.find(request.service);
+  const InstanceEntry* entry = find_entry(svc, request.instance_id);
+  if (entry == nullptr) return refused("no instance " + what);
+  // The tracker may still count an isolation the registry no longer shows
+  // (the instance left and came back): lifted too.
+  isolation_.readmit(now, {request.service, request.instance_id});
+  if (entry->verdict.health == proto::Health::kIsolated) {
+    registry_.begin_txn();
+    // As when it ends by itself: unconfirmed if its agent is held, else ok.
+    registry_.set_verdict(*svc, request.instance_id, verdict_after_isolation(*entry));
+    ++counters_.readmissions;
+    return ok(what + " readmitted (on probation for " +
+              std::to_string(isolation_.policy().probation.count()) + " ms)");
+  }
+  if (entry->instance.health == proto::Health::kIsolated)
+    return refused(what + " is isolated by the lower-tier hub that holds it (" +
+                   describe_owner(entry->owner) + "); readmit it there");
+  return ok(what + " is not isolated; nothing to lift");
+}
+
+proto::AdminReply HubCore::set_eviction_protection(bool enabled) {
+  if (guard_.enabled() == enabled)
+    return ok(std::string("eviction protection is already ") + on_off(enabled));
+  guard_.set_enabled(enabled);
+  settings_dirty_ = true;
+  return ok(enabled ? "eviction protection on: mass lease expiry is held back"
+                    : "eviction protection off: leases expire when they run out; held agents "
+                      "are released");
+}
+
+proto::AdminReply HubCore::set_notify_switch(bool enabled, std::uint32_t share_percent) {
+  const auto& current = push_gate_.config();
+  // Off keeps the share it had, for the next time it is switched on.
+  const std::uint32_t share = enabled ? share_percent : current.share_percent;
+  if (current.notify_switch == enabled && current.share_percent == share)
+    return ok(std::string("notify switch is already ") + on_off(enabled));
+  push_gate_.set_switch(enabled, share);
+  settings_dirty_ = true;
+  if (!enabled) return ok("notify switch off: isolations are pushed to every consumer");
+  return ok("notify switch on: isolations are pushed to " + std::to_string(share) +
+            "% of each service's consumers per push; the others learn at their next beat");
+}
+
+void HubCore::restore_admin(const HubSnapshot& snapshot) {
+  for (const auto& mark : snapshot.overrides) {
+    if (mark.status == proto::InstanceStatus::kOutOfService)
+      registry_.set_out_of_service(mark.service, mark.id, true);
+    else
+      spdlog::warn("ignored a stored override of {} to {}: only OUT_OF_SERVICE is supported",
+                   describe(mark.service, mark.id), proto::to_string(mark.status));
+  }
+  std::size_t statics = 0;
+  for (const auto& rec : snapshot.instances) {
+    if (rec.owner != kStaticOwner) continue;
+    registry_.restore_instance(rec.service, rec.instance, rec.owner);
+    ++statics;
+  }
+  std::optional<bool> notify;
+  std::uint32_t share = push_gate_.config().share_percent;
+  for (const auto& setting : snapshot.settings) {
+    if (setting.key == kSettingEvictionProtection) {
+      guard_.set_enabled(setting.value != 0);
+    } else if (setting.key == kSettingNotifySwitch) {
+      notify = setting.value != 0;
+    } else if (setting.key == kSettingNotifySharePercent) {
+      if (setting.value >= 1 && setting.value <= 100)
+        share = static_cast<std::uint32_t>(setting.value);
+      else
+        spdlog::warn("ignored the stored notify share {}: not from 1 to 100", setting.value);
+    } else {
+      spdlog::warn("ignored the stored setting {}: unknown to this build", setting.key);
+    }
+  }
+  push_gate_.set_switch(notify.value_or(push_gate_.config().notify_switch), share);
+  if (!snapshot.overrides.empty() || statics > 0 || !snapshot.settings.empty())
+    spdlog::info(
+        "restored operator state: {} out-of-service marks, {} static instances; eviction "
+        "protection {}, notify switch {} ({}%)",
+        snapshot.overrides.size(), statics, on_off(guard_.enabled()),
+        on_off(push_gate_.config().notify_switch), push_gate_.config().share_percent);
+}
+
+void HubCore::take_admin_changes(PersistBatch& batch) {
+  std::sort(dirty_overrides_.begin(), dirty_overrides_.end());
+  dirty_overrides_.erase(std::unique(dirty_overrides_.begin(), dirty_overrides_.end()),
+                         dirty_overrides_.end());
+  for (auto& key : dirty_overrides_) {
+    if (registry_.is_marked_out_of_service(key.service, key.id))
+      batch.override_upserts.push_back(
+          {std::move(key.service), std::move(key.id), proto::InstanceStatus::kOutOfService});
+    else
+      batch.override_deletes.push_back({std::move(key.service), std::move(key.id)});
+  }
+  dirty_overrides_.clear();
+  if (settings_dirty_) {
+    const auto& push = push_gate_.config();
+    batch.settings = {
+        {std::string(kSettingEvictionProtection), guard_.enabled() ? 1 : 0},
+        {std::string(kSettingNotifySwitch), push.notify_switch ? 1 : 0},
+        {std::string(kSettingNotifySharePercent), static_cast<std::int64_t>(push.share_percent)}};
+    settings_dirty_ = false;
+  }
+  batch.audit = std::move(audit_pending_);
+  audit_pending_.clear();
+}
+
+void HubCore::requeue_admin(const PersistBatch& failed) {
+  for (const auto& o : failed.override_upserts)
+    dirty_overrides_.push_back({o.service, o.id});
+  for (const auto& k : failed.override_deletes)
+    dirty_overrides_.push_back({k.service, k.id});
+  if (!failed.settings.empty()) settings_dirty_ = true;
+  // The failed batch's records come before anything audited since.
+  audit_pending_.insert(audit_pending_.begin(), failed.audit.begin(), failed.audit.end());
+}
+
+}  // namespace cascade::hub
