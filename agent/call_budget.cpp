@@ -4,16 +4,6 @@
 #include <stdexcept>
 
 namespace cascade::agent {
-namespace {
-
-std::int64_t slice_of(MonoTime now, Duration width) {
-  const std::int64_t ms = to_ms(now);
-  const std::int64_t w = width.count();
-  return ms >= 0 ? ms / w : -((-ms + w - 1) / w);
-}
-
-}  // namespace
-
 std::string check_budget_config(const BudgetConfig& c) {
   if (c.buckets == 0) return "budget: buckets must be at least 1";
   if (c.bucket_width.count() <= 0) return "budget: bucket_width must be a positive number of ms";
@@ -22,32 +12,23 @@ std::string check_budget_config(const BudgetConfig& c) {
   return "";
 }
 
-CallBudget::CallBudget(BudgetConfig config) : config_(config) {
-  if (auto error = check_budget_config(config_); !error.empty()) throw std::invalid_argument(error);
-  ring_.resize(config_.buckets);
+namespace {
+const BudgetConfig& checked(const BudgetConfig& c) {
+  if (auto error = check_budget_config(c); !error.empty()) throw std::invalid_argument(error);
+  return c;
 }
+}  // namespace
 
-CallBudget::Bucket& CallBudget::current_bucket(MonoTime now) {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  Bucket& bucket = ring_[static_cast<std::size_t>(((slice % n) + n) % n)];
-  if (bucket.index != slice) {
-    bucket = Bucket{};
-    bucket.index = slice;
-  }
-  return bucket;
-}
+CallBudget::CallBudget(BudgetConfig config)
+    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
 
 CallBudget::Bucket CallBudget::window_sum(MonoTime now) const {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
   Bucket sum;
-  for (const Bucket& b : ring_) {
-    if (b.index < 0 || b.index > slice || b.index <= slice - n) continue;
+  ring_.for_each_live(now, [&sum](const Bucket& b) {
     sum.primaries += b.primaries;
     sum.extras_granted += b.extras_granted;
     sum.extras_denied += b.extras_denied;
-  }
+  });
   return sum;
 }
 
@@ -59,12 +40,12 @@ std::uint64_t CallBudget::allowance(std::uint64_t primaries) const {
 }
 
 void CallBudget::record_primary(MonoTime now) {
-  ++current_bucket(now).primaries;
+  ++ring_.at(now).primaries;
 }
 
 bool CallBudget::try_spend_extra(MonoTime now) {
   const Bucket sum = window_sum(now);
-  Bucket& bucket = current_bucket(now);
+  Bucket& bucket = ring_.at(now);
   if (sum.extras_granted + 1 > allowance(sum.primaries)) {
     ++bucket.extras_denied;
     return false;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/bucket_ring.hpp"
 #include "common/clock.hpp"
 
 namespace cascade::agent {
@@ -59,12 +60,11 @@ class CallBudget {
     std::uint64_t extras_granted = 0;
     std::uint64_t extras_denied = 0;
   };
-  Bucket& current_bucket(MonoTime now);
   Bucket window_sum(MonoTime now) const;
   std::uint64_t allowance(std::uint64_t primaries) const;
 
   BudgetConfig config_;
-  std::vector<Bucket> ring_;
+  BucketRing<Bucket> ring_;
 };
 
 }  // namespace cascade::agent

@@ -5,16 +5,6 @@
 #include <utility>
 
 namespace cascade::agent {
-namespace {
-
-// Which bucket_width-long slice of time `now` falls in (floor, also before the epoch).
-std::int64_t slice_of(MonoTime now, Duration width) {
-  const std::int64_t ms = to_ms(now);
-  const std::int64_t w = width.count();
-  return ms >= 0 ? ms / w : -((-ms + w - 1) / w);
-}
-
-}  // namespace
 
 const char* to_string(BreakerState state) {
   switch (state) {
@@ -39,34 +29,24 @@ std::string check_breaker_config(const BreakerConfig& c) {
   return "";
 }
 
-CircuitBreaker::CircuitBreaker(BreakerConfig config) : config_(config) {
-  if (auto error = check_breaker_config(config_); !error.empty())
-    throw std::invalid_argument(error);
-  ring_.resize(config_.buckets);
+namespace {
+const BreakerConfig& checked(const BreakerConfig& c) {
+  if (auto error = check_breaker_config(c); !error.empty()) throw std::invalid_argument(error);
+  return c;
 }
+}  // namespace
 
-CircuitBreaker::Bucket& CircuitBreaker::current_bucket(MonoTime now) {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  Bucket& bucket = ring_[static_cast<std::size_t>(((slice % n) + n) % n)];
-  if (bucket.index != slice) {
-    bucket = Bucket{};
-    bucket.index = slice;
-  }
-  return bucket;
-}
+CircuitBreaker::CircuitBreaker(BreakerConfig config)
+    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
 
 CircuitBreaker::Bucket CircuitBreaker::window_sum(MonoTime now) const {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
   Bucket sum;
-  for (const Bucket& b : ring_) {
-    if (b.index < 0 || b.index > slice || b.index <= slice - n) continue;
+  ring_.for_each_live(now, [&sum](const Bucket& b) {
     sum.successes += b.successes;
     sum.failures += b.failures;
     sum.timeouts += b.timeouts;
     sum.rejections += b.rejections;
-  }
+  });
   return sum;
 }
 
@@ -98,8 +78,7 @@ void CircuitBreaker::close() {
   probes_in_flight_ = 0;
   // The failures that opened it describe the instance before it recovered;
   // kept, they would reopen it on the first failure after closing.
-  for (Bucket& b : ring_)
-    b = Bucket{};
+  ring_.clear();
 }
 
 bool CircuitBreaker::allow(MonoTime now) {
@@ -116,13 +95,13 @@ bool CircuitBreaker::allow(MonoTime now) {
     case BreakerState::kOpen:
       break;
   }
-  ++current_bucket(now).rejections;
+  ++ring_.at(now).rejections;
   return false;
 }
 
 BreakerTransition CircuitBreaker::record(MonoTime now, CallOutcome outcome) {
   advance(now);
-  Bucket& bucket = current_bucket(now);
+  Bucket& bucket = ring_.at(now);
   switch (outcome) {
     case CallOutcome::kSuccess:
       ++bucket.successes;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/bucket_ring.hpp"
 #include "common/clock.hpp"
 
 namespace cascade::agent {
@@ -86,7 +87,6 @@ class CircuitBreaker {
     std::uint64_t rejections = 0;
   };
 
-  Bucket& current_bucket(MonoTime now);
   Bucket window_sum(MonoTime now) const;
   // Open -> HalfOpen once open_for has passed; lost probes are given back.
   void advance(MonoTime now);
@@ -94,7 +94,7 @@ class CircuitBreaker {
   void close();
 
   BreakerConfig config_;
-  std::vector<Bucket> ring_;
+  BucketRing<Bucket> ring_;
   BreakerState state_ = BreakerState::kClosed;
   MonoTime opened_at_{};
   // When the probe slots were last handed out afresh (half-open entered, or

@@ -7,12 +7,6 @@
 namespace cascade::agent {
 namespace {
 
-std::int64_t slice_of(MonoTime now, Duration width) {
-  const std::int64_t ms = to_ms(now);
-  const std::int64_t w = width.count();
-  return ms >= 0 ? ms / w : -((-ms + w - 1) / w);
-}
-
 constexpr unsigned kSubBits = 3;  // log2(kSubBins)
 
 }  // namespace
@@ -24,11 +18,15 @@ std::string check_latency_config(const LatencyConfig& c) {
   return "";
 }
 
-LatencyTracker::LatencyTracker(LatencyConfig config) : config_(config) {
-  if (auto error = check_latency_config(config_); !error.empty())
-    throw std::invalid_argument(error);
-  ring_.resize(config_.buckets);
+namespace {
+const LatencyConfig& checked(const LatencyConfig& c) {
+  if (auto error = check_latency_config(c); !error.empty()) throw std::invalid_argument(error);
+  return c;
 }
+}  // namespace
+
+LatencyTracker::LatencyTracker(LatencyConfig config)
+    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
 
 // Values below 8 have a bin each; above, the bin is (exponent, top 3 bits
 // after the leading one): 8..15 -> 8 bins of 1, 16..31 -> 8 bins of 2, ...
@@ -48,36 +46,17 @@ std::uint64_t LatencyTracker::bin_upper_bound(std::size_t bin) {
   return (kSubBins + sub) * width + width - 1;
 }
 
-LatencyTracker::Bucket& LatencyTracker::current_bucket(MonoTime now) {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  Bucket& bucket = ring_[static_cast<std::size_t>(((slice % n) + n) % n)];
-  if (bucket.index != slice) {
-    bucket.index = slice;
-    bucket.total = 0;
-    bucket.counts.fill(0);
-  }
-  return bucket;
-}
-
-bool LatencyTracker::live(const Bucket& b, MonoTime now) const {
-  const std::int64_t slice = slice_of(now, config_.bucket_width);
-  const auto n = static_cast<std::int64_t>(ring_.size());
-  return b.index >= 0 && b.index <= slice && b.index > slice - n;
-}
-
 void LatencyTracker::record(MonoTime now, std::chrono::microseconds latency) {
   const std::uint64_t micros =
       latency.count() < 0 ? 0 : static_cast<std::uint64_t>(latency.count());
-  Bucket& bucket = current_bucket(now);
+  Bucket& bucket = ring_.at(now);
   ++bucket.counts[bin_of(micros)];
   ++bucket.total;
 }
 
 std::uint64_t LatencyTracker::samples(MonoTime now) const {
   std::uint64_t total = 0;
-  for (const Bucket& b : ring_)
-    if (live(b, now)) total += b.total;
+  ring_.for_each_live(now, [&total](const Bucket& b) { total += b.total; });
   return total;
 }
 
@@ -90,8 +69,7 @@ std::optional<std::chrono::microseconds> LatencyTracker::percentile(MonoTime now
   if (rank == 0) rank = 1;
   std::uint64_t seen = 0;
   for (std::size_t bin = 0; bin < kBins; ++bin) {
-    for (const Bucket& b : ring_)
-      if (live(b, now)) seen += b.counts[bin];
+    ring_.for_each_live(now, [&](const Bucket& b) { seen += b.counts[bin]; });
     if (seen >= rank)
       return std::chrono::microseconds{static_cast<std::int64_t>(bin_upper_bound(bin))};
   }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/bucket_ring.hpp"
 #include "common/clock.hpp"
 
 namespace cascade::agent {
@@ -56,11 +57,8 @@ class LatencyTracker {
     std::uint64_t total = 0;
     std::array<std::uint32_t, kBins> counts{};
   };
-  Bucket& current_bucket(MonoTime now);
-  bool live(const Bucket& bucket, MonoTime now) const;
-
   LatencyConfig config_;
-  std::vector<Bucket> ring_;
+  BucketRing<Bucket> ring_;
 };
 
 }  // namespace cascade::agent
