@@ -233,4 +233,24 @@ echo "   -> pay fresh again at dc1-a $WAITED_MS ms after the restart:"
 wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$DC1_A" 2
 echo "   -> both upstreams of dc1-a up after $WAITED_MS ms"
 
+# ---------------------------------------------------------------------------------------------
+step "f. Fast fail: two dc1 callers report timeouts on one dc2 pay address; who sees the isolation"
+t0=$(now_ms)
+start_agent pay-dc2-b --hub "$DC2_A" --hub "$DC2_B" --register "pay=10.2.0.3:8443,zone=dc2"
+wait_until "$t0" "second pay at dc1-a" has "$DC1_A" pay 10.2.0.3:8443
+wait_until "$t0" "consumer-dc1 holding both pay" grep -q '^changed pay .*10.2.0.3:8443' "$WORK/consumer-dc1.out"
+echo "   pay has two instances (the cap never isolates more than half of them)"
+t0=$(now_ms)
+for caller in caller-a caller-b; do
+  "$CTL" --hub "$DC1_A" report-failure pay 10.2.0.2:8443 --kind timeout --reporter "$caller" | head -n 1 | indent
+done
+echo "   (dc1-a does not hold 10.2.0.2: the reports go up to L2 and down to dc2-a, which decides)"
+wait_until "$t0" "consumer-dc1 seeing the isolation" grep -q '^changed pay .*10.2.0.2:8443\[UP,isolated\]' "$WORK/consumer-dc1.out"
+echo "   -> consumer-dc1 (behind the dc1 proxy) was pushed the isolation $WAITED_MS ms after the first report"
+echo "      (cascadectl start-up included; the push itself is not waiting for any beat):"
+grep '^changed pay .*isolated' "$WORK/consumer-dc1.out" | head -n 1 | indent
+echo "   cascadectl resolve at dc2-a hides it; --all shows why:"
+"$CTL" --hub "$DC2_A" resolve pay --all | indent
+echo "   dc2-a status: $("$CTL" --hub "$DC2_A" --json status | grep -E '"(isolated|unconfirmed)"' | tr -d ' \n')"
+
 step "Done"
