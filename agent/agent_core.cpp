@@ -413,6 +413,7 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
       entry.instances.clear();
       break;
   }
+  if (update.routes) entry.routes = update.routes;  // nil: the rules did not change
   entry.version = update.version;
   entry.version_trusted = true;
   out.changed.push_back(update.service);
@@ -427,6 +428,7 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   for (const auto& in : reply.instances)
     entry.instances.emplace(in.id, in);
   entry.version = reply.version;
+  if (reply.routes) entry.routes = reply.routes;
   // An answer from a hub other than the one we beat to (a late reply after a
   // failover) is served, but its version means nothing to the current hub.
   entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
@@ -517,6 +519,7 @@ Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEnt
   r.age = e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
                           : now - e.confirmed_at;
   r.stale = e.from_snapshot || r.age > stale_after();
+  r.routes = e.routes;
   return r;
 }
 
@@ -588,6 +591,9 @@ void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, M
   }
 }
 
+// Routing rules are not part of the snapshot (its SQLite rows hold the list
+// only): a restored entry has none until a hub answers, which it does with the
+// whole list and its rules (the restored version is declared unverified).
 ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
                                        MonoTime now) const {
   ServiceSnapshot snap;

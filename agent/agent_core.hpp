@@ -88,6 +88,11 @@ struct Resolution {
   Source source = Source::kHub;
   bool stale = false;  // not confirmed by a hub recently (or only from the snapshot)
   Duration age{0};     // since a hub last confirmed this list
+  // The service's routing rules as the hub serves them with the list
+  // (protocol section 5.12): empty = the hub holds none; nullopt = no hub has
+  // said (a list from the snapshot, which does not keep rules, or from a hub
+  // of an older revision).
+  std::optional<std::vector<proto::RouteRuleText>> routes{};
 };
 
 class AgentCore {
@@ -126,6 +131,12 @@ class AgentCore {
     Duration age{0};
   };
   std::optional<Held> held(MonoTime now, const proto::ServiceKey& service) const;
+  // The routing rules held for a cached service, without copying them
+  // (nullptr: not cached, or no hub has said; see Resolution::routes).
+  const std::vector<proto::RouteRuleText>* routes_of(const proto::ServiceKey& service) const {
+    auto it = cache_.find(service);
+    return it == cache_.end() || !it->second.routes ? nullptr : &*it->second.routes;
+  }
   // Marks a cached service used (kept in the beats' `uses`), without copying it.
   void touch(MonoTime now, const proto::ServiceKey& service) {
     if (auto it = cache_.find(service); it != cache_.end()) it->second.last_used = now;
@@ -182,6 +193,9 @@ class AgentCore {
     // kUnverifiedVersion, which no hub ever issues, so the hub sends the whole list.
     bool version_trusted = true;
     WallMs snapshot_wall_ms = 0;  // when the snapshot's list was confirmed
+    // The hub's rules for the service: replaced by every update that carries
+    // them, kept by those that do not (nil on the wire); nullopt until a hub said.
+    std::optional<std::vector<proto::RouteRuleText>> routes{};
   };
   struct PendingQuery {
     proto::ServiceKey service;

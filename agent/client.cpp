@@ -190,6 +190,7 @@ std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, Lb
     once->set_candidates(candidates_of(*resolution, ctx.method));
     return pick_with(*once, ctx);
   }
+  sync_hub_routes(service);  // the rules that came with this list, before its candidates
   auto& slot = balancers_[service].by_policy[index];
   const bool method_changed = router_.size() > 0 && slot.method != ctx.method;
   if (!slot.balancer || slot.version != resolution->version || slot.source != resolution->source ||
@@ -223,6 +224,40 @@ std::vector<proto::Instance> Client::candidates_of(const Resolution& resolution,
     eligible = selected_instances(outcome, eligible);
   }
   return nearest_tier(confirmed_first(std::move(eligible)));
+}
+
+void Client::sync_hub_routes(const proto::ServiceKey& service) {
+  static const std::vector<proto::RouteRuleText> kNone;
+  const auto* held = core_.routes_of(service);  // nullptr: no hub said (or not cached)
+  const auto& want = held != nullptr ? *held : kNone;
+  const auto seen = hub_routes_.find(service);
+  if (want == (seen != hub_routes_.end() ? seen->second : kNone)) return;
+  if (want.empty())
+    hub_routes_.erase(service);
+  else
+    hub_routes_[service] = want;
+  const auto scope = exact_scope(service);
+  if (!scope) {
+    // Hubs refuse rules for such names; one of another release may not.
+    spdlog::warn("routing rules from the hub for {} ignored: its name or group cannot be a scope",
+                 service.name);
+    return;
+  }
+  // replace_scope() replaces every rule of the scope: the ones configured
+  // locally with exactly this scope go back in, ahead of the hub's.
+  std::vector<RouteRuleSpec> specs;
+  for (const auto& local : options_.routes)
+    if (local.scope == scope) specs.push_back(local);
+  for (const auto& rule : want)
+    specs.push_back(RouteRuleSpec{rule.text, rule.priority, rule.force, rule.enabled, scope});
+  if (auto errors = router_.replace_scope(scope, std::move(specs)); !errors.empty()) {
+    // The hub checked them with this parser; a hub of another release may not have.
+    spdlog::warn("routing rules from the hub for {} not applied (the previous ones stay): {}",
+                 service.name, errors.front());
+    return;
+  }
+  spdlog::info("routing rules for {}: {} from the hub", service.name, want.size());
+  balancers_.erase(service);  // candidates are rebuilt under the new rules at the next pick
 }
 
 std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service,
@@ -390,6 +425,14 @@ void Client::receive_from(std::size_t hub) {
 void Client::dispatch(AgentActions actions) {
   for (const auto& out : actions.send)
     send(out);
+  if (!actions.changed.empty() || !actions.dropped.empty()) {
+    // Before anyone waiting on a query wakes: the rules that came with a list apply with it.
+    std::lock_guard lock(mu_);
+    for (const auto& key : actions.changed)
+      sync_hub_routes(key);
+    for (const auto& key : actions.dropped)
+      sync_hub_routes(key);  // no longer cached: its hub rules go
+  }
   if (!actions.answered.empty() || !actions.timed_out.empty() || actions.deregistered) {
     {
       std::lock_guard lock(mu_);

@@ -68,7 +68,10 @@ struct ClientOptions {
   LbPolicy default_policy = LbPolicy::kRoundRobin;
   std::map<proto::ServiceKey, LbPolicy> policies;  // per service; others use default_policy
   // Routing rules (agent/router.hpp), and this process as they see it. A bad
-  // rule makes the constructor throw, naming it.
+  // rule makes the constructor throw, naming it. The rules a hub serves with a
+  // service (cascadectl set-routes) join these in the same Router, scoped to
+  // that service ("NAME@GROUP"); priorities decide between them, and among
+  // equal priorities these come first.
   std::vector<RouteRuleSpec> routes;
   ConsumerContext consumer;             // host, zone, tier, metadata (method comes with each pick)
   FailureReporterConfig reports;        // fast-fail reports: batching and per-address limits
@@ -180,6 +183,10 @@ class Client {
   std::optional<proto::Instance> pick_with(LoadBalancer& balancer, const PickContext& ctx);
   // eligible -> routing rules -> confirmed first -> nearest tier.
   std::vector<proto::Instance> candidates_of(const Resolution& resolution, std::string_view method);
+  // Brings the Router's rules for `service` in line with the rules the core
+  // holds from the hub, and drops the service's balancers when they changed
+  // (caller holds mu_). Called when its list changes and before a rebuild.
+  void sync_hub_routes(const proto::ServiceKey& service);
   LbPolicy policy_for(const proto::ServiceKey& service) const;
   Caller& caller();
   void on_attempt(const proto::ServiceKey& service, const proto::Instance& instance,
@@ -205,6 +212,9 @@ class Client {
   std::map<proto::ServiceKey, ServiceBalancers> balancers_;  // guarded by mu_
   Rng pick_rng_;
   Router router_;  // thread-safe on its own
+  // The hub's rules last acted on, per service (guarded by mu_): in router_
+  // under the service's exact scope unless the Router refused them.
+  std::map<proto::ServiceKey, std::vector<proto::RouteRuleText>> hub_routes_;
   std::once_flag caller_once_;
   std::unique_ptr<Caller> caller_;  // started on the first call()
 

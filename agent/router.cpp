@@ -128,10 +128,7 @@ std::string scope_text(const std::optional<std::string>& scope) {
 
 // "route #2 (priority 10, 'host = a => zone = b')", the text shortened.
 std::string name_rule(std::size_t number, const RouteRuleSpec& spec) {
-  constexpr std::size_t kShown = 60;
-  auto text = spec.text.size() > kShown ? spec.text.substr(0, kShown) + "..." : spec.text;
-  return "route #" + std::to_string(number) + " (priority " + std::to_string(spec.priority) +
-         ", '" + text + "')";
+  return route_rule_name(number, spec.text, spec.priority);
 }
 
 // Compiles "NAME[@GROUP]" into the rule's scope globs; "" or the problem.
@@ -223,9 +220,7 @@ std::vector<std::string> Router::compile(std::vector<RouteRuleSpec> specs,
       }
     }
     if (parsed.rule->denies_all() && !spec.force) {
-      errors.push_back(name +
-                       ": nothing after '=>' denies every provider, which only takes effect "
-                       "with force = true (without it the rule would always fall back)");
+      errors.push_back(name + ": " + std::string(kDenyNeedsForce));
       continue;
     }
     rule.condition = std::move(*parsed.rule);

@@ -340,4 +340,29 @@ RouteParseResult parse_route_rule(std::string_view text) {
   return Parser(text).run();
 }
 
+std::string route_rule_problem(std::string_view text, bool force) {
+  auto parsed = parse_route_rule(text);
+  if (!parsed) return parsed.error;
+  if (parsed.rule->denies_all() && !force) return std::string(kDenyNeedsForce);
+  return {};
+}
+
+std::string route_rule_name(std::size_t number, std::string_view text, std::int32_t priority) {
+  constexpr std::size_t kShown = 60;
+  const std::string shown =
+      text.size() > kShown ? std::string(text.substr(0, kShown)) + "..." : std::string(text);
+  return "route #" + std::to_string(number) + " (priority " + std::to_string(priority) + ", '" +
+         shown + "')";
+}
+
+std::optional<std::string> exact_scope(const proto::ServiceKey& service) {
+  const auto literal = [](std::string_view part) {
+    return !part.empty() && part.find('*') == std::string_view::npos && check_glob(part).empty();
+  };
+  if (!literal(service.name) || !literal(service.group) ||
+      service.group.find('@') != std::string::npos)
+    return std::nullopt;
+  return service.name + "@" + service.group;
+}
+
 }  // namespace cascade::agent

@@ -24,6 +24,10 @@
 // This file is the parser and the syntax tree; the evaluation against
 // consumers and instances is in agent/router.hpp. Parsing compiles every glob
 // once so that evaluation never allocates.
+//
+// Linked into cascade_agent_core (sans-IO, no sockets), so the hub core uses
+// the same parser to refuse a bad rule before it serves it (cascadectl
+// set-routes, protocol section 5.12).
 
 #include <cstddef>
 #include <cstdint>
@@ -32,11 +36,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/protocol.hpp"
+
 namespace cascade::agent {
 
-// Longest rule text accepted: rules come from config files and, later, from
-// hubs; anything longer is a mistake, not a routing policy.
-inline constexpr std::size_t kMaxRouteRuleBytes = 4096;
+// Longest rule text accepted: rules come from config files and from hubs;
+// anything longer is a mistake, not a routing policy (the wire's limit).
+inline constexpr std::size_t kMaxRouteRuleBytes = proto::kMaxRouteRuleBytes;
 
 // A `*` pattern split at its stars once, so that matching never allocates
 // (each literal part is searched for left to right).
@@ -107,5 +113,25 @@ RouteParseResult parse_route_rule(std::string_view text);
 // Checks a glob written as a route value or a scope: "" when it is good, else
 // what is wrong with it (`**`, `?`, character classes).
 std::string check_glob(std::string_view pattern);
+
+// Why a Router refuses a rule that parses: nothing after '=>' without force.
+inline constexpr std::string_view kDenyNeedsForce =
+    "nothing after '=>' denies every provider, which only takes effect with force = true "
+    "(without it the rule would always fall back)";
+
+// "" when a Router would load the rule, else why not: the parse error
+// ("column N: ...") or kDenyNeedsForce. What a hub checks before serving it.
+std::string route_rule_problem(std::string_view text, bool force);
+
+// How messages name a rule: "route #2 (priority 10, 'host = a => zone = b')",
+// the text cut after 60 bytes. `number` counts from 1.
+std::string route_rule_name(std::size_t number, std::string_view text, std::int32_t priority);
+
+// The Router scope that holds exactly this service and no other,
+// "NAME@GROUP": the scope of the rules a hub serves with it. nullopt when a
+// scope cannot say it: the name or group holds '*' (a wildcard there would
+// also hold other services) or a character check_glob refuses, or the group
+// holds '@'. A hub refuses rules for such a service.
+std::optional<std::string> exact_scope(const proto::ServiceKey& service);
 
 }  // namespace cascade::agent

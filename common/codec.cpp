@@ -75,6 +75,26 @@ void pack_bool(Packer& pk, bool b) {
     pk.pack_false();
 }
 
+// RouteRuleText: [text, priority, force, enabled].
+void pack_routes(Packer& pk, const std::vector<RouteRuleText>& routes) {
+  pk.pack_array(static_cast<std::uint32_t>(routes.size()));
+  for (const auto& r : routes) {
+    pk.pack_array(4);
+    pack_str(pk, r.text);
+    pk.pack_int32(r.priority);
+    pack_bool(pk, r.force);
+    pack_bool(pk, r.enabled);
+  }
+}
+
+// nil when absent ("unchanged" / "not said").
+void pack_optional_routes(Packer& pk, const std::optional<std::vector<RouteRuleText>>& routes) {
+  if (routes)
+    pack_routes(pk, *routes);
+  else
+    pk.pack_nil();
+}
+
 void pack_registrations(Packer& pk, const std::vector<Registration>& regs) {
   pk.pack_array(static_cast<std::uint32_t>(regs.size()));
   for (const auto& r : regs) {
@@ -134,7 +154,7 @@ void pack_body(Packer& pk, const DownBeat& m) {
   pk.pack_uint32(m.lease_ms);
   pk.pack_array(static_cast<std::uint32_t>(m.updates.size()));
   for (const auto& u : m.updates) {
-    pk.pack_array(7);
+    pk.pack_array(8);
     pack_str(pk, u.service.name);
     pack_str(pk, u.service.group);
     pk.pack_uint64(u.from_version);
@@ -142,6 +162,7 @@ void pack_body(Packer& pk, const DownBeat& m) {
     pk.pack_uint8(static_cast<std::uint8_t>(u.kind));
     pack_instances(pk, u.upserts);
     pack_strings(pk, u.removed);
+    pack_optional_routes(pk, u.routes);
   }
   pack_bool(pk, m.push);
 }
@@ -155,7 +176,7 @@ void pack_body(Packer& pk, const Query& m) {
 }
 
 void pack_body(Packer& pk, const QueryReply& m) {
-  pack_header(pk, 12, MsgType::kQueryReply);
+  pack_header(pk, 13, MsgType::kQueryReply);
   pk.pack_uint64(m.request_id);
   pack_str(pk, m.hub_id);
   pk.pack_uint64(m.hub_epoch);
@@ -168,6 +189,7 @@ void pack_body(Packer& pk, const QueryReply& m) {
   pk.pack_uint8(static_cast<std::uint8_t>(m.source));
   pk.pack_uint64(m.age_ms);
   pack_bool(pk, m.stale);
+  pack_optional_routes(pk, m.routes);
 }
 
 void pack_body(Packer& pk, const Deregister& m) {
@@ -268,7 +290,7 @@ void pack_body(Packer& pk, const ReportAck& m) {
 }
 
 void pack_body(Packer& pk, const AdminRequest& m) {
-  pack_header(pk, 9, MsgType::kAdminRequest);
+  pack_header(pk, 10, MsgType::kAdminRequest);
   pk.pack_uint64(m.request_id);
   pk.pack_uint8(static_cast<std::uint8_t>(m.op));
   pack_str(pk, m.actor);
@@ -281,6 +303,7 @@ void pack_body(Packer& pk, const AdminRequest& m) {
     pk.pack_nil();
   pack_bool(pk, m.enabled);
   pk.pack_uint32(m.share_percent);
+  pack_routes(pk, m.routes);
 }
 
 void pack_body(Packer& pk, const AdminReply& m) {
@@ -479,6 +502,33 @@ RegistrationDelta read_delta(const msgpack::object& o) {
   return d;
 }
 
+std::vector<RouteRuleText> read_routes(const msgpack::object& o, const char* name) {
+  if (o.type == msgpack::type::ARRAY && o.via.array.size > kMaxRouteRules)
+    fail(ErrorCode::kInvalid,
+         std::string(name) + " holds more than " + std::to_string(kMaxRouteRules) + " rules");
+  return read_list<RouteRuleText>(o, name, [](const msgpack::object& item) {
+    Fields rf(item, "route", 4);
+    RouteRuleText r;
+    r.text = rf.str("text", kMaxRouteRuleBytes);
+    const auto priority = rf.i64("priority");
+    if (priority < std::numeric_limits<std::int32_t>::min() ||
+        priority > std::numeric_limits<std::int32_t>::max())
+      fail(ErrorCode::kInvalid, rf.field("priority") + " out of range");
+    r.priority = static_cast<std::int32_t>(priority);
+    r.force = rf.boolean("force");
+    r.enabled = rf.boolean("enabled");
+    return r;
+  });
+}
+
+// A trailing nil-or-array routes field; absent reads as nil.
+std::optional<std::vector<RouteRuleText>> read_optional_routes(Fields& f, const char* name) {
+  if (!f.has_more()) return std::nullopt;
+  const auto& o = f.next();
+  if (o.type == msgpack::type::NIL) return std::nullopt;
+  return read_routes(o, name);
+}
+
 UpBeat read_upbeat(Fields& f) {
   UpBeat m;
   m.node_id = f.name_str("node_id");
@@ -525,6 +575,7 @@ DownBeat read_downbeat(Fields& f) {
     u.kind = static_cast<UpdateKind>(uf.enum_u8("kind", kMaxUpdateKind));
     u.upserts = read_list<Instance>(uf.next(), "upserts", read_instance);
     u.removed = read_strings(uf.next(), "removed");
+    u.routes = read_optional_routes(uf, "update.routes");
     return u;
   });
   if (f.has_more()) m.push = f.boolean("push");
@@ -554,6 +605,7 @@ QueryReply read_query_reply(Fields& f) {
     m.age_ms = f.u64("age_ms");
   }
   if (f.has_more()) m.stale = f.boolean("stale");
+  m.routes = read_optional_routes(f, "QueryReply.routes");
   return m;
 }
 
@@ -669,6 +721,7 @@ AdminRequest read_admin_request(Fields& f) {
   if (in.type != msgpack::type::NIL) m.instance = read_instance(in);
   m.enabled = f.boolean("enabled");
   m.share_percent = f.u32("share_percent");
+  if (f.has_more()) m.routes = read_routes(f.next(), "AdminRequest.routes");
   return m;
 }
 

@@ -110,6 +110,8 @@ const char* to_string(AdminOp op) {
       return "notify_switch";
     case AdminOp::kReadmit:
       return "readmit";
+    case AdminOp::kSetRoutes:
+      return "set_routes";
   }
   return "unknown";
 }

@@ -58,6 +58,11 @@ enum class Health : std::uint8_t { kOk = 0, kIsolated = 1, kUnconfirmed = 2 };
 inline constexpr std::uint8_t kMaxHealth = 2;
 inline constexpr std::size_t kMaxReasonBytes = 255;
 
+// Routing rules a hub serves with a service (revision 3; section 5.12 of
+// schemas/protocol-v1.md). The text's syntax is agent/routing_rule.hpp's.
+inline constexpr std::size_t kMaxRouteRuleBytes = 4096;
+inline constexpr std::size_t kMaxRouteRules = 64;  // per service: keeps DownBeats small
+
 struct ServiceKey {
   std::string name;
   std::string group{kDefaultGroup};
@@ -128,6 +133,16 @@ struct UpBeat {
   bool operator==(const UpBeat&) const = default;
 };
 
+// One routing rule of a service, as an operator set it at a hub
+// (`CONSUMER-MATCH => PROVIDER-FILTER`, agent/routing_rule.hpp).
+struct RouteRuleText {
+  std::string text{};
+  std::int32_t priority = 0;  // higher first
+  bool force = false;         // keep an empty result instead of falling back to the whole list
+  bool enabled = true;        // a disabled rule is carried but never applies
+  bool operator==(const RouteRuleText&) const = default;
+};
+
 enum class UpdateKind : std::uint8_t {
   kDelta = 0,  // upserts are added or changed instances, removed are ids
   kFull = 1,   // upserts are the whole list; drop anything not in it
@@ -142,6 +157,10 @@ struct ServiceUpdate {
   UpdateKind kind = UpdateKind::kDelta;
   std::vector<Instance> upserts;
   std::vector<std::string> removed;
+  // Trailing field (revision 3): the service's whole rule set at this hub
+  // (empty: no rules); nullopt = unchanged. Full and gone updates always
+  // carry it, deltas only when the rules changed after from_version.
+  std::optional<std::vector<RouteRuleText>> routes{};
   bool operator==(const ServiceUpdate&) const = default;
 };
 
@@ -185,6 +204,9 @@ struct QueryReply {
   AnswerSource source = AnswerSource::kLocal;
   std::uint64_t age_ms = 0;  // since that tier last confirmed the list
   bool stale = false;        // from a cache past its TTL: the upper tier is unreachable
+  // Trailing field (revision 3): the routing rules of the answering hub's own
+  // entry of the service (empty: none); nullopt = not said (an older hub).
+  std::optional<std::vector<RouteRuleText>> routes{};
   bool operator==(const QueryReply&) const = default;
 };
 
@@ -308,19 +330,21 @@ enum class AdminOp : std::uint8_t {
   kEvictionProtection = 5,  // enabled: hold back mass expiry (on by default)
   kNotifySwitch = 6,        // enabled: push isolations to only share_percent of consumers
   kReadmit = 7,             // service + instance.id: lift an isolation now
+  kSetRoutes = 8,           // service + routes: the service's whole rule set (empty = none)
 };
-inline constexpr std::uint8_t kMaxAdminOp = 7;
+inline constexpr std::uint8_t kMaxAdminOp = 8;
 
 // tool -> hub: an operator's action, recorded with who asked.
 struct AdminRequest {
   std::uint64_t request_id = 0;
   AdminOp op = AdminOp::kMarkOutOfService;
   std::string actor;                 // who asks, for the audit log
-  ServiceKey service;                // instance operations only
+  ServiceKey service;                // instance operations and kSetRoutes only
   std::string instance_id;           // instance operations only
   std::optional<Instance> instance;  // kAddStatic only (its id is instance_id)
   bool enabled = false;
-  std::uint32_t share_percent = 100;  // kNotifySwitch
+  std::uint32_t share_percent = 100;    // kNotifySwitch
+  std::vector<RouteRuleText> routes{};  // kSetRoutes (trailing field): the new complete set
   bool operator==(const AdminRequest&) const = default;
 };
 

@@ -43,6 +43,11 @@ ComposedList compose(const Registry& registry, const ServiceEntry* svc, const Cr
   return list;
 }
 
+// The rule set of a service without an entry here: none.
+std::vector<proto::RouteRuleText> no_routes() {
+  return {};
+}
+
 bool has_health(const std::vector<proto::Registration>& regs) {
   return std::any_of(regs.begin(), regs.end(), [](const proto::Registration& r) {
     return r.instance.health != proto::Health::kOk || !r.instance.health_reason.empty();
@@ -427,8 +432,8 @@ void HubCore::add_local_update(const proto::ServiceUse& use, const ServiceEntry*
                                std::vector<proto::ServiceUpdate>& out) {
   if (svc == nullptr) {
     if (use.version != 0) {
-      out.push_back(
-          proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
+      out.push_back(proto::ServiceUpdate{
+          use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}, no_routes()});
       ++counters_.updates_gone;
     }
     return;
@@ -481,8 +486,13 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
     const bool gone =
         use.version != 0 && known.missing && (svc == nullptr || svc->instances.empty());
     if (gone) {
-      out.push_back(
-          proto::ServiceUpdate{use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}});
+      out.push_back(proto::ServiceUpdate{use.service,
+                                         use.version,
+                                         0,
+                                         proto::UpdateKind::kGone,
+                                         {},
+                                         {},
+                                         svc != nullptr ? svc->routes : no_routes()});
       ++counters_.updates_gone;
     }
     return svc;
@@ -492,12 +502,14 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
   if (composite_version(svc->version, *upper_version) == use.version) return svc;
   auto list = compose(registry_, svc, *uplink_->view(now, use.service));
   ++counters_.updates_cross_tier;
+  // The rules are this tier's own (section 5.12): an upper tier's rules stay there.
   out.push_back(proto::ServiceUpdate{use.service,
                                      use.version,
                                      list.version,
                                      proto::UpdateKind::kFull,
                                      std::move(list.instances),
-                                     {}});
+                                     {},
+                                     svc->routes});
   return svc;
 }
 
@@ -531,9 +543,11 @@ proto::QueryReply HubCore::local_reply(const proto::Query& query, const ServiceE
   reply.service = query.service;
   reply.tier = config_.tier;
   reply.source = proto::AnswerSource::kLocal;
+  reply.routes = no_routes();
   if (svc != nullptr) {
     reply.version = svc->version;
     reply.instances = registry_.full_update(*svc, 0).upserts;
+    reply.routes = svc->routes;
   }
   reply.found = !reply.instances.empty();
   return reply;
@@ -560,6 +574,7 @@ proto::Message HubCore::cross_tier_reply(const proto::Query& query, const Servic
   const auto& view = *answer.view;
   auto list = compose(registry_, svc, view);
   proto::QueryReply reply = local_reply(query, nullptr);
+  if (svc != nullptr) reply.routes = svc->routes;  // this tier's rules only (section 5.12)
   reply.version = list.version;
   reply.instances = std::move(list.instances);
   reply.found = !reply.instances.empty();

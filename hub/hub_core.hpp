@@ -211,6 +211,8 @@ class HubCore {
   void readmit_restarted(MonoTime now, Node& node);
   void drain_health_changes(MonoTime now);
   void flush_pushes(MonoTime now);
+  std::vector<Node*> consumers_in_order(const ServiceEntry* svc) const;
+  void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
 
   // Lease expiry under eviction protection (hub/hub_core_expiry.cpp).
   void expire_leases(MonoTime now);
@@ -233,6 +235,9 @@ class HubCore {
   proto::AdminReply readmit(MonoTime now, const proto::AdminRequest& request);
   proto::AdminReply set_eviction_protection(bool enabled);
   proto::AdminReply set_notify_switch(bool enabled, std::uint32_t share_percent);
+  // Replaces a service's routing rules (checked by check_request), creating
+  // its entry if needed; consumers following it get a push.
+  proto::AdminReply set_routes(MonoTime now, const proto::AdminRequest& request);
   // Overrides, settings and static instances from the snapshot; before the
   // agents' instances, so the overrides apply to them as they are restored.
   void restore_admin(const HubSnapshot& snapshot);
@@ -241,6 +246,7 @@ class HubCore {
   void requeue_admin(const PersistBatch& failed);
   std::vector<AuditRecord> audit_pending_;           // in order, not yet in a batch
   std::vector<proto::InstanceKey> dirty_overrides_;  // marks to write (current value)
+  std::vector<proto::ServiceKey> dirty_routes_;      // rule sets to write (current value)
   bool settings_dirty_ = false;                      // the switches changed
 
   HubCoreConfig config_;

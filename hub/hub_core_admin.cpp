@@ -19,6 +19,12 @@
 //   defaults at every start.
 // - readmit: lifts this hub's isolation of an instance now (on probation, as
 //   when it ends by itself). Not persisted: a restarted hub has no isolations.
+// - set_routes: replaces a service's routing rules, each checked with the
+//   agents' own parser first (a refusal names the rule and the column). The
+//   change issues a version like any change, so consumers' next update
+//   carries the rules, and is pushed to the consumers following the service.
+//   A service without instances gets an entry for its rules. Persisted whole
+//   per service (the `routes` table) and restored; never sent upstream.
 // Every request, accepted or refused, gets an audit record (who, what, the
 // answer) in the same batch as its change; the server stamps the batch's wall
 // time at commit, and the reply is durable: sent after that commit.
@@ -27,6 +33,7 @@
 
 #include <algorithm>
 
+#include "agent/routing_rule.hpp"
 #include "common/validate.hpp"
 #include "hub/hub_core.hpp"
 
@@ -44,16 +51,41 @@ bool is_instance_op(proto::AdminOp op) {
       return true;
     case proto::AdminOp::kEvictionProtection:
     case proto::AdminOp::kNotifySwitch:
+    case proto::AdminOp::kSetRoutes:
       return false;
   }
   return false;
 }
 
-// "orders-1 in orders", with the group when it is not the default one.
-std::string describe(const proto::ServiceKey& service, const std::string& id) {
-  std::string out = id + " in " + service.name;
+// "orders", or "orders (group canary)" when it is not the default group.
+std::string describe(const proto::ServiceKey& service) {
+  std::string out = service.name;
   if (service.group != proto::kDefaultGroup) out += " (group " + service.group + ")";
   return out;
+}
+
+// "orders-1 in orders", with the group when it is not the default one.
+std::string describe(const proto::ServiceKey& service, const std::string& id) {
+  return id + " in " + describe(service);
+}
+
+// "" when the rule set can be served, else why not: the first bad rule, named
+// as agents name it, with the parser's column.
+std::string check_routes(const proto::ServiceKey& service,
+                         const std::vector<proto::RouteRuleText>& routes) {
+  if (routes.size() > proto::kMaxRouteRules)
+    return std::to_string(routes.size()) + " routing rules; at most " +
+           std::to_string(proto::kMaxRouteRules) + " per service";
+  if (!routes.empty() && !agent::exact_scope(service))
+    return "routing rules cannot be served for " + describe(service) +
+           ": agents scope them by name and group, which must not hold '*', '?', '[', ']', "
+           "'{', '}' (nor '@' in the group)";
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const auto& rule = routes[i];
+    if (auto why = agent::route_rule_problem(rule.text, rule.force); !why.empty())
+      return agent::route_rule_name(i + 1, rule.text, rule.priority) + ": " + why;
+  }
+  return {};
 }
 
 InstanceEntry* find_entry(ServiceEntry* svc, const std::string& id) {
@@ -73,6 +105,11 @@ std::string check_request(const proto::AdminRequest& request) {
     return "unknown operation " + std::to_string(static_cast<unsigned>(request.op));
   if (auto e = proto::check_name("actor", request.actor); !e.empty())
     return e + ": the audit log records who asks (user@host)";
+  if (request.op == proto::AdminOp::kSetRoutes) {
+    if (auto e = proto::check_service_key(request.service); !e.empty())
+      return e + ": set_routes names a service";
+    if (auto e = check_routes(request.service, request.routes); !e.empty()) return e;
+  }
   if (is_instance_op(request.op)) {
     if (auto e = proto::check_service_key(request.service); !e.empty())
       return e + ": an instance operation names a service";
@@ -145,6 +182,9 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
       case proto::AdminOp::kNotifySwitch:
         reply = set_notify_switch(request.enabled, request.share_percent);
         break;
+      case proto::AdminOp::kSetRoutes:
+        reply = set_routes(now, request);
+        break;
     }
   }
   reply.request_id = request.request_id;
@@ -157,6 +197,8 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
   if (names_instance) {
     record.service = request.service;
     record.instance_id = request.instance_id;
+  } else if (request.op == proto::AdminOp::kSetRoutes) {
+    record.service = request.service;
   }
   record.detail = reply.message;
   record.ok = reply.ok;
@@ -270,6 +312,26 @@ proto::AdminReply HubCore::set_notify_switch(bool enabled, std::uint32_t share_p
             "% of each service's consumers per push; the others learn at their next beat");
 }
 
+proto::AdminReply HubCore::set_routes(MonoTime now, const proto::AdminRequest& request) {
+  const auto& key = request.service;
+  const auto count = request.routes.size();
+  const std::string rules =
+      std::to_string(count) + (count == 1 ? " routing rule" : " routing rules");
+  ServiceEntry* svc = registry_.find(key);
+  if (svc == nullptr && request.routes.empty())
+    return ok(describe(key) + " has no routing rules; nothing changed");
+  registry_.begin_txn();
+  if (svc == nullptr) svc = &registry_.service(key);  // rules may come before the instances
+  if (!registry_.set_routes(*svc, request.routes)) {
+    return ok(count == 0 ? describe(key) + " has no routing rules; nothing changed"
+                         : describe(key) + " already has these " + rules + "; nothing changed");
+  }
+  dirty_routes_.push_back(key);
+  push_gate_.mark(now, svc);  // consumers following the service learn between beats
+  if (count == 0) return ok(describe(key) + ": routing rules removed; consumers get the change");
+  return ok(describe(key) + ": " + rules + " set; consumers get them with their next update");
+}
+
 void HubCore::restore_admin(const HubSnapshot& snapshot) {
   for (const auto& mark : snapshot.overrides) {
     if (mark.status == proto::InstanceStatus::kOutOfService)
@@ -283,6 +345,11 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
     if (rec.owner != kStaticOwner) continue;
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
     ++statics;
+  }
+  std::size_t rules = 0;
+  for (const auto& set : snapshot.routes) {
+    rules += set.routes.size();
+    registry_.restore_routes(set.service, set.routes);
   }
   std::optional<bool> notify;
   std::uint32_t share = push_gate_.config().share_percent;
@@ -301,11 +368,11 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
     }
   }
   push_gate_.set_switch(notify.value_or(push_gate_.config().notify_switch), share);
-  if (!snapshot.overrides.empty() || statics > 0 || !snapshot.settings.empty())
+  if (!snapshot.overrides.empty() || statics > 0 || !snapshot.settings.empty() || rules > 0)
     spdlog::info(
-        "restored operator state: {} out-of-service marks, {} static instances; eviction "
-        "protection {}, notify switch {} ({}%)",
-        snapshot.overrides.size(), statics, on_off(guard_.enabled()),
+        "restored operator state: {} out-of-service marks, {} static instances, {} routing "
+        "rules of {} services; eviction protection {}, notify switch {} ({}%)",
+        snapshot.overrides.size(), statics, rules, snapshot.routes.size(), on_off(guard_.enabled()),
         on_off(push_gate_.config().notify_switch), push_gate_.config().share_percent);
 }
 
@@ -329,6 +396,14 @@ void HubCore::take_admin_changes(PersistBatch& batch) {
         {std::string(kSettingNotifySharePercent), static_cast<std::int64_t>(push.share_percent)}};
     settings_dirty_ = false;
   }
+  std::sort(dirty_routes_.begin(), dirty_routes_.end());
+  dirty_routes_.erase(std::unique(dirty_routes_.begin(), dirty_routes_.end()), dirty_routes_.end());
+  for (auto& key : dirty_routes_) {
+    const ServiceEntry* svc = registry_.find(key);
+    batch.route_sets.push_back(
+        {std::move(key), svc != nullptr ? svc->routes : std::vector<proto::RouteRuleText>{}});
+  }
+  dirty_routes_.clear();
   batch.audit = std::move(audit_pending_);
   audit_pending_.clear();
 }
@@ -339,6 +414,8 @@ void HubCore::requeue_admin(const PersistBatch& failed) {
   for (const auto& k : failed.override_deletes)
     dirty_overrides_.push_back({k.service, k.id});
   if (!failed.settings.empty()) settings_dirty_ = true;
+  for (const auto& set : failed.route_sets)
+    dirty_routes_.push_back(set.service);
   // The failed batch's records come before anything audited since.
   audit_pending_.insert(audit_pending_.begin(), failed.audit.begin(), failed.audit.end());
 }

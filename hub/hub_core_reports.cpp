@@ -11,6 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <map>
+
 #include "hub/hub_core.hpp"
 
 namespace cascade::hub {
@@ -144,36 +147,51 @@ void HubCore::drain_health_changes(MonoTime now) {
 }
 
 // One pushed DownBeat per consumer, with every pushed service it uses.
+// Services and consumers go in key and id order, never in the order of the
+// pointer-keyed containers: which consumers a capped flush reaches, and the
+// order pushes leave in, must replay from a seed (simulations) and must not
+// depend on where the allocator put a node.
 void HubCore::flush_pushes(MonoTime now) {
-  const auto services = push_gate_.take(now);
+  auto services = push_gate_.take(now);
   if (services.empty()) return;
-  std::unordered_map<Node*, std::vector<proto::ServiceUpdate>> per_node;
+  std::sort(services.begin(), services.end(),
+            [](const ServiceEntry* a, const ServiceEntry* b) { return a->key < b->key; });
+  std::map<std::string_view, std::pair<Node*, std::vector<proto::ServiceUpdate>>> per_node;
   for (const auto* svc : services) {
-    auto it = consumers_.find(svc);
-    if (it == consumers_.end()) continue;
     std::size_t ordinal = 0;
-    for (Node* node : it->second) {
+    for (Node* node : consumers_in_order(svc)) {
       if (!push_gate_.admit(ordinal++)) continue;
+      auto& [who, updates] = per_node[node->id];
+      who = node;
       for (auto& use : node->uses) {
         if (use.service != svc) continue;
-        auto& updates = per_node[node];
         const auto before = updates.size();
         add_update(now, proto::ServiceUse{svc->key, use.held}, updates);
         if (updates.size() > before) use.held = updates.back().version;
       }
     }
   }
-  for (auto& [node, updates] : per_node) {
-    if (updates.empty()) continue;
-    proto::DownBeat push;
-    push.hub_id = config_.hub_id;
-    push.hub_epoch = epoch_;
-    push.node_id = node->id;
-    push.updates = std::move(updates);
-    push.push = true;
-    node_messages_.push_back({node->id, std::move(push)});
-    ++counters_.pushes;
-  }
+  for (auto& [id, entry] : per_node)
+    if (!entry.second.empty()) push_to(*entry.first, std::move(entry.second));
+}
+
+std::vector<HubCore::Node*> HubCore::consumers_in_order(const ServiceEntry* svc) const {
+  auto it = consumers_.find(svc);
+  if (it == consumers_.end()) return {};
+  std::vector<Node*> nodes(it->second.begin(), it->second.end());
+  std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+  return nodes;
+}
+
+void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
+  proto::DownBeat push;
+  push.hub_id = config_.hub_id;
+  push.hub_epoch = epoch_;
+  push.node_id = node.id;
+  push.updates = std::move(updates);
+  push.push = true;
+  node_messages_.push_back({node.id, std::move(push)});
+  ++counters_.pushes;
 }
 
 }  // namespace cascade::hub

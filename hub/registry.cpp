@@ -200,17 +200,29 @@ std::vector<DirtyInstance> Registry::take_changes() {
 }
 
 void Registry::record_change(ServiceEntry& svc, const std::string& id) {
+  log_change(svc, id);
+  if (track_changes_) changes_.push_back({&svc, id});
+}
+
+void Registry::log_change(ServiceEntry& svc, const std::string& id) {
   if (svc.txn != txn_) {
     svc.txn = txn_;
     svc.version = version_base_ | ++version_counter_;
     dirty_services_.push_back(&svc);
   }
   svc.log.push_back({svc.version, id});
-  if (track_changes_) changes_.push_back({&svc, id});
   while (svc.log.size() > log_capacity_) {
     svc.log_floor = svc.log.front().version;
     svc.log.pop_front();
   }
+}
+
+bool Registry::set_routes(ServiceEntry& svc, std::vector<proto::RouteRuleText> routes) {
+  if (svc.routes == routes) return false;
+  svc.routes = std::move(routes);
+  log_change(svc, {});  // "" marks the rules in the log; the uplink never sees it
+  svc.routes_version = svc.version;
+  return true;
 }
 
 bool Registry::can_delta_from(const ServiceEntry& svc, std::uint64_t held) const {
@@ -231,6 +243,7 @@ proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
   u.upserts.reserve(svc.instances.size());
   for (const auto& [id, entry] : svc.instances)
     u.upserts.push_back(entry.served());
+  u.routes = svc.routes;  // a full list always says the rules, none included
   return u;
 }
 
@@ -240,12 +253,14 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
   if (!can_delta_from(svc, held)) return full_update(svc, held);
   std::set<std::string_view> changed;
   for (auto it = svc.log.rbegin(); it != svc.log.rend() && it->version > held; ++it)
-    changed.insert(it->instance_id);
+    if (!it->instance_id.empty()) changed.insert(it->instance_id);  // "" = the rules
   proto::ServiceUpdate u;
   u.service = svc.key;
   u.from_version = held;
   u.version = svc.version;
   u.kind = proto::UpdateKind::kDelta;
+  // Versions this hub issued are ordered, and `held` is one of them (checked above).
+  if (held < svc.routes_version) u.routes = svc.routes;
   for (auto id : changed) {
     auto found = svc.instances.find(std::string(id));
     if (found != svc.instances.end())
@@ -281,10 +296,17 @@ void Registry::restore_version(const proto::ServiceKey& key, std::uint64_t versi
   svc.log_floor = version;
 }
 
+void Registry::restore_routes(const proto::ServiceKey& key,
+                              std::vector<proto::RouteRuleText> routes) {
+  auto& svc = service(key);
+  svc.routes = std::move(routes);
+  svc.routes_version = 0;  // what consumers of the restored version hold
+}
+
 void Registry::stamp_unversioned() {
   begin_txn();
   for (auto& [key, svc] : services_) {
-    if (svc->version != 0 || svc->instances.empty()) continue;
+    if (svc->version != 0 || (svc->instances.empty() && svc->routes.empty())) continue;
     svc->txn = txn_;
     svc->version = version_base_ | ++version_counter_;
     svc->log_floor = svc->version;

@@ -71,7 +71,7 @@ struct InstanceEntry {
 
 struct ChangeRecord {
   std::uint64_t version;
-  std::string instance_id;
+  std::string instance_id;  // "" (never an instance id): the routing rules changed
 };
 
 struct ServiceEntry {
@@ -85,6 +85,12 @@ struct ServiceEntry {
   std::uint32_t up = 0;           // served with status UP, kept by Registry (read on every beat)
   std::uint32_t isolated = 0;     // of all instances, served as isolated (kept by Registry)
   std::uint32_t unconfirmed = 0;  // served as unconfirmed (kept by Registry)
+  // The routing rules an operator set for the service here (cascadectl
+  // set-routes), served with it to its consumers; kept while it has no instances.
+  std::vector<proto::RouteRuleText> routes{};
+  // The version issued when `routes` last changed: a delta from an older
+  // version carries them. 0 after a restore: the restored version covers them.
+  std::uint64_t routes_version = 0;
   std::uint32_t up_count() const { return up; }
 };
 
@@ -137,6 +143,13 @@ class Registry {
   }
   const std::set<proto::InstanceKey>& out_of_service_marks() const { return out_of_service_; }
 
+  // Replaces the service's routing rules: a change of what consumers are
+  // served, so it issues a version (within the current transaction) and
+  // consumers get the rules with their next update. Not sent upstream: rules
+  // live at the hub a consumer beats to. The caller persists them and pushes.
+  // True if the rules changed.
+  bool set_routes(ServiceEntry& svc, std::vector<proto::RouteRuleText> routes);
+
   // The instance as `node` last reported it, if it reports it (owner or claimant).
   const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
                                      std::string_view node) const;
@@ -162,8 +175,10 @@ class Registry {
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                         std::string owner);
   void restore_version(const proto::ServiceKey& key, std::uint64_t version);
-  // Gives a fresh version to restored services that have instances but no
-  // persisted version (a crash between the two writes), so clients see them.
+  void restore_routes(const proto::ServiceKey& key, std::vector<proto::RouteRuleText> routes);
+  // Gives a fresh version to restored services that have instances (or
+  // rules) but no persisted version (a crash between the two writes), so
+  // clients see them.
   void stamp_unversioned();
 
   std::size_t service_count() const { return services_.size(); }
@@ -183,6 +198,9 @@ class Registry {
 
  private:
   void record_change(ServiceEntry& svc, const std::string& id);
+  // Issues the transaction's version of `svc` (once per transaction) and logs
+  // `id` under it; bounded by the log capacity.
+  void log_change(ServiceEntry& svc, const std::string& id);
   bool can_delta_from(const ServiceEntry& svc, std::uint64_t held) const;
 
   std::uint64_t version_base_;

@@ -16,8 +16,8 @@ namespace {
 using sqlite::from_u64;
 using sqlite::to_u64;
 
-constexpr std::int64_t kSchemaVersion = 2;
-constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 only adds tables
+constexpr std::int64_t kSchemaVersion = 3;
+constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 -> 3 only add tables
 constexpr const char* kFileName = "hub.db";
 
 // WITHOUT ROWID: every table is looked up by its text primary key only, so
@@ -72,7 +72,18 @@ std::string schema_sql() {
          "  instance_id TEXT NOT NULL,"
          "  detail TEXT NOT NULL,"
          "  ok INTEGER NOT NULL CHECK (ok IN (0, 1))"
-         ");";
+         ");"
+         // Version 3.
+         "CREATE TABLE IF NOT EXISTS routes("
+         "  name TEXT NOT NULL,"
+         "  group_name TEXT NOT NULL,"
+         "  position INTEGER NOT NULL CHECK (position >= 0),"
+         "  text TEXT NOT NULL,"
+         "  priority INTEGER NOT NULL CHECK (priority BETWEEN -2147483648 AND 2147483647),"
+         "  force INTEGER NOT NULL CHECK (force IN (0, 1)),"
+         "  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),"
+         "  PRIMARY KEY (name, group_name, position)"
+         ") WITHOUT ROWID;";
 }
 
 using Metadata = std::map<std::string, std::string>;
@@ -134,7 +145,11 @@ struct SqliteHubStore::Statements {
                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
         append_audit(db,
                      "INSERT INTO admin_audit(at_ms, actor, op, name, group_name, instance_id, "
-                     "detail, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)") {}
+                     "detail, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        delete_routes(db, "DELETE FROM routes WHERE name = ?1 AND group_name = ?2"),
+        insert_route(db,
+                     "INSERT INTO routes(name, group_name, position, text, priority, force, "
+                     "enabled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)") {}
 
   sqlite::Statement upsert_node;
   sqlite::Statement delete_node;
@@ -145,6 +160,8 @@ struct SqliteHubStore::Statements {
   sqlite::Statement delete_override;
   sqlite::Statement upsert_setting;
   sqlite::Statement append_audit;
+  sqlite::Statement delete_routes;
+  sqlite::Statement insert_route;
 };
 
 std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
@@ -262,6 +279,21 @@ void SqliteHubStore::write_admin(const PersistBatch& batch) {
   }
   for (const auto& setting : batch.settings)
     sql_->upsert_setting.bind_text(1, setting.key).bind_int64(2, setting.value).run();
+  // A service's rules are written whole: its rows go, the current set comes in.
+  for (const auto& set : batch.route_sets) {
+    sql_->delete_routes.bind_text(1, set.service.name).bind_text(2, set.service.group).run();
+    for (std::size_t i = 0; i < set.routes.size(); ++i) {
+      const auto& rule = set.routes[i];
+      sql_->insert_route.bind_text(1, set.service.name)
+          .bind_text(2, set.service.group)
+          .bind_int64(3, static_cast<std::int64_t>(i))
+          .bind_text(4, rule.text)
+          .bind_int64(5, rule.priority)
+          .bind_int64(6, rule.force ? 1 : 0)
+          .bind_int64(7, rule.enabled ? 1 : 0)
+          .run();
+    }
+  }
   for (const auto& record : batch.audit) {
     sql_->append_audit.bind_int64(1, batch.wall_ms)
         .bind_text(2, record.actor)
@@ -280,8 +312,8 @@ void SqliteHubStore::write_admin(const PersistBatch& batch) {
 HubSnapshot SqliteHubStore::load() {
   // One transaction, so the tables are read as of the same commit.
   sqlite::Transaction txn(db_);
-  HubSnapshot snapshot{read_nodes(), read_instances(), read_services(), read_overrides(),
-                       read_settings()};
+  HubSnapshot snapshot{read_nodes(),     read_instances(), read_services(),
+                       read_overrides(), read_settings(),  read_routes()};
   txn.commit();
   return snapshot;
 }
@@ -338,6 +370,22 @@ std::vector<SettingRecord> SqliteHubStore::read_settings() {
   while (select.step())
     settings.push_back(SettingRecord{select.column_text(0), select.column_int64(1)});
   return settings;
+}
+
+std::vector<RouteSetRecord> SqliteHubStore::read_routes() {
+  sqlite::Statement select(db_,
+                           "SELECT name, group_name, text, priority, force, enabled FROM routes "
+                           "ORDER BY name, group_name, position");
+  std::vector<RouteSetRecord> sets;
+  while (select.step()) {
+    proto::ServiceKey service{select.column_text(0), select.column_text(1)};
+    if (sets.empty() || sets.back().service != service) sets.push_back({std::move(service), {}});
+    // The CHECK constraints keep priority, force and enabled in range.
+    sets.back().routes.push_back(proto::RouteRuleText{
+        select.column_text(2), static_cast<std::int32_t>(select.column_int64(3)),
+        select.column_int64(4) != 0, select.column_int64(5) != 0});
+  }
+  return sets;
 }
 
 std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {

@@ -2,11 +2,11 @@
 // HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by the hub's
 // owning thread only.
 //
-// Schema version 2 (created on first open). A version 1 file (the tables up
-// to `services`) is upgraded in place: version 2 only adds tables, created
-// empty on open, and the file is then marked 2, so an older build refuses it
-// rather than silently dropping the operator's marks and static instances.
-// Any other version is refused with StoreError.
+// Schema version 3 (created on first open). A version 1 or 2 file is upgraded
+// in place: versions 2 and 3 only add tables, created empty on open, and the
+// file is then marked 3, so an older build refuses it rather than silently
+// dropping the operator's marks, static instances or routing rules. Any
+// other version is refused with StoreError.
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "epoch", "schema_version"
 //   nodes(node_id PRIMARY KEY, epoch, digest)
 //   instances(name, group_name, id, owner, address, weight, zone, status,
@@ -25,6 +25,12 @@
 //             (ok 1) or refused (ok 0); at_ms is wall-clock ms since the Unix
 //             epoch at commit; op is the AdminOp name ("add_static"); detail
 //             is what the hub answered. Never pruned (operations are rare).
+// Version 3 (routing rules, cascadectl set-routes):
+//   routes(name, group_name, position, text, priority, force (0/1),
+//          enabled (0/1), PRIMARY KEY(name, group_name, position))
+//             a service's rules in the operator's order (position from 0),
+//             rewritten whole on every change; a service without rules has
+//             no rows
 // A static instance (add-static) is an `instances` row whose owner is
 // "\x01static" (kStaticOwner in hub/registry.hpp: never a node id).
 // Unsigned 64-bit values (epochs, digests, versions) are stored bit for bit in
@@ -74,6 +80,7 @@ class SqliteHubStore final : public HubStore {
   std::vector<ServiceRecord> read_services();
   std::vector<OverrideRecord> read_overrides();
   std::vector<SettingRecord> read_settings();
+  std::vector<RouteSetRecord> read_routes();
 
   sqlite::Db db_;  // declared first: statements must be finalized before it closes
   sqlite::Synchronous mode_;

@@ -64,6 +64,14 @@ inline constexpr std::string_view kSettingEvictionProtection = "eviction_protect
 inline constexpr std::string_view kSettingNotifySwitch = "notify_switch";               // 0 or 1
 inline constexpr std::string_view kSettingNotifySharePercent = "notify_share_percent";  // 1..100
 
+// A service's whole set of routing rules (cascadectl set-routes), in the
+// order the operator gave them; empty: the service has none (its rows go).
+struct RouteSetRecord {
+  proto::ServiceKey service;
+  std::vector<proto::RouteRuleText> routes{};
+  bool operator==(const RouteSetRecord&) const = default;
+};
+
 // One operator operation, accepted or refused (append-only audit log).
 struct AuditRecord {
   WallMs at_ms = 0;  // when it committed; stamped by the store from PersistBatch::wall_ms
@@ -86,15 +94,16 @@ struct PersistBatch {
   std::vector<ServiceRecord> service_versions;
   std::vector<OverrideRecord> override_upserts;
   std::vector<InstanceKeyRecord> override_deletes;
-  std::vector<SettingRecord> settings;  // current values of the changed settings
-  std::vector<AuditRecord> audit;       // appended in order
+  std::vector<SettingRecord> settings;       // current values of the changed settings
+  std::vector<RouteSetRecord> route_sets{};  // current rule sets of the changed services
+  std::vector<AuditRecord> audit;            // appended in order
   // Wall-clock time of the commit, stamped by the server just before apply()
   // (the core reads no clock): the time of every audit record in the batch.
   WallMs wall_ms = 0;
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
            instance_deletes.empty() && service_versions.empty() && override_upserts.empty() &&
-           override_deletes.empty() && settings.empty() && audit.empty();
+           override_deletes.empty() && settings.empty() && route_sets.empty() && audit.empty();
   }
 };
 
@@ -105,6 +114,7 @@ struct HubSnapshot {
   std::vector<ServiceRecord> services;
   std::vector<OverrideRecord> overrides;
   std::vector<SettingRecord> settings;
+  std::vector<RouteSetRecord> routes{};  // services with at least one rule
   // The audit log is not part of the snapshot: nothing is restored from it.
 };
 

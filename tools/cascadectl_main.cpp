@@ -213,6 +213,26 @@ int main(int argc, char** argv) {
           ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{100}));
   add_actor(notify);
 
+  auto* set_routes = add_admin(
+      "set-routes",
+      "Set a service's routing rules at the hub, replacing all it had; every consumer of the "
+      "service gets them with its beats",
+      proto::AdminOp::kSetRoutes);
+  set_routes->add_option("SERVICE", spec.service.name, "Service name")->required();
+  set_routes->add_option("--group", spec.service.group, "Service group")->capture_default_str();
+  std::vector<std::string> rules;
+  auto* rule_option = set_routes->add_option(
+      "--rule", rules,
+      "A rule 'CONSUMER-MATCH => PROVIDER-FILTER' (repeatable, in order), e.g. '=> zone = dc1'. "
+      "Prefix 'N:' for priority N (higher first, default 0), 'force:' or 'N,force:' to keep "
+      "an empty result instead of falling back, e.g. '10,force:zone = dc3 =>'");
+  bool force_all = false;
+  set_routes->add_flag("--force", force_all, "Force every rule given");
+  auto* clear_flag = set_routes->add_flag("--clear", spec.admin.clear_routes,
+                                          "Remove every routing rule of the service");
+  clear_flag->excludes(rule_option);
+  add_actor(set_routes);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -244,6 +264,13 @@ int main(int argc, char** argv) {
     if (!spec.admin.enabled && share_option->count() > 0)
       return usage_error("notify-switch: --share applies only with on");
     if (spec.admin.enabled) spec.admin.share_percent = share;
+  }
+  if (set_routes->parsed()) {
+    for (const auto& arg : rules) {
+      auto& rule = spec.admin.routes.emplace_back();
+      if (auto e = cascade::ctl::parse_rule(arg, force_all, rule); !e.empty())
+        return usage_error(e);
+    }
   }
   if (auto e = cascade::ctl::check_spec(spec); !e.empty()) return usage_error(e);
 

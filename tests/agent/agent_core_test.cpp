@@ -261,6 +261,94 @@ TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
   EXPECT_EQ(r->instances[0].id, "i2");
 }
 
+// ---------------------------------------------------------------- routing rules
+
+std::vector<proto::RouteRuleText> dc1_rules() {
+  return {{"=> zone = dc1", 10, false, true}};
+}
+
+TEST_F(AgentCoreTest, RoutingRulesOfAnUpdateAreKeptAndShownInTheResolution) {
+  start_with_svc_resolved();
+  EXPECT_FALSE(core.lookup(clock.now(), 0, key("svc"))->routes.has_value())
+      << "the reply said nothing about rules";
+  auto down = down_for(next_beat());
+  proto::ServiceUpdate update{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
+  update.routes = dc1_rules();
+  down.updates.push_back(update);
+  const auto actions = core.on_message(clock.now(), 0, down);
+
+  EXPECT_EQ(actions.changed, std::vector<proto::ServiceKey>{key("svc")});
+  const auto r = core.lookup(clock.now(), 0, key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->version, 6u);
+  EXPECT_EQ(r->routes, dc1_rules());
+  ASSERT_NE(core.routes_of(key("svc")), nullptr);
+  EXPECT_EQ(*core.routes_of(key("svc")), dc1_rules());
+  EXPECT_EQ(r->instances.size(), 1u) << "a rules-only delta leaves the list alone";
+}
+
+TEST_F(AgentCoreTest, AnUpdateWithoutRoutingRulesKeepsTheRulesHeld) {
+  start_with_svc_resolved();
+  auto down = down_for(next_beat());
+  proto::ServiceUpdate with{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
+  with.routes = dc1_rules();
+  down.updates.push_back(with);
+  core.on_message(clock.now(), 0, down);
+
+  down = down_for(next_beat());
+  down.updates.push_back(  // nil routes: unchanged
+      {key("svc"), 6, 7, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
+  core.on_message(clock.now(), 0, down);
+
+  const auto r = core.lookup(clock.now(), 0, key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->version, 7u);
+  EXPECT_EQ(r->instances.size(), 2u);
+  EXPECT_EQ(r->routes, dc1_rules());
+}
+
+TEST_F(AgentCoreTest, AnEmptyRuleSetClearsTheRulesHeld) {
+  start_with_svc_resolved();
+  auto down = down_for(next_beat());
+  proto::ServiceUpdate with{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
+  with.routes = dc1_rules();
+  down.updates.push_back(with);
+  core.on_message(clock.now(), 0, down);
+
+  down = down_for(next_beat());
+  proto::ServiceUpdate full{key("svc"), 6, 8, proto::UpdateKind::kFull, {inst("i1", "a:1")}, {}};
+  full.routes = std::vector<proto::RouteRuleText>{};
+  down.updates.push_back(full);
+  core.on_message(clock.now(), 0, down);
+
+  const auto r = core.lookup(clock.now(), 0, key("svc"));
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->routes.has_value()) << "empty is the hub saying 'no rules'";
+  EXPECT_TRUE(r->routes->empty());
+}
+
+TEST_F(AgentCoreTest, RulesOfADeltaForAnotherVersionAreIgnoredWithIt) {
+  start_with_svc_resolved();
+  auto down = down_for(next_beat());
+  proto::ServiceUpdate stale{key("svc"), 4, 6, proto::UpdateKind::kDelta, {}, {}};
+  stale.routes = dc1_rules();
+  down.updates.push_back(stale);
+  core.on_message(clock.now(), 0, down);
+
+  EXPECT_EQ(core.routes_of(key("svc")), nullptr);
+}
+
+TEST_F(AgentCoreTest, QueryReplyRoutingRulesAreHeld) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  proto::QueryReply reply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}};
+  reply.routes = dc1_rules();
+  core.on_message(clock.now(), 0, reply);
+
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->routes, dc1_rules());
+}
+
 TEST_F(AgentCoreTest, NewHubEpochTriggersOneJitteredFullResend) {
   core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
   auto b = last_beat(core.start(clock.now()));

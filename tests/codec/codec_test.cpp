@@ -184,10 +184,13 @@ std::vector<RecordPath> record_paths(MsgType t) {
     case MsgType::kUpBeat:  // registrations, uses, delta, its upserts and removed keys
       return {{{}, whole}, {{6, kEvery}, 8},    {{7, kEvery}, 3},
               {{8}, 4},    {{8, 2, kEvery}, 8}, {{8, 3, kEvery}, 3}};
-    case MsgType::kDownBeat:  // updates, upserts
-      return {{{}, whole}, {{8, kEvery}, 7}, {{8, kEvery, 5, kEvery}, 6}};
-    case MsgType::kQueryReply:  // instances
-      return {{{}, whole}, {{9, kEvery}, 6}};
+    case MsgType::kDownBeat:  // updates, upserts, routing rules
+      return {
+          {{}, whole}, {{8, kEvery}, 7}, {{8, kEvery, 5, kEvery}, 6}, {{8, kEvery, 7, kEvery}, 4}};
+    case MsgType::kQueryReply:  // instances, routing rules
+      return {{{}, whole}, {{9, kEvery}, 6}, {{14, kEvery}, 4}};
+    case MsgType::kAdminRequest:  // routing rules
+      return {{{}, whole}, {{11, kEvery}, 4}};
     case MsgType::kStatusReply:  // upstreams
       return {{{}, whole}, {{12, kEvery}, 6}};
     case MsgType::kServicesReply:  // summaries
@@ -723,6 +726,24 @@ std::vector<StringField> string_fields() {
          m.message = s;
          return Message(m);
        }},
+      {"update.routes.text", kMaxRouteRuleBytes, false,
+       [](const std::string& s) {
+         auto m = downbeat_with_routes();
+         m.updates.front().routes->front().text = s;
+         return Message(m);
+       }},
+      {"QueryReply.routes.text", kMaxRouteRuleBytes, false,
+       [](const std::string& s) {
+         auto m = query_reply();
+         m.routes = std::vector<RouteRuleText>{{s, 0, false, true}};
+         return Message(m);
+       }},
+      {"AdminRequest.routes.text", kMaxRouteRuleBytes, false,
+       [](const std::string& s) {
+         auto m = admin_set_routes();
+         m.routes.back().text = s;
+         return Message(m);
+       }},
   };
 }
 
@@ -955,6 +976,95 @@ TEST(CodecForwardCompatibility, StatusReplyOfTheFirstRevisionDecodesWithoutTierF
   EXPECT_TRUE(status.upstreams.empty());
   EXPECT_TRUE(status.zone.empty());
   EXPECT_EQ(status.counters, golden::status_reply().counters);
+}
+
+TEST(CodecForwardCompatibility, RoutesAbsentFromAnEarlierEncodingReadAsNotSaid) {
+  // Before revision 3's rules, an update ended at `removed`, a QueryReply at
+  // `stale`, an AdminRequest at `share_percent`.
+  auto down = wire::parse(encode(golden::downbeat_with_routes()));
+  down[8][0].array().resize(7);
+  const auto beat = decode_single(wire::pack(down));
+  ASSERT_TRUE(std::holds_alternative<Message>(beat));
+  const auto& update = std::get<DownBeat>(std::get<Message>(beat)).updates.at(0);
+  EXPECT_FALSE(update.routes.has_value()) << "absent means unchanged";
+  EXPECT_EQ(update.version, golden::downbeat_with_routes().updates[0].version);
+
+  auto reply = wire::parse(encode(golden::query_reply()));
+  reply.array().resize(2 + 12);
+  const auto answered = decode_single(wire::pack(reply));
+  ASSERT_TRUE(std::holds_alternative<Message>(answered));
+  EXPECT_FALSE(std::get<QueryReply>(std::get<Message>(answered)).routes.has_value());
+
+  auto admin = wire::parse(encode(golden::admin_set_routes()));
+  admin.array().resize(2 + 9);
+  const auto request = decode_single(wire::pack(admin));
+  ASSERT_TRUE(std::holds_alternative<Message>(request));
+  EXPECT_TRUE(std::get<AdminRequest>(std::get<Message>(request)).routes.empty());
+}
+
+// ---------------------------------------------------------------- routing rules
+
+TEST(CodecRoutes, RulesSurviveInEveryMessageThatCarriesThem) {
+  const std::vector<RouteRuleText> rules{
+      {"=> zone = dc1", std::numeric_limits<std::int32_t>::max(), false, true},
+      {"zone = dc3 =>", std::numeric_limits<std::int32_t>::min(), true, true},
+      {"host = 10.* => tier = 0", -1, false, false},
+      {"", 0, false, true},  // the hub refuses it; the wire carries it
+  };
+  auto down = golden::downbeat();
+  down.updates[0].routes = rules;
+  EXPECT_TRUE(RoundTrips(down));
+  down.updates[0].routes = std::vector<RouteRuleText>{};  // "no rules" is not "unchanged"
+  EXPECT_TRUE(RoundTrips(down));
+  auto reply = golden::query_reply();
+  reply.routes = rules;
+  EXPECT_TRUE(RoundTrips(reply));
+  reply.routes.reset();
+  EXPECT_TRUE(RoundTrips(reply));
+  auto admin = golden::admin_set_routes();
+  admin.routes = rules;
+  EXPECT_TRUE(RoundTrips(admin));
+  admin.routes.clear();  // kSetRoutes with none: remove every rule
+  EXPECT_TRUE(RoundTrips(admin));
+}
+
+TEST(CodecRoutes, MaxRulesAreAcceptedAndOneMoreIsInvalid) {
+  auto admin = golden::admin_set_routes();
+  admin.routes.assign(kMaxRouteRules, RouteRuleText{"=> zone = dc1", 0, false, true});
+  EXPECT_TRUE(RoundTrips(admin));
+  admin.routes.push_back(admin.routes.back());
+  EXPECT_TRUE(IsFailure(decode_single(encode(admin)), ErrorCode::kInvalid));
+
+  auto down = golden::downbeat_with_routes();
+  down.updates[0].routes->assign(kMaxRouteRules + 1, RouteRuleText{"=> zone = a", 0, false, true});
+  EXPECT_TRUE(IsFailure(decode_single(encode(down)), ErrorCode::kInvalid));
+}
+
+TEST(CodecRoutes, PriorityOutsideInt32IsInvalid) {
+  for (const Node& priority :
+       {Node(u64(std::uint64_t{std::numeric_limits<std::int32_t>::max()} + 1)),
+        Node(std::int64_t{std::numeric_limits<std::int32_t>::min()} - 1)}) {
+    auto tree = wire::parse(encode(golden::downbeat_with_routes()));
+    tree[8][0][7][0][1] = priority;
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kInvalid));
+    auto admin = wire::parse(encode(golden::admin_set_routes()));
+    admin[11][0][1] = priority;
+    EXPECT_TRUE(IsFailure(decode_single(wire::pack(admin)), ErrorCode::kInvalid));
+  }
+}
+
+TEST(CodecRoutes, RoutesThatAreNotAListOrRulesOfTheWrongShapeAreMalformed) {
+  auto tree = wire::parse(encode(golden::downbeat_with_routes()));
+  tree[8][0][7] = Map{{Node("text"), Node("=> zone = a")}};
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
+
+  tree = wire::parse(encode(golden::downbeat_with_routes()));
+  tree[8][0][7][0] = Node("=> zone = a");  // a bare string, not [text, priority, force, enabled]
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
+
+  tree = wire::parse(encode(golden::admin_set_routes()));
+  tree[11] = Nil{};  // always a list in an AdminRequest
+  EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kMalformed));
 }
 
 // ---------------------------------------------------------------- resource bounds

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -194,6 +195,26 @@ inline void write_delta(JsonWriter& w, const proto::RegistrationDelta& d) {
   w.end_array().end_object();
 }
 
+inline void write_routes(JsonWriter& w, std::string_view name,
+                         const std::vector<proto::RouteRuleText>& routes) {
+  w.key(name).begin_array();
+  for (const auto& r : routes) {
+    w.begin_object().field("text", r.text);
+    w.field("priority", static_cast<std::int64_t>(r.priority));
+    w.field("force", r.force).field("enabled", r.enabled).end_object();
+  }
+  w.end_array();
+}
+
+// null when absent ("unchanged" / "not said").
+inline void write_optional_routes(JsonWriter& w, std::string_view name,
+                                  const std::optional<std::vector<proto::RouteRuleText>>& routes) {
+  if (routes)
+    write_routes(w, name, *routes);
+  else
+    w.key(name).null();
+}
+
 inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
   w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
   w.field("digest", m.digest);
@@ -227,6 +248,7 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
     w.field("kind", enum_text(kind_name(u.kind), static_cast<unsigned>(u.kind)));
     write_instances(w, "upserts", u.upserts);
     write_strings(w, "removed", u.removed);
+    write_optional_routes(w, "routes", u.routes);
     w.end_object();
   }
   w.end_array();
@@ -247,6 +269,7 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
       .field("source", enum_text(proto::to_string(m.source), static_cast<unsigned>(m.source)))
       .field("age_ms", m.age_ms)
       .field("stale", m.stale);
+  write_optional_routes(w, "routes", m.routes);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {
@@ -331,6 +354,7 @@ inline void write_fields(JsonWriter& w, const proto::AdminRequest& m) {
   else
     w.null();
   w.field("enabled", m.enabled).field("share_percent", m.share_percent);
+  write_routes(w, "routes", m.routes);
 }
 
 inline void write_fields(JsonWriter& w, const proto::AdminReply& m) {

@@ -35,6 +35,7 @@ using proto::StatusReply;
 using proto::StatusRequest;
 using proto::UpBeat;
 using proto::UpdateKind;
+using RouteRules = std::vector<proto::RouteRuleText>;
 
 // Service keys in the style of the heartbeat networks cascade replaces:
 // feature-component-/path.
@@ -129,11 +130,37 @@ inline DownBeat downbeat() {
   m.ack_seq = 4821;
   m.send_full = false;
   m.lease_ms = 45000;
+  // Full and gone updates always say the rules (none here); a delta only when
+  // they changed, so this one leaves them as they were (nil).
   m.updates = {
       ServiceUpdate{ingest(), 11, 13, UpdateKind::kDelta, {ingest_2()}, {"mdf03-ingest"}},
-      ServiceUpdate{query_api(), 0, 42, UpdateKind::kFull, {query_1()}, {}},
-      ServiceUpdate{app_config(), 4, 5, UpdateKind::kGone, {}, {}},
+      ServiceUpdate{query_api(), 0, 42, UpdateKind::kFull, {query_1()}, {}, RouteRules{}},
+      ServiceUpdate{app_config(), 4, 5, UpdateKind::kGone, {}, {}, RouteRules{}},
   };
+  return m;
+}
+
+// An operator's rules for the query service: consumers in eu1-a stay in
+// eu1-a, one subnet may call no instance at all (a forced deny), and a
+// disabled rule kept for later.
+inline RouteRules query_api_routes() {
+  return {
+      {"zone = eu1-a => zone = eu1-a", 20, false, true},
+      {"host = 10.20.9.* =>", 10, true, true},
+      {"=> metadata.build = 2024.11.*", 0, false, false},
+  };
+}
+
+// Revision 3: the rules were set after the version node A holds, so its
+// delta carries them (the list itself did not change).
+inline DownBeat downbeat_with_routes() {
+  DownBeat m;
+  m.hub_id = std::string(kHubId);
+  m.hub_epoch = kHubEpoch;
+  m.node_id = std::string(kNodeA);
+  m.ack_seq = 4830;
+  m.lease_ms = 45000;
+  m.updates = {ServiceUpdate{query_api(), 42, 44, UpdateKind::kDelta, {}, {}, query_api_routes()}};
   return m;
 }
 
@@ -147,6 +174,7 @@ inline QueryReply query_reply() {
   m.tier = 2;
   m.source = proto::AnswerSource::kCache;
   m.age_ms = 850;
+  m.routes = RouteRules{};  // the answering hub's own rules for the service: none
   for (auto& in : m.instances)
     in.tier = 2;  // both came from the L2's registry
   return m;
@@ -273,6 +301,17 @@ inline proto::AdminRequest admin_add_static() {
   return m;
 }
 
+// An operator sets the query service's rules (replacing any it had).
+inline proto::AdminRequest admin_set_routes() {
+  proto::AdminRequest m;
+  m.request_id = 34;
+  m.op = proto::AdminOp::kSetRoutes;
+  m.actor = "ops@bastion-eu1";
+  m.service = query_api();
+  m.routes = query_api_routes();
+  return m;
+}
+
 inline proto::AdminReply admin_reply() {
   return proto::AdminReply{32, true, "hm01-cache-q is OUT_OF_SERVICE until marked back in"};
 }
@@ -315,6 +354,10 @@ inline std::vector<Sample> variant_samples() {
       {"18-admin-add-static", "operator adds an instance that cannot run an agent",
        admin_add_static()},
       {"19-admin-reply", "answer to 17-admin-request", admin_reply()},
+      {"20-downbeat-routes",
+       "hub reply whose delta carries the routing rules set since the consumer's version",
+       downbeat_with_routes()},
+      {"21-admin-set-routes", "operator sets a service's routing rules", admin_set_routes()},
   };
 }
 

@@ -478,5 +478,225 @@ TEST_F(AdminOpsTest, ChangesOfABatchThatFailedToCommitAreInTheNextOne) {
   EXPECT_EQ(next.audit[2].op, "readmit");
 }
 
+// ---------------------------------------------------------------- routing rules
+
+proto::AdminRequest set_routes_op(const std::string& service,
+                                  std::vector<proto::RouteRuleText> routes) {
+  proto::AdminRequest r;
+  r.request_id = 9;
+  r.op = AdminOp::kSetRoutes;
+  r.actor = "carol@ops-3";
+  r.service = proto::ServiceKey{service, "default"};
+  r.routes = std::move(routes);
+  return r;
+}
+
+std::vector<proto::RouteRuleText> dc1_rules() {
+  return {{"=> zone = dc1", 10, false, true}, {"host = 10.9.* =>", 5, true, false}};
+}
+
+TEST_F(AdminOpsTest, SetRoutesIsServedWithTheNextFullUpdate) {
+  register_provider();
+
+  const auto reply = admin(set_routes_op("svc", dc1_rules()));
+
+  EXPECT_TRUE(reply.ok);
+  EXPECT_EQ(reply.message, "svc: 2 routing rules set; consumers get them with their next update");
+  const auto down = send(beat("c1", 1, 0, {use("svc", 0)}));
+  ASSERT_EQ(down.updates.size(), 1u);
+  EXPECT_EQ(down.updates[0].kind, proto::UpdateKind::kFull);
+  EXPECT_EQ(down.updates[0].upserts.size(), 2u);
+  EXPECT_EQ(down.updates[0].routes, dc1_rules());
+  EXPECT_EQ(query("svc").routes, dc1_rules());
+}
+
+TEST_F(AdminOpsTest, FullUpdatesAndQueryRepliesSayNoRulesWhenThereAreNone) {
+  register_provider();
+
+  const auto down = send(beat("c1", 1, 0, {use("svc", 0)}));
+
+  ASSERT_EQ(down.updates.size(), 1u);
+  ASSERT_TRUE(down.updates[0].routes.has_value());
+  EXPECT_TRUE(down.updates[0].routes->empty());
+  ASSERT_TRUE(query("svc").routes.has_value());
+  EXPECT_TRUE(query("svc").routes->empty());
+}
+
+TEST_F(AdminOpsTest, ConsumerHoldingAnOlderVersionGetsTheRulesInItsDelta) {
+  register_provider();
+  const auto held = send(beat("c1", 1, 0, {use("svc", 0)})).updates.at(0).version;
+
+  admin(set_routes_op("svc", dc1_rules()));
+  const auto down = send(beat("c1", 2, 0, {use("svc", held)}));
+
+  ASSERT_EQ(down.updates.size(), 1u);
+  const auto& update = down.updates[0];
+  EXPECT_EQ(update.kind, proto::UpdateKind::kDelta);
+  EXPECT_EQ(update.from_version, held);
+  EXPECT_NE(update.version, held) << "setting rules issues a version";
+  EXPECT_TRUE(update.upserts.empty());
+  EXPECT_TRUE(update.removed.empty());
+  EXPECT_EQ(update.routes, dc1_rules());
+}
+
+TEST_F(AdminOpsTest, ConsumerAlreadyHoldingTheRulesGetsNothingAndLaterDeltasLeaveThemOut) {
+  register_provider();
+  admin(set_routes_op("svc", dc1_rules()));
+  const auto current = send(beat("c1", 1, 0, {use("svc", 0)})).updates.at(0).version;
+
+  EXPECT_TRUE(send(beat("c1", 2, 0, {use("svc", current)})).updates.empty());
+
+  send(beat_with_set("p2", 1, {reg("svc", "i3", "10.0.0.3:80")}));
+  const auto down = send(beat("c1", 3, 0, {use("svc", current)}));
+  ASSERT_EQ(down.updates.size(), 1u);
+  EXPECT_EQ(down.updates[0].kind, proto::UpdateKind::kDelta);
+  EXPECT_FALSE(down.updates[0].routes.has_value()) << "unchanged since the version held";
+}
+
+TEST_F(AdminOpsTest, RoutesOfAServiceWithoutInstancesAreServedAndKeptWhenItRegisters) {
+  const auto reply = admin(set_routes_op("later", dc1_rules()));
+
+  EXPECT_TRUE(reply.ok);
+  const auto first = send(beat("c1", 1, 0, {use("later", 0)}));
+  ASSERT_EQ(first.updates.size(), 1u);
+  EXPECT_TRUE(first.updates[0].upserts.empty());
+  EXPECT_EQ(first.updates[0].routes, dc1_rules());
+  send(beat_with_set("p1", 1, {reg("later", "l1", "10.0.0.5:80")}));
+  const auto second = send(beat("c1", 2, 0, {use("later", first.updates[0].version)}));
+  ASSERT_EQ(second.updates.size(), 1u);
+  ASSERT_EQ(second.updates[0].upserts.size(), 1u);
+  EXPECT_EQ(query("later").routes, dc1_rules());
+}
+
+TEST_F(AdminOpsTest, SetRoutesIsPushedToTheServicesConsumers) {
+  register_provider();
+  send(beat("c1", 1, 0, {use("svc", 0)}));
+
+  admin(set_routes_op("svc", dc1_rules()));
+  advance(Duration{10});  // past the push coalescing delay
+
+  const auto pushed = hub.take_node_messages();
+  ASSERT_EQ(pushed.size(), 1u);
+  EXPECT_EQ(pushed[0].node_id, "c1");
+  const auto& push = std::get<proto::DownBeat>(pushed[0].message);
+  EXPECT_TRUE(push.push);
+  ASSERT_EQ(push.updates.size(), 1u);
+  EXPECT_EQ(push.updates[0].routes, dc1_rules());
+}
+
+TEST_F(AdminOpsTest, SettingTheSameRulesAgainChangesNothing) {
+  register_provider();
+  admin(set_routes_op("svc", dc1_rules()));
+  hub.take_persist_batch();
+  const auto version = hub.registry().find({"svc", "default"})->version;
+
+  const auto reply = admin(set_routes_op("svc", dc1_rules()));
+
+  EXPECT_TRUE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("nothing changed"));
+  EXPECT_EQ(hub.registry().find({"svc", "default"})->version, version);
+  const auto batch = hub.take_persist_batch();
+  EXPECT_TRUE(batch.route_sets.empty());
+  EXPECT_EQ(batch.audit.size(), 1u);
+}
+
+TEST_F(AdminOpsTest, ABadRuleIsRefusedNamingItAndItsColumnAndAudited) {
+  register_provider();
+  admin(set_routes_op("svc", dc1_rules()));
+  hub.take_persist_batch();
+  const auto version = hub.registry().find({"svc", "default"})->version;
+
+  const auto reply =
+      admin(set_routes_op("svc", {{"=> zone = dc2", 0, false, true}, {"hots = a => zone = b", 7}}));
+
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("route #2 (priority 7, 'hots = a => zone = b')"));
+  EXPECT_THAT(reply.message, HasSubstr("column 1: unknown key 'hots'"));
+  EXPECT_EQ(hub.registry().find({"svc", "default"})->routes, dc1_rules()) << "all or nothing";
+  EXPECT_EQ(hub.registry().find({"svc", "default"})->version, version);
+  const auto batch = hub.take_persist_batch();
+  EXPECT_TRUE(batch.route_sets.empty());
+  ASSERT_EQ(batch.audit.size(), 1u);
+  EXPECT_EQ(batch.audit[0].op, "set_routes");
+  EXPECT_EQ(batch.audit[0].actor, "carol@ops-3");
+  EXPECT_EQ(batch.audit[0].service, (proto::ServiceKey{"svc", "default"}));
+  EXPECT_EQ(batch.audit[0].detail, reply.message);
+  EXPECT_FALSE(batch.audit[0].ok);
+}
+
+TEST_F(AdminOpsTest, RulesAgentsWouldRefuseAreRefused) {
+  const std::vector<std::pair<proto::AdminRequest, std::string>> cases{
+      {set_routes_op("svc", {{"zone = dc1 =>", 0, false, true}}), "force = true"},
+      {set_routes_op("svc", {{"zone = dc1", 0, false, true}}), "missing '=>'"},
+      {set_routes_op("svc", {{"=> zone = dc?", 0, false, true}}), "only '*' is"},
+      {set_routes_op("svc*", {{"=> zone = dc1", 0, false, true}}), "cannot be served for svc*"},
+      {set_routes_op("", {}), "service name is empty"},
+      {set_routes_op("svc", std::vector<proto::RouteRuleText>(proto::kMaxRouteRules + 1,
+                                                              {"=> zone = dc1", 0, false, true})),
+       "at most 64 per service"},
+  };
+  for (const auto& [request, why] : cases) {
+    const auto reply = admin(request);
+    EXPECT_FALSE(reply.ok) << why;
+    EXPECT_THAT(reply.message, HasSubstr(why));
+  }
+  EXPECT_EQ(hub.registry().find({"svc", "default"}), nullptr) << "no entry for refused rules";
+  EXPECT_TRUE(admin(set_routes_op("svc", {{"zone = dc1 =>", 0, true, true}})).ok)
+      << "a deny rule with force";
+}
+
+TEST_F(AdminOpsTest, RoutesArePersistedAndServedByTheRestartedHub) {
+  register_provider();
+  admin(set_routes_op("svc", dc1_rules()));
+  admin(set_routes_op("bare", {{"=> tier = 0", 1, false, true}}));
+  const auto batch = hub.take_persist_batch();
+  EXPECT_THAT(batch.route_sets,
+              ::testing::Contains(RouteSetRecord{{"svc", "default"}, dc1_rules()}));
+  SqliteHubStore::open(tmp.path(), sqlite::Synchronous::kNormal)->apply(batch);
+
+  auto after = restart();
+  EXPECT_EQ(query(*after, "svc").routes, dc1_rules());
+  const auto down = after->handle(clock.now(), beat("c1", 1, 0, {use("svc", 0), use("bare", 0)}));
+  const auto& updates = std::get<proto::DownBeat>(down.reply).updates;
+  ASSERT_EQ(updates.size(), 2u);
+  for (const auto& update : updates) {
+    const auto expected = update.service.name == "svc"
+                              ? dc1_rules()
+                              : std::vector<proto::RouteRuleText>{{"=> tier = 0", 1, false, true}};
+    EXPECT_EQ(update.routes, expected) << update.service.name;
+  }
+  // A consumer that held the restored version before the restart gets nothing new.
+  const auto restored = after->registry().find({"svc", "default"})->version;
+  const auto again = after->handle(clock.now(), beat("c2", 1, 0, {use("svc", restored)}));
+  EXPECT_TRUE(std::get<proto::DownBeat>(again.reply).updates.empty());
+}
+
+TEST_F(AdminOpsTest, ClearedRoutesStayClearedAcrossARestart) {
+  register_provider();
+  admin(set_routes_op("svc", dc1_rules()));
+  commit(hub);
+
+  const auto reply = admin(set_routes_op("svc", {}));
+  EXPECT_TRUE(reply.ok);
+  EXPECT_EQ(reply.message, "svc: routing rules removed; consumers get the change");
+  const auto batch = hub.take_persist_batch();
+  EXPECT_EQ(batch.route_sets, (std::vector<RouteSetRecord>{{{"svc", "default"}, {}}}));
+  SqliteHubStore::open(tmp.path(), sqlite::Synchronous::kNormal)->apply(batch);
+
+  auto after = restart();
+  ASSERT_TRUE(query(*after, "svc").routes.has_value());
+  EXPECT_TRUE(query(*after, "svc").routes->empty());
+}
+
+TEST_F(AdminOpsTest, RoutesOfABatchThatFailedToCommitAreInTheNextOne) {
+  admin(set_routes_op("svc", dc1_rules()));
+  const auto failed = hub.take_persist_batch();
+  ASSERT_EQ(failed.route_sets.size(), 1u);
+
+  hub.requeue(failed);
+
+  EXPECT_EQ(hub.take_persist_batch().route_sets, failed.route_sets);
+}
+
 }  // namespace
 }  // namespace cascade::hub

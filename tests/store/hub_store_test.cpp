@@ -60,6 +60,7 @@ void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
   EXPECT_EQ(actual.services, want.services);
   EXPECT_EQ(actual.overrides, want.overrides);
   EXPECT_EQ(actual.settings, want.settings);
+  EXPECT_EQ(actual.routes, want.routes);
 }
 
 // A state with a bit of everything, reused as "before" in several tests.
@@ -74,8 +75,8 @@ PersistBatch base_batch() {
 }
 
 HubSnapshot as_snapshot(const PersistBatch& b) {
-  return HubSnapshot{b.node_upserts, b.instance_upserts, b.service_versions, b.override_upserts,
-                     b.settings};
+  return HubSnapshot{b.node_upserts,     b.instance_upserts, b.service_versions,
+                     b.override_upserts, b.settings,         b.route_sets};
 }
 
 class SqliteHubStoreTest : public ::testing::Test {
@@ -247,13 +248,13 @@ TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
   open().reset();
   {
     sqlite::Db raw(dir() / "hub.db", {});
-    sqlite::write_meta(raw, "schema_version", 3);  // a newer build's file
+    sqlite::write_meta(raw, "schema_version", 4);  // a newer build's file
   }
   try {
     open();
-    FAIL() << "opened a schema version 3 file";
+    FAIL() << "opened a schema version 4 file";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 3"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 4"));
     EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
   }
 }
@@ -390,7 +391,63 @@ TEST_F(SqliteHubStoreTest, VersionOneFileOpensWithItsRowsAndIsUpgraded) {
   EXPECT_EQ(store->audit_log(1).size(), 1u);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
-  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 2);
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 3);
+}
+
+// ------------------------------------------------ routing rules (schema 3)
+
+std::vector<proto::RouteRuleText> some_rules() {
+  return {{"=> zone = dc1", 10, false, true},
+          {"zone = dc3 =>", std::numeric_limits<std::int32_t>::min(), true, false},
+          {"host = 10.* => tier = 0", std::numeric_limits<std::int32_t>::max(), false, true}};
+}
+
+TEST_F(SqliteHubStoreTest, RouteSetsRoundTripInTheirOrderPerService) {
+  PersistBatch b;
+  b.route_sets = {{{"orders", "blue"}, some_rules()},
+                  {{"users", "default"}, {{"=> zone = dc2", 0, false, true}}}};
+  auto store = open();
+  store->apply(b);
+  expect_snapshot(store->load(), as_snapshot(b));
+  store.reset();
+  EXPECT_EQ(open()->load().routes, b.route_sets) << "across a reopen";
+}
+
+TEST_F(SqliteHubStoreTest, ARouteSetReplacesTheServicesRulesAndAnEmptyOneRemovesThem) {
+  auto store = open();
+  PersistBatch first;
+  first.route_sets = {{{"orders", "default"}, some_rules()},
+                      {{"users", "default"}, {{"=> zone = dc2", 0, false, true}}}};
+  store->apply(first);
+
+  PersistBatch second;
+  second.route_sets = {{{"orders", "default"}, {{"=> zone = dc9", 1, false, true}}},
+                       {{"users", "default"}, {}}};
+  store->apply(second);
+
+  EXPECT_EQ(
+      store->load().routes,
+      (std::vector<RouteSetRecord>{{{"orders", "default"}, {{"=> zone = dc9", 1, false, true}}}}));
+}
+
+// A file written before routing rules: schema version 2 (version 1's tables
+// plus the operator's), made here with that build's SQL.
+TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToThree) {
+  open().reset();  // this build's tables, then made to look like version 2
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    raw.exec("DROP TABLE routes;");
+    sqlite::write_meta(raw, "schema_version", 2);
+  }
+  PersistBatch b;
+  b.route_sets = {{{"orders", "default"}, some_rules()}};
+  auto store = open();
+  EXPECT_TRUE(store->load().routes.empty());
+  store->apply(b);
+  EXPECT_EQ(store->load().routes, b.route_sets);
+  store.reset();
+  sqlite::Db raw(dir() / "hub.db", {});
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 3);
 }
 
 }  // namespace

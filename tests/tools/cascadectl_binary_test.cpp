@@ -401,6 +401,57 @@ TEST_F(CtlBinary, BadOperatorArgumentsExitTwo) {
             "cascadectl: --actor is empty\nRun with --help for more information.\n");
 }
 
+TEST_F(CtlBinary, SetRoutesSendsTheRulesInOrderWithTheirPrioritiesAndForce) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun r =
+      run({"--hub", hub.endpoint(), "set-routes", "orders", "--group", "blue", "--rule",
+           "10:=> zone = dc1", "--rule", "force:host = 10.9.* =>", "--actor", "alice@ops-1"});
+
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 1U);
+  const auto& request = std::get<proto::AdminRequest>(requests[0]);
+  EXPECT_EQ(request.op, proto::AdminOp::kSetRoutes);
+  EXPECT_EQ(request.service, (proto::ServiceKey{"orders", "blue"}));
+  EXPECT_EQ(request.actor, "alice@ops-1");
+  EXPECT_EQ(request.routes,
+            (std::vector<proto::RouteRuleText>{{"=> zone = dc1", 10, false, true},
+                                               {"host = 10.9.* =>", 0, true, true}}));
+}
+
+TEST_F(CtlBinary, SetRoutesForceAppliesToEveryRuleAndClearSendsNone) {
+  testing::FakeHub hub(testing::healthy_hub);
+
+  const CtlRun forced =
+      run({"--hub", hub.endpoint(), "set-routes", "orders", "--force", "--rule", "zone = a =>"});
+  const CtlRun cleared = run({"--hub", hub.endpoint(), "set-routes", "orders", "--clear"});
+
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(cleared.code, 0) << cleared.err;
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 2U);
+  EXPECT_EQ(std::get<proto::AdminRequest>(requests[0]).routes,
+            (std::vector<proto::RouteRuleText>{{"zone = a =>", 0, true, true}}));
+  const auto& clear = std::get<proto::AdminRequest>(requests[1]);
+  EXPECT_EQ(clear.op, proto::AdminOp::kSetRoutes);
+  EXPECT_EQ(clear.service, (proto::ServiceKey{"orders", "default"}));
+  EXPECT_TRUE(clear.routes.empty());
+}
+
+TEST_F(CtlBinary, SetRoutesUsageErrorsExitTwoWithoutAsking) {
+  testing::FakeHub hub(testing::healthy_hub);
+  const auto& ep = hub.endpoint();
+  EXPECT_EQ(run({"--hub", ep, "set-routes", "orders"}).code, 2) << "neither --rule nor --clear";
+  EXPECT_EQ(run({"--hub", ep, "set-routes", "orders", "--clear", "--rule", "=> zone = a"}).code, 2);
+  EXPECT_EQ(run({"--hub", ep, "set-routes", "--rule", "=> zone = a"}).code, 2) << "no service";
+  EXPECT_EQ(run({"--hub", ep, "set-routes", "orders", "--rule", "5:"}).code, 2);
+  const CtlRun big = run({"--hub", ep, "set-routes", "orders", "--rule", "9999999999:=> zone = a"});
+  EXPECT_EQ(big.code, 2);
+  EXPECT_NE(big.err.find("priority out of range"), std::string::npos) << big.err;
+  EXPECT_TRUE(hub.requests().empty());
+}
+
 TEST_F(CtlBinary, StatusJsonShowsIsolationAndProtection) {
   testing::FakeHub hub(testing::healthy_hub);
 

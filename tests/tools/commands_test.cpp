@@ -513,6 +513,97 @@ TEST(CtlAdmin, OnlyInstanceOperationsNameAnInstance) {
   EXPECT_TRUE(is_instance_op(proto::AdminOp::kReadmit));
   EXPECT_FALSE(is_instance_op(proto::AdminOp::kEvictionProtection));
   EXPECT_FALSE(is_instance_op(proto::AdminOp::kNotifySwitch));
+  EXPECT_FALSE(is_instance_op(proto::AdminOp::kSetRoutes));
+}
+
+// -------------------------------------------------------------- set-routes
+
+CommandSpec set_routes_spec(std::vector<proto::RouteRuleText> routes) {
+  CommandSpec spec = admin_spec(proto::AdminOp::kSetRoutes, "");
+  spec.admin.routes = std::move(routes);
+  return spec;
+}
+
+proto::RouteRuleText rule_of(std::string_view arg, bool force_all = false) {
+  proto::RouteRuleText rule;
+  EXPECT_EQ(parse_rule(arg, force_all, rule), "") << arg;
+  return rule;
+}
+
+TEST(CtlSetRoutes, RequestCarriesTheServiceAndTheRulesInOrder) {
+  const std::vector<proto::RouteRuleText> rules{{"=> zone = dc1", 10, false, true},
+                                                {"zone = dc3 =>", 0, true, true}};
+  const auto r = std::get<proto::AdminRequest>(make_request(set_routes_spec(rules)));
+
+  EXPECT_EQ(r.op, proto::AdminOp::kSetRoutes);
+  EXPECT_EQ(r.actor, "alice@ops-1");
+  EXPECT_EQ(r.service, (proto::ServiceKey{"orders", "blue"}));
+  EXPECT_EQ(r.routes, rules);
+  EXPECT_EQ(r.instance_id, "");
+  EXPECT_FALSE(r.instance.has_value());
+}
+
+TEST(CtlSetRoutes, ClearSendsAnEmptyRuleSet) {
+  CommandSpec spec = set_routes_spec({});
+  spec.admin.clear_routes = true;
+  EXPECT_EQ(check_spec(spec), "");
+  EXPECT_TRUE(std::get<proto::AdminRequest>(make_request(spec)).routes.empty());
+}
+
+TEST(CtlSetRoutes, RuleArgumentsTakeAnOptionalPriorityAndForcePrefix) {
+  EXPECT_EQ(rule_of("=> zone = dc1"), (proto::RouteRuleText{"=> zone = dc1", 0, false, true}));
+  EXPECT_EQ(rule_of("10:=> zone = dc1"), (proto::RouteRuleText{"=> zone = dc1", 10, false, true}));
+  EXPECT_EQ(rule_of("-5:host = a =>"), (proto::RouteRuleText{"host = a =>", -5, false, true}));
+  EXPECT_EQ(rule_of("force:zone = dc3 =>"), (proto::RouteRuleText{"zone = dc3 =>", 0, true, true}));
+  EXPECT_EQ(rule_of("7,force:zone = dc3 =>"),
+            (proto::RouteRuleText{"zone = dc3 =>", 7, true, true}));
+  EXPECT_EQ(rule_of("=> zone = dc1", /*force_all=*/true),
+            (proto::RouteRuleText{"=> zone = dc1", 0, true, true}));
+  // A ':' that follows no prefix is part of the rule.
+  EXPECT_EQ(rule_of("=> metadata.url = http://x:80"),
+            (proto::RouteRuleText{"=> metadata.url = http://x:80", 0, false, true}));
+  EXPECT_EQ(rule_of("metadata.a = b:c => zone = d").text, "metadata.a = b:c => zone = d");
+}
+
+TEST(CtlSetRoutes, BadRuleArgumentsAreUsageErrors) {
+  proto::RouteRuleText rule;
+  EXPECT_EQ(parse_rule("10:", false, rule), "--rule '10:' has no rule text");
+  EXPECT_EQ(parse_rule("", false, rule), "--rule '' has no rule text");
+  EXPECT_EQ(parse_rule("3000000000:=> zone = a", false, rule),
+            "--rule '3000000000:=> zone = a': priority out of range (a 32-bit integer)");
+}
+
+TEST(CtlSetRoutes, MissingRulesOrRulesWithClearAreUsageErrors) {
+  EXPECT_EQ(check_spec(set_routes_spec({})),
+            "set-routes needs at least one --rule (or --clear to remove every rule)");
+  CommandSpec both = set_routes_spec({{"=> zone = dc1", 0, false, true}});
+  both.admin.clear_routes = true;
+  EXPECT_EQ(check_spec(both), "--clear and --rule exclude each other");
+  CommandSpec no_service = set_routes_spec({{"=> zone = dc1", 0, false, true}});
+  no_service.service.name = "";
+  EXPECT_EQ(check_spec(no_service), "service name is empty");
+  EXPECT_EQ(check_spec(set_routes_spec({{"=> zone = dc1", 0, false, true}})), "");
+}
+
+TEST(CtlSetRoutes, TooManyOrTooLongRulesAreUsageErrors) {
+  EXPECT_EQ(check_spec(set_routes_spec(std::vector<proto::RouteRuleText>(
+                proto::kMaxRouteRules + 1, {"=> zone = dc1", 0, false, true}))),
+            "65 rules; at most 64 per service");
+  EXPECT_EQ(check_spec(set_routes_spec(
+                {{"=> zone = " + std::string(proto::kMaxRouteRuleBytes, 'a'), 0, false, true}})),
+            "--rule is longer than 4096 bytes");
+}
+
+TEST(CtlSetRoutes, TheHubsRefusalOfABadRuleExitsFour) {
+  CannedRequester hub(proto::Message{proto::AdminReply{
+      42, false, "route #1 (priority 0, 'hots = a => zone = b'): column 1: unknown key 'hots'"}});
+
+  const CommandResult result = run_command(hub, set_routes_spec({{"hots = a => zone = b"}}));
+
+  EXPECT_EQ(result.code, ExitCode::kHubError);
+  EXPECT_EQ(result.err,
+            "cascadectl: hub refused set_routes: route #1 (priority 0, 'hots = a => zone = b'): "
+            "column 1: unknown key 'hots'\n");
 }
 
 }  // namespace

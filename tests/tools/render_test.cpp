@@ -147,6 +147,36 @@ TEST(CtlRender, ResolveTableHasHeaderLineAndInstanceColumns) {
             "orders-2  10.0.0.2:8080  DOWN        50  eu-1b  local\n");
 }
 
+TEST(CtlRender, ResolveShowsTheHubsRoutingRules) {
+  auto reply = found_orders();
+  reply.routes = std::vector<proto::RouteRuleText>{{"=> zone = eu-1a", 10, false, true},
+                                                   {"host = 10.9.* =>", -1, true, false}};
+
+  EXPECT_EQ(resolve_table(reply),
+            "orders (group default) version 7 at hub hub-a (tier 1, local, 0 ms old): 2 instances\n"
+            "ID        ADDRESS        STATUS  WEIGHT  ZONE   TIER\n"
+            "orders-1  10.0.0.1:8080  UP         100  eu-1a  local\n"
+            "orders-2  10.0.0.2:8080  DOWN        50  eu-1b  local\n"
+            "\n"
+            "2 routing rules at hub hub-a:\n"
+            "PRIORITY  FORCE  ENABLED  RULE\n"
+            "      10  no     yes      => zone = eu-1a\n"
+            "      -1  yes    no       host = 10.9.* =>\n");
+  const Json json = Json::parse(resolve_json(reply));
+  EXPECT_EQ(json["routes"],
+            Json::parse(R"([{"text": "=> zone = eu-1a", "priority": 10, "force": false,
+                             "enabled": true},
+                            {"text": "host = 10.9.* =>", "priority": -1, "force": true,
+                             "enabled": false}])"));
+}
+
+TEST(CtlRender, ResolveWithoutRulesShowsNoRuleSection) {
+  auto reply = found_orders();
+  reply.routes = std::vector<proto::RouteRuleText>{};
+  EXPECT_EQ(resolve_table(reply), resolve_table(found_orders()));
+  EXPECT_EQ(Json::parse(resolve_json(reply))["routes"], Json::array());
+}
+
 TEST(CtlRender, ResolveTableForUnknownServiceSaysNotFound) {
   EXPECT_EQ(resolve_table(unknown_service()),
             "ghost (group default) not found at hub hub-a\n"
@@ -166,7 +196,8 @@ TEST(CtlRender, ResolveJsonHasExactKeysAndMetadata) {
 
   EXPECT_EQ(keys_of(json),
             (std::set<std::string>{"service", "group", "version", "hub", "tier", "source", "age_ms",
-                                   "stale", "hidden_isolated", "instances"}));
+                                   "stale", "hidden_isolated", "instances", "routes"}));
+  EXPECT_TRUE(json["routes"].is_null()) << "the hub did not say";
   EXPECT_EQ(json["service"], "orders");
   EXPECT_EQ(json["group"], "default");
   EXPECT_EQ(json["version"], 7);

@@ -1,6 +1,8 @@
 #include "tools/ctl/commands.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 
 #include "common/validate.hpp"
 #include "tools/ctl/render.hpp"
@@ -70,6 +72,19 @@ std::string check_admin(const CommandSpec& spec) {
     r.instance.id = admin.instance_id;
     if (auto e = proto::check_registration(r); !e.empty()) return e;
   }
+  if (admin.op == proto::AdminOp::kSetRoutes) {
+    if (auto e = proto::check_service_key(spec.service); !e.empty()) return e;
+    if (admin.clear_routes && !admin.routes.empty()) return "--clear and --rule exclude each other";
+    if (!admin.clear_routes && admin.routes.empty())
+      return "set-routes needs at least one --rule (or --clear to remove every rule)";
+    if (admin.routes.size() > proto::kMaxRouteRules)
+      return std::to_string(admin.routes.size()) + " rules; at most " +
+             std::to_string(proto::kMaxRouteRules) + " per service";
+    for (const auto& rule : admin.routes) {
+      if (rule.text.size() > proto::kMaxRouteRuleBytes)
+        return "--rule is longer than " + std::to_string(proto::kMaxRouteRuleBytes) + " bytes";
+    }
+  }
   if (admin.op == proto::AdminOp::kNotifySwitch &&
       (admin.share_percent < 1 || admin.share_percent > 100)) {
     return "--share must be a percentage from 1 to 100 (got " +
@@ -129,9 +144,47 @@ bool is_instance_op(proto::AdminOp op) {
       return true;
     case proto::AdminOp::kEvictionProtection:
     case proto::AdminOp::kNotifySwitch:
+    case proto::AdminOp::kSetRoutes:
       return false;
   }
   return false;
+}
+
+std::string parse_rule(std::string_view arg, bool force_all, proto::RouteRuleText& out) {
+  out = proto::RouteRuleText{};
+  out.force = force_all;
+  std::string_view text = arg;
+  if (const auto colon = arg.find(':'); colon != std::string_view::npos) {
+    std::string_view prefix = arg.substr(0, colon);
+    bool force = false;
+    if (prefix == "force") {
+      force = true;
+      prefix = {};
+    } else if (prefix.ends_with(",force")) {
+      force = true;
+      prefix.remove_suffix(6);
+    }
+    std::int64_t priority = 0;
+    bool is_prefix = force && prefix.empty();
+    if (!prefix.empty()) {
+      const auto [end, ec] =
+          std::from_chars(prefix.data(), prefix.data() + prefix.size(), priority);
+      is_prefix = ec == std::errc{} && end == prefix.data() + prefix.size();
+      if (ec == std::errc::result_out_of_range ||
+          (is_prefix && (priority < std::numeric_limits<std::int32_t>::min() ||
+                         priority > std::numeric_limits<std::int32_t>::max())))
+        return "--rule '" + printable(arg) + "': priority out of range (a 32-bit integer)";
+    }
+    if (is_prefix) {
+      out.priority = static_cast<std::int32_t>(priority);
+      out.force = out.force || force;
+      text = arg.substr(colon + 1);
+    }
+  }
+  if (text.find_first_not_of(" \t") == std::string_view::npos)
+    return "--rule '" + printable(arg) + "' has no rule text";
+  out.text = std::string(text);
+  return {};
 }
 
 std::string default_reporter(std::string_view host) {
@@ -194,6 +247,9 @@ proto::Message make_request(const CommandSpec& spec) {
       if (is_instance_op(admin.op)) {
         r.service = spec.service;
         r.instance_id = admin.instance_id;
+      } else if (admin.op == proto::AdminOp::kSetRoutes) {
+        r.service = spec.service;
+        r.routes = admin.routes;
       } else {
         r.service = proto::ServiceKey{"", ""};  // "empty otherwise" (protocol 3.15)
         r.enabled = admin.enabled;

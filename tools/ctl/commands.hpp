@@ -67,6 +67,9 @@ struct AdminArgs {
   proto::Instance instance{};  // add-static only (its id is set from instance_id)
   bool enabled = false;        // eviction-protection, notify-switch
   std::uint32_t share_percent = 100;  // notify-switch, 1..100
+  // set-routes: the service's new complete rule set (empty: --clear).
+  std::vector<proto::RouteRuleText> routes{};
+  bool clear_routes = false;  // set-routes --clear: removing every rule is meant, not forgotten
 };
 
 struct CommandSpec {
@@ -101,6 +104,14 @@ std::string default_actor(std::string_view user, std::string_view host);
 // @return "" when every entry is usable, else what is wrong with the first bad one.
 std::string parse_metadata(const std::vector<std::string>& entries,
                            std::map<std::string, std::string>& out);
+
+// Reads one set-routes `--rule` argument, "[PREFIX:]TEXT", into `out`. The
+// optional PREFIX before the first ':' is a priority ("10", "-5"), "force", or
+// both ("10,force"); anything else before a ':' is part of the rule text
+// (rule keys are never numbers or "force"). `force_all` (--force) forces
+// every rule. The text itself is checked by the hub, with the agents' parser.
+// @return "" when usable, else the usage error.
+std::string parse_rule(std::string_view arg, bool force_all, proto::RouteRuleText& out);
 
 // "" when `spec` can be sent, else a usage error for the operator: an empty or
 // overlong id or name, a control character, a count of 0, a share outside

@@ -253,6 +253,21 @@ std::string resolve_table(const proto::QueryReply& reply, bool show_all) {
     out += count_noun(hidden, "isolated instance") + " hidden (resolve --all shows " +
            (hidden == 1 ? "it" : "them") + ")\n";
   }
+  if (reply.routes && !reply.routes->empty()) {
+    // The hub's rules, as its consumers evaluate them: higher priority first.
+    std::vector<std::vector<std::string>> rules;
+    for (const auto& rule : *reply.routes) {
+      rules.push_back({std::to_string(rule.priority), rule.force ? "yes" : "no",
+                       rule.enabled ? "yes" : "no", printable(rule.text)});
+    }
+    out += "\n" + count_noun(reply.routes->size(), "routing rule") + " at hub " +
+           printable(reply.hub_id) + ":\n";
+    out += format_table({{"PRIORITY", Align::kRight},
+                         {"FORCE", Align::kLeft},
+                         {"ENABLED", Align::kLeft},
+                         {"RULE", Align::kLeft}},
+                        rules);
+  }
   return out;
 }
 
@@ -287,6 +302,18 @@ std::string resolve_json(const proto::QueryReply& reply, bool show_all) {
       {"hidden_isolated", hidden_count(reply, show_all)},
       {"instances", std::move(instances)},
   };
+  if (reply.routes) {
+    Json routes = Json::array();
+    for (const auto& rule : *reply.routes) {
+      routes.push_back({{"text", rule.text},
+                        {"priority", rule.priority},
+                        {"force", rule.force},
+                        {"enabled", rule.enabled}});
+    }
+    json["routes"] = std::move(routes);
+  } else {
+    json["routes"] = nullptr;  // the hub did not say (a hub of an older revision)
+  }
   return dump(json);
 }
 

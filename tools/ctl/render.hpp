@@ -14,10 +14,13 @@
 //   resolve:  {"service", "group", "version", "hub", "tier", "source", "age_ms",
 //              "stale", "hidden_isolated", "instances": [{"id", "address", "status",
 //              "weight", "zone", "tier", "health", "health_reason",
-//              "metadata": {key: value, ...}}]}
+//              "metadata": {key: value, ...}}], "routes": [{"text", "priority",
+//              "force", "enabled"}]}
 //             (an instance's tier is 0 when it is in the answering hub's own tier;
 //             "instances" holds the instances shown: without --all the isolated
-//             ones are left out and counted in "hidden_isolated")
+//             ones are left out and counted in "hidden_isolated"; "routes" holds
+//             the answering hub's routing rules for the service, null when the
+//             hub did not say)
 //   topology: {"hub", "tier", "zone", "children": {"agents", "hubs"},
 //              "cross_tier_entries", "upstreams": [{"endpoint", "hub", "current",
 //              "reachable", "last_reply_ms", "lease_ms"}]}
@@ -71,7 +74,8 @@ bool is_shown(const proto::Instance& instance, bool show_all);
 // A header line (service, group, version, hub, instance count or "not found")
 // followed by the instance table ID ADDRESS STATUS WEIGHT ZONE TIER, with
 // HEALTH and REASON columns when `show_all` or when a shown instance is not
-// ok, and a footer line counting the isolated instances left out.
+// ok, a footer line counting the isolated instances left out, and the hub's
+// routing rules for the service (PRIORITY FORCE ENABLED RULE) when it has any.
 std::string resolve_table(const proto::QueryReply& reply, bool show_all = false);
 std::string resolve_json(const proto::QueryReply& reply, bool show_all = false);
 

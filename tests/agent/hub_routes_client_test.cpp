@@ -1,0 +1,191 @@
+// Routing rules an operator sets at a hub (AdminRequest set_routes, what
+// cascadectl set-routes sends), reaching a Client through its beats: a real
+// hub server over ZeroMQ on loopback, providers and a consumer as Clients.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "agent/client.hpp"
+#include "common/codec.hpp"
+#include "hub/hub_server.hpp"
+#include "hub/sqlite_store.hpp"
+#include "tests/common/builders.hpp"
+
+namespace cascade::agent {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr Duration kBeat{100};
+
+// A hub server on its own thread, on an ephemeral loopback port.
+class RunningHub {
+ public:
+  explicit RunningHub(fs::path dir) : dir_(std::move(dir)) {
+    hub::HubConfig config;
+    config.id = "routes-test-hub";
+    config.listen = "tcp://127.0.0.1:*";
+    config.data_dir = dir_;
+    config.beat_interval = kBeat;
+    store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
+    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
+    endpoint_ = server_->bind();
+    thread_ = std::thread([this] { server_->run(stop_); });
+  }
+  ~RunningHub() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  fs::path dir_;
+  SystemClock clock_;
+  zmq::context_t context_{1};
+  std::unique_ptr<hub::SqliteHubStore> store_;
+  std::unique_ptr<hub::HubServer> server_;
+  std::string endpoint_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: started once everything above exists
+};
+
+template <typename Pred>
+bool eventually(Pred pred, Duration within = Duration{3000}) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(Duration{10});
+  }
+  return pred();
+}
+
+class HubRoutesClientTest : public ::testing::Test {
+ protected:
+  fs::path hub_dir =
+      fs::temp_directory_path() /
+      ("cascade-routes-hub-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir);
+  const proto::ServiceKey orders{"orders", "default"};
+
+  ClientOptions options(const std::string& id) {
+    ClientOptions o;
+    o.node_id = id;
+    o.hubs = {hub->endpoint()};
+    o.beat_interval = kBeat;
+    o.query_timeout = Duration{500};
+    o.shutdown_timeout = Duration{1000};
+    return o;
+  }
+  static proto::Registration in_zone(const std::string& id, const std::string& address,
+                                     const std::string& zone) {
+    auto r = test_support::reg("orders", id, address);
+    r.instance.zone = zone;
+    return r;
+  }
+  // The provider of o1 (dc1) and o2 (dc2).
+  std::unique_ptr<Client> provider() {
+    auto p = std::make_unique<Client>(options("provider"));
+    p->register_instance(in_zone("o1", "10.0.0.1:80", "dc1"));
+    p->register_instance(in_zone("o2", "10.0.0.2:80", "dc2"));
+    return p;
+  }
+  std::set<std::string> addresses_picked(Client& c, int picks = 20) {
+    std::set<std::string> seen;
+    for (int i = 0; i < picks; ++i)
+      if (auto in = c.pick(orders, LbPolicy::kRoundRobin)) seen.insert(in->address);
+    return seen;
+  }
+  // What `cascadectl set-routes orders --rule ...` sends, and the hub's answer.
+  proto::AdminReply set_routes(std::vector<proto::RouteRuleText> routes) {
+    proto::AdminRequest request;
+    request.request_id = 77;
+    request.op = proto::AdminOp::kSetRoutes;
+    request.actor = "test@localhost";
+    request.service = orders;
+    request.routes = std::move(routes);
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.connect(hub->endpoint());
+    const auto bytes = proto::encode(request);
+    socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(3000));
+    zmq::message_t frame;
+    if (!(item.revents & ZMQ_POLLIN) || !socket.recv(frame, zmq::recv_flags::dontwait)) {
+      ADD_FAILURE() << "the hub did not answer the AdminRequest";
+      return {};
+    }
+    const auto decoded = proto::decode_frame(frame.to_string_view());
+    const auto* message = std::get_if<proto::Message>(&decoded.items.at(0));
+    const auto* reply = message != nullptr ? std::get_if<proto::AdminReply>(message) : nullptr;
+    if (reply == nullptr) {
+      ADD_FAILURE() << "the hub's answer is not an AdminReply";
+      return {};
+    }
+    return *reply;
+  }
+  void TearDown() override {
+    hub.reset();
+    fs::remove_all(hub_dir);
+  }
+};
+
+const std::set<std::string> kBoth{"10.0.0.1:80", "10.0.0.2:80"};
+const std::set<std::string> kDc1{"10.0.0.1:80"};
+const std::set<std::string> kDc2{"10.0.0.2:80"};
+
+TEST_F(HubRoutesClientTest, RulesSetAtTheHubSteerPicksOnlyToDc1UntilCleared) {
+  auto p = provider();
+  Client consumer(options("consumer"));
+  ASSERT_TRUE(eventually([&] { return addresses_picked(consumer) == kBoth; }));
+
+  const auto reply = set_routes({{"=> zone = dc1", 0, false, true}});
+  ASSERT_TRUE(reply.ok) << reply.message;
+
+  EXPECT_TRUE(eventually([&] { return addresses_picked(consumer) == kDc1; }))
+      << "the hub's rule did not reach the consumer's picks";
+  EXPECT_EQ(addresses_picked(consumer, 40), kDc1) << "and it stays";
+  const auto resolution = consumer.resolve(orders);
+  ASSERT_TRUE(resolution);
+  EXPECT_EQ(resolution->routes,
+            (std::vector<proto::RouteRuleText>{{"=> zone = dc1", 0, false, true}}));
+  EXPECT_EQ(consumer.router().size(), 1u);
+
+  ASSERT_TRUE(set_routes({}).ok);
+  EXPECT_TRUE(eventually([&] { return addresses_picked(consumer) == kBoth; }))
+      << "cleared rules still applied";
+  EXPECT_EQ(consumer.router().size(), 0u);
+}
+
+TEST_F(HubRoutesClientTest, AConsumerStartingAfterTheRulesPicksUnderThemFromItsFirstPick) {
+  auto p = provider();
+  ASSERT_TRUE(set_routes({{"=> zone = dc1", 0, false, true}}).ok);
+  Client consumer(options("consumer"));
+
+  ASSERT_TRUE(eventually([&] { return consumer.pick(orders).has_value(); }));
+
+  EXPECT_EQ(addresses_picked(consumer, 40), kDc1);
+}
+
+TEST_F(HubRoutesClientTest, LocalRulesKeepWorkingBesideTheHubsAndPrioritiesDecide) {
+  auto p = provider();
+  auto o = options("consumer");
+  // Configured with exactly the scope the hub's rules get: it must survive them.
+  o.routes = {RouteRuleSpec{"=> zone = dc2", 100, false, true, "orders@default"}};
+  Client consumer(o);
+  ASSERT_TRUE(eventually([&] { return addresses_picked(consumer) == kDc2; }));
+
+  ASSERT_TRUE(set_routes({{"=> zone = dc1", 10, false, true}}).ok);
+  ASSERT_TRUE(eventually([&] { return consumer.router().size() == 2; }));
+  EXPECT_EQ(addresses_picked(consumer, 40), kDc2) << "the local rule's priority is higher";
+
+  ASSERT_TRUE(set_routes({{"=> zone = dc1", 200, false, true}}).ok);
+  EXPECT_TRUE(eventually([&] { return addresses_picked(consumer) == kDc1; }))
+      << "the hub's rule now has the higher priority";
+  EXPECT_EQ(consumer.router().size(), 2u);
+}
+
+}  // namespace
+}  // namespace cascade::agent
