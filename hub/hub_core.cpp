@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/digest.hpp"
 
@@ -273,7 +274,7 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   std::vector<OwnedInstance> dropped;
   std::set_difference(node.owned.begin(), node.owned.end(), now_owned.begin(), now_owned.end(),
                       std::back_inserter(dropped));
-  for (const auto& gone : dropped) {
+  for (const auto& gone : in_key_order(std::move(dropped))) {
     std::string ask_again;
     changed |= registry_.remove(*gone.service, gone.id, node.id, &ask_again);
     ask_for_set(ask_again);
@@ -605,10 +606,17 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) 
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
 
+std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInstance> owned) {
+  std::sort(owned.begin(), owned.end(), [](const OwnedInstance& a, const OwnedInstance& b) {
+    return std::tie(a.service->key, a.id) < std::tie(b.service->key, b.id);
+  });
+  return owned;
+}
+
 std::size_t HubCore::drop_node(Node& node) {
   forget_uses(node);
   std::size_t removed = 0;
-  for (const auto& owned : node.owned)
+  for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id, node.id)) ++removed;
   dirty_nodes_.push_back(node.id);
   index_.erase(node.id);

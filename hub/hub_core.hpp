@@ -222,6 +222,10 @@ class HubCore {
   ExpiryRequest expiry_request(const Node& node) const;
   void note_source(Node& node, std::string_view source);
   void mark_unconfirmed(Node& node, bool unconfirmed);
+  // The node's instances ordered by service key and id. Changes made in this
+  // order issue the same versions on every run (versions come from one
+  // counter, and `owned` is ordered by entry address).
+  static std::vector<OwnedInstance> in_key_order(std::vector<OwnedInstance> owned);
   // Removes the node and its instances (its lease must already be gone); returns the count.
   std::size_t drop_node(Node& node);
 

@@ -93,7 +93,7 @@ ExpiryRequest HubCore::expiry_request(const Node& node) const {
 void HubCore::mark_unconfirmed(Node& node, bool unconfirmed) {
   registry_.begin_txn();
   const Verdict held{proto::Health::kUnconfirmed, std::string(kUnconfirmedReason)};
-  for (const auto& owned : node.owned) {
+  for (const auto& owned : in_key_order(node.owned)) {
     ServiceEntry* svc = owned.service;
     auto it = svc->instances.find(owned.id);
     if (it == svc->instances.end() || it->second.owner != node.id) continue;

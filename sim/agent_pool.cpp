@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "agent/picker.hpp"
 #include "sim/seed.hpp"
 
 namespace cascade::sim {
@@ -50,6 +51,30 @@ std::optional<std::vector<proto::Instance>> AgentPool::cached_instances(
   auto r = core(agent).peek(now(), wall_ms(), service);
   if (!r) return std::nullopt;
   return std::move(r->instances);
+}
+
+std::optional<proto::Health> AgentPool::cached_health(std::size_t agent,
+                                                      const proto::ServiceKey& service,
+                                                      const std::string& address) const {
+  const auto cached = cached_instances(agent, service);
+  if (!cached) return std::nullopt;
+  for (const auto& in : *cached)
+    if (in.address == address) return in.health;
+  return std::nullopt;
+}
+
+std::vector<proto::Instance> AgentPool::candidates(std::size_t agent,
+                                                   const proto::ServiceKey& service) const {
+  auto cached = cached_instances(agent, service);
+  if (!cached) return {};
+  return agent::nearest_tier(agent::confirmed_first(agent::eligible_instances(*cached)));
+}
+
+void AgentPool::report_failure(std::size_t agent, const proto::ServiceKey& service,
+                               const std::string& address, proto::FailureKind kind) {
+  if (!running(agent)) return;
+  slots_[agent].core->report_failure(now(), service, address, kind);
+  arm_timer(agent);  // the report's batch delay may be due before the armed deadline
 }
 
 void AgentPool::start_at(std::size_t agent, MonoTime when) {

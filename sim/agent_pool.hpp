@@ -6,9 +6,11 @@
 // fires the core's timer at next_deadline, hands the core's messages to the
 // owner's Send (which puts them on the network), feeds it what the network
 // delivers, re-queries a service whose query timed out, and resolves every
-// used service each use interval (so subscriptions stay alive). Lifecycles:
-// start (a new epoch), kill (silence), graceful stop (Deregister until
-// acknowledged or stop_timeout).
+// used service each use interval (so subscriptions stay alive). The
+// application's calls show through report_failure (a call failed, as
+// Client::report_failure says it) and candidates() (what a pick chooses from;
+// sim/call_load.hpp makes the calls). Lifecycles: start (a new epoch), kill
+// (silence), graceful stop (Deregister until acknowledged or stop_timeout).
 //
 // Which hub an Outgoing's index names is the owner's business (World has one
 // hub, TieredWorld gives each agent the L1 hubs of its datacenter).
@@ -37,6 +39,9 @@ struct AgentSpec {
   std::string node_id;
   std::vector<proto::Registration> provides;
   std::vector<proto::ServiceKey> uses;  // queried at start, then resolved every use interval
+  // What the hub sees its requests come through (its rack's proxy, a subnet),
+  // for eviction protection; "" = the agent is its own source.
+  std::string source{};
 };
 
 enum class AgentState : std::uint8_t {
@@ -104,6 +109,21 @@ class AgentPool {
   // What the agent's cache holds for the service (AgentCore::peek: not a use).
   std::optional<std::vector<proto::Instance>> cached_instances(
       std::size_t agent, const proto::ServiceKey& service) const;
+  // The health the agent's cache shows for the instance at `address`
+  // (nullopt: not cached, or not listed).
+  std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
+                                             const std::string& address) const;
+  // What a pick would choose from now, in the cache's order: the eligible
+  // instances (UP, weighted, not isolated), confirmed ones first, nearest
+  // tier (agent/picker.hpp). Empty when nothing is cached.
+  std::vector<proto::Instance> candidates(std::size_t agent,
+                                          const proto::ServiceKey& service) const;
+
+  // The application's call to `address` failed: the agent reports it
+  // (AgentCore::report_failure). Ignored unless the agent is running.
+  void report_failure(std::size_t agent, const proto::ServiceKey& service,
+                      const std::string& address,
+                      proto::FailureKind kind = proto::FailureKind::kTimeout);
   const AgentPoolStats& stats() const { return stats_; }
 
  private:

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace cascade::sim {
 
@@ -32,6 +33,7 @@ void HubProcess::restart(HubCrash crash, Duration downtime) {
   // The askers of deferred questions wait in vain; their own timeouts retry.
   stats_.deferred_lost_in_crash += deferred_.size();
   deferred_.clear();
+  routes_.clear();  // the connections went with the process
   core_.reset();
   armed_.reset();
   ++life_;
@@ -58,7 +60,7 @@ std::vector<proto::Instance> HubProcess::instances(const proto::ServiceKey& serv
   if (entry == nullptr) return out;
   out.reserve(entry->instances.size());
   for (const auto& [id, in] : entry->instances)
-    out.push_back(in.instance);
+    out.push_back(in.served());
   return out;
 }
 
@@ -75,7 +77,10 @@ void HubProcess::receive(Address from, const proto::Message& message) {
   if (const auto upstream = upstream_index(from)) {
     core_->on_upstream_message(now(), *upstream, message);
   } else {
-    auto result = core_->handle(now(), message);
+    if (const auto* beat = std::get_if<proto::UpBeat>(&message))
+      routes_.insert_or_assign(beat->node_id, from);
+    const std::string source = config_.source_of ? config_.source_of(from) : std::string{};
+    auto result = core_->handle(now(), message, source);
     if (result.deferred != 0)
       deferred_.emplace(result.deferred, from);
     else if (result.durable)
@@ -89,10 +94,19 @@ void HubProcess::receive(Address from, const proto::Message& message) {
 }
 
 // What the core produced besides the reply: beats and questions for the
-// upstreams, and answers to questions it had deferred.
+// upstreams, answers to questions it had deferred, and messages for nodes.
 void HubProcess::route_core_output() {
   for (const auto& out : core_->take_upstream_messages())
     send(config_.upstreams.at(out.upstream), out.message);
+  for (const auto& out : core_->take_node_messages()) {
+    const auto route = routes_.find(out.node_id);
+    if (route == routes_.end()) {
+      ++stats_.node_messages_unroutable;
+      continue;
+    }
+    ++stats_.node_messages_sent;
+    send(route->second, out.message);
+  }
   for (const auto& deferred : core_->take_deferred_replies()) {
     const auto it = deferred_.find(deferred.token);
     if (it == deferred_.end())

@@ -11,6 +11,17 @@
 // reply to whoever asked, once the core releases it. Every handle, tick and
 // upstream message is followed by draining the core's outputs.
 //
+// Messages the core addresses to a node (HubCore::take_node_messages: pushes
+// to consumers, failure reports on their way down to a lower-tier hub) go the
+// way that node's last beat came in, as the hub server sends them: from this
+// hub's address to the address that beat came from. A lower-tier hub beats
+// with its hub id as node id, and takes what comes from its upstream's
+// address as an upstream message. A node that has not beaten this
+// incarnation has no route: its message is dropped and counted.
+//
+// Each request is handled with the `source` config.source_of names for its
+// sender (eviction protection groups the nodes of one source).
+//
 // A crash loses the core's memory, the replies it held and the questions it
 // had deferred; a restart builds a new core from the disk with a new epoch.
 // Thread-safety: none.
@@ -42,6 +53,9 @@ struct HubProcessConfig {
   Duration flush_interval{20};  // the hub's write-behind period
   Address address = 0;
   std::vector<Address> upstreams{};  // by index of core.uplink->endpoints
+  // What a request from `from` came through, for eviction protection (a rack,
+  // a proxy); empty function or "": the sender is its own source.
+  std::function<std::string(Address from)> source_of{};
 };
 
 // Called after the event they name; each may be empty.
@@ -56,7 +70,9 @@ struct HubProcessStats {
   std::uint64_t restarts = 0;
   std::uint64_t lost_while_down = 0;  // messages that reached the hub while it was not running
   std::uint64_t replies_lost_in_crash = 0;
-  std::uint64_t deferred_lost_in_crash = 0;  // questions waiting for the upper tier
+  std::uint64_t deferred_lost_in_crash = 0;    // questions waiting for the upper tier
+  std::uint64_t node_messages_sent = 0;        // pushes and reports sent down, by node
+  std::uint64_t node_messages_unroutable = 0;  // for a node that has not beaten here
 };
 
 class HubProcess {
@@ -79,7 +95,8 @@ class HubProcess {
   const MemoryHubStore& disk() const { return disk_; }
   const HubProcessConfig& config() const { return config_; }
   const HubProcessStats& stats() const { return stats_; }
-  // The registry's list of the service (empty while down), sorted by id.
+  // The registry's list of the service as consumers are served it (the hub's
+  // health verdicts and operator marks applied; empty while down), sorted by id.
   std::vector<proto::Instance> instances(const proto::ServiceKey& service) const;
   bool has(const proto::ServiceKey& service, const std::string& instance_id) const;
 
@@ -111,6 +128,7 @@ class HubProcess {
   std::optional<MonoTime> armed_;
   std::vector<HeldReply> held_replies_;  // durable replies waiting for the next flush
   std::unordered_map<std::uint64_t, Address> deferred_;  // token -> who asked
+  std::unordered_map<std::string, Address> routes_;      // node id -> where its last beat came from
   HubProcessStats stats_;
 };
 

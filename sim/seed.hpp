@@ -1,8 +1,8 @@
 #pragma once
 // How a simulation spreads its one seed over independent generators: the
-// network, the applications' own draws, and every agent incarnation. Each
-// stream is derived from the seed alone, so adding an agent or a hub never
-// shifts the draws of another one.
+// network, the applications' own draws (resolving, calling), and every agent
+// incarnation. Each stream is derived from the seed alone, so adding an agent
+// or a hub never shifts the draws of another one.
 
 #include <cstdint>
 
@@ -18,6 +18,7 @@ inline std::uint64_t mix(std::uint64_t x) {
 
 inline constexpr std::uint64_t kNetworkStream = 1;
 inline constexpr std::uint64_t kApplicationStream = 2;  // when consumers resolve
+inline constexpr std::uint64_t kCallStream = 3;         // the applications' calls (call_load.hpp)
 
 inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
   return mix(seed ^ stream);

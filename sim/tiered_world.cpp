@@ -48,6 +48,7 @@ hub::HubCoreConfig TieredWorld::core_config(const TierHubSpec& spec) const {
   core.lease = spec.lease;
   core.min_local_up = config_.min_local_up;
   core.zone = spec.zone;
+  core.eviction = config_.eviction;
   if (!spec.upstreams.empty()) {
     hub::UplinkConfig uplink = config_.uplink;
     uplink.endpoints.clear();
@@ -62,7 +63,13 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
   const std::size_t index = hubs_.size();
   for (auto up : spec.upstreams)
     if (up >= index) throw std::invalid_argument("hub " + spec.id + ": add its upstreams first");
-  HubProcessConfig config{core_config(spec), config_.flush_interval, hub_address(index), {}};
+  // An agent's requests come through its AgentSpec::source; a lower-tier hub
+  // is its own source (hub/eviction_guard.hpp).
+  HubProcessConfig config{
+      core_config(spec), config_.flush_interval, hub_address(index), {}, [this](Address from) {
+        const auto agent = agent_at(from);
+        return agent ? agents_.spec(*agent).source : std::string{};
+      }};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
   HubHooks hooks{[this, index](Address from, const proto::Message& m) {

@@ -52,8 +52,9 @@ struct TieredWorldConfig {
   MonoTime start = mono_from_ms(1'000'000);
   WallMs wall_at_start = 1'700'000'000'000;
   NetworkConfig network{};
-  agent::AgentCoreConfig agent{};  // every agent; node_id, epoch and hub_count are per agent
-  hub::UplinkConfig uplink{};      // every hub with upstreams; endpoints are set per hub
+  agent::AgentCoreConfig agent{};       // every agent; node_id, epoch and hub_count are per agent
+  hub::UplinkConfig uplink{};           // every hub with upstreams; endpoints are set per hub
+  hub::EvictionGuardConfig eviction{};  // every hub's eviction protection
   std::uint32_t min_local_up = 1;
   Duration flush_interval{20};    // every hub's write-behind period
   Duration use_interval{10'000};  // how often a consumer resolves each service it uses
@@ -125,6 +126,22 @@ class TieredWorld {
   std::optional<std::vector<proto::Instance>> cached_instances(
       std::size_t agent, const proto::ServiceKey& service) const {
     return agents_.cached_instances(agent, service);
+  }
+  // The health the agent's cache shows for the instance at `address` (nullopt: not listed).
+  std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
+                                             const std::string& address) const {
+    return agents_.cached_health(agent, service, address);
+  }
+  // What the agent's pick would choose from now (AgentPool::candidates).
+  std::vector<proto::Instance> candidates(std::size_t agent,
+                                          const proto::ServiceKey& service) const {
+    return agents_.candidates(agent, service);
+  }
+  // The agent's call to `address` failed; it reports it (AgentCore::report_failure).
+  void report_failure(std::size_t agent, const proto::ServiceKey& service,
+                      const std::string& address,
+                      proto::FailureKind kind = proto::FailureKind::kTimeout) {
+    agents_.report_failure(agent, service, address, kind);
   }
 
   Network& network() { return network_; }

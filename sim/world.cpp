@@ -28,8 +28,12 @@ World::World(WorldConfig config)
                 observer_->on_agent_sent(now(), agent, out.message);
                 network_.send(address_of(agent), kHubAddress, out.message);
               }),
-      hub_(HubProcessConfig{config_.hub, config_.flush_interval, kHubAddress, {}}, events_,
-           network_,
+      hub_(HubProcessConfig{config_.hub,
+                            config_.flush_interval,
+                            kHubAddress,
+                            {},
+                            [this](Address from) { return source_of(from); }},
+           events_, network_,
            HubHooks{[this](Address from, const proto::Message& m) {
                       observer_->on_hub_received(now(), from - 1, m);
                     },
@@ -47,6 +51,11 @@ WorldStats World::stats() const {
   const auto& a = agents_.stats();
   return WorldStats{h.restarts, h.lost_while_down, h.replies_lost_in_crash, a.queries_retried,
                     a.stops_timed_out};
+}
+
+std::string World::source_of(Address from) const {
+  if (from == kHubAddress || from - 1 >= agents_.size()) return {};
+  return agents_.spec(from - 1).source;
 }
 
 void World::receive(Address from, Address to, const proto::Message& message) {

@@ -97,6 +97,7 @@ class World {
     hub_.restart(crash, downtime);
   }
   const MemoryHubStore& disk() const { return hub_.disk(); }
+  const HubProcessStats& hub_stats() const { return hub_.stats(); }
 
   // ---- time
   MonoTime now() const { return events_.now(); }
@@ -118,6 +119,22 @@ class World {
       std::size_t agent, const proto::ServiceKey& service) const {
     return agents_.cached_instances(agent, service);
   }
+  // The health the agent's cache shows for the instance at `address` (nullopt: not listed).
+  std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
+                                             const std::string& address) const {
+    return agents_.cached_health(agent, service, address);
+  }
+  // What the agent's pick would choose from now (AgentPool::candidates).
+  std::vector<proto::Instance> candidates(std::size_t agent,
+                                          const proto::ServiceKey& service) const {
+    return agents_.candidates(agent, service);
+  }
+  // The agent's call to `address` failed; it reports it (AgentCore::report_failure).
+  void report_failure(std::size_t agent, const proto::ServiceKey& service,
+                      const std::string& address,
+                      proto::FailureKind kind = proto::FailureKind::kTimeout) {
+    agents_.report_failure(agent, service, address, kind);
+  }
 
   Network& network() { return network_; }
   const WorldConfig& config() const { return config_; }
@@ -126,6 +143,7 @@ class World {
 
  private:
   void receive(Address from, Address to, const proto::Message& message);
+  std::string source_of(Address from) const;  // the sending agent's AgentSpec::source
 
   WorldConfig config_;
   EventQueue events_;

@@ -20,8 +20,8 @@ inline constexpr Duration kTierWarmUp{12'000};
 
 class TierFixture : public ::testing::Test {
  protected:
-  explicit TierFixture(std::uint64_t seed = 1)
-      : world(tier_config(seed)),
+  explicit TierFixture(std::uint64_t seed = 1, bool eviction_protection = true)
+      : world(tier_config(seed, eviction_protection)),
         fleet(build_tier_fleet(world)),
         live(world, fleet),
         same_tier(world, fleet),

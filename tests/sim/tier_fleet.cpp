@@ -37,8 +37,9 @@ std::vector<proto::ServiceKey> consumer_uses(const TierFleet& fleet, std::size_t
 
 }  // namespace
 
-TieredWorldConfig tier_config(std::uint64_t seed) {
+TieredWorldConfig tier_config(std::uint64_t seed, bool eviction_protection) {
   TieredWorldConfig c;
+  c.eviction.enabled = eviction_protection;
   c.seed = seed;
   c.network = NetworkConfig{kTierLoss, Duration{1}, kMaxDelay};
   c.agent.beat_interval = kBeatInterval;

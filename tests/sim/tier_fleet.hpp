@@ -86,7 +86,8 @@ struct TierFleet {
 
 inline constexpr std::size_t kDatacenters = 4;
 
-TieredWorldConfig tier_config(std::uint64_t seed);
+// `eviction_protection` off: a hub drops what it stops hearing one lease later.
+TieredWorldConfig tier_config(std::uint64_t seed, bool eviction_protection = true);
 
 // Adds the hubs and agents to the world and schedules the agents' starts from now.
 TierFleet build_tier_fleet(TieredWorld& world, const TierShape& shape = {});

@@ -61,7 +61,12 @@ TEST_F(SimTiersSteadyStateTest, SameTierIsNeverLostAndEveryConsumerHoldsTheLiveS
 constexpr Duration kPartition{30'000};
 constexpr std::size_t kWatched = 50;
 
-class SimTiersPartitionTest : public TierFixture {};
+// The lease path: with eviction protection off, L2 drops a tier it cannot
+// hear one lease after its last beat (with protection on, the next test).
+class SimTiersPartitionTest : public TierFixture {
+ protected:
+  SimTiersPartitionTest() : TierFixture(/*seed=*/1, /*eviction_protection=*/false) {}
+};
 
 TEST_F(SimTiersPartitionTest, ADatacenterCutFromItsL2KeepsItsServicesAndRejoinsWithinTheHealBound) {
   const std::size_t d = 0;
@@ -112,6 +117,47 @@ TEST_F(SimTiersPartitionTest, ADatacenterCutFromItsL2KeepsItsServicesAndRejoinsW
   EXPECT_THAT(same_tier.failures(), IsEmpty());
   for (auto h : {fleet.l3, fleet.dcs[0].l1, fleet.dcs[1].l1, fleet.dcs[2].l1, fleet.dcs[3].l1})
     EXPECT_EQ(world.hub(h).counters().nodes_expired, 0u) << world.hub(h).config().hub_id;
+}
+
+// With eviction protection (the default), a datacenter cut from its L2 is a
+// partition of one source: L2 keeps the tier's instances, served
+// unconfirmed, and confirms them again when the L1 beats, with no resend.
+class SimTiersProtectedPartitionTest : public TierFixture {};
+
+TEST_F(SimTiersProtectedPartitionTest, ADatacenterCutFromItsL2IsKeptUnconfirmedAndConfirmedOnHeal) {
+  const Datacenter& dc = fleet.dcs[0];
+  const auto watched = pick_providers(fleet, 0, kWatched);
+  warm_up();
+  const auto health_at_l2 = [&](std::size_t p) {
+    const auto& reg = world.spec(p).provides.front();
+    const auto* svc = world.hub(dc.l2).registry().find(reg.service);
+    if (svc == nullptr || !svc->instances.contains(reg.instance.id))
+      return std::optional<proto::Health>{};
+    return std::optional<proto::Health>{svc->instances.at(reg.instance.id).health()};
+  };
+
+  const MonoTime cut = world.now();
+  world.cut(dc.l1, dc.l2);
+  run_checking_same_tier(cut + kPartition);
+  EXPECT_EQ(world.hub(dc.l2).counters().nodes_expired, 0u) << "the cut-off L1 is held, not expired";
+  EXPECT_GE(world.hub(dc.l2).counters().expiries_held, 1u);
+  for (auto p : watched) {
+    SCOPED_TRACE(world.spec(p).node_id);
+    EXPECT_EQ(health_at_l2(p), proto::Health::kUnconfirmed);
+  }
+
+  const MonoTime heal = world.now();
+  const auto sets_before = world.hub(dc.l2).counters().full_sets_received;
+  world.heal(dc.l1, dc.l2);
+  run_checking_same_tier(heal + kHealBound + kPull);
+  for (auto p : watched) {
+    SCOPED_TRACE(world.spec(p).node_id);
+    EXPECT_EQ(health_at_l2(p), proto::Health::kOk) << "confirmed by the L1's first beat";
+  }
+  EXPECT_EQ(world.hub(dc.l2).counters().full_sets_received, sets_before)
+      << "L2 kept the tier: its digest still matches, nothing is resent";
+  EXPECT_THAT(live.out_of_date_pairs(), IsEmpty());
+  EXPECT_THAT(same_tier.failures(), IsEmpty());
 }
 
 }  // namespace
