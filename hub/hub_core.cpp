@@ -635,9 +635,10 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
   }
   uplink_->on_message(now, index, message);
   collect_answers();
-  // An upper tier's push (a cross-tier isolation): this tier's consumers of
-  // those services are pushed to as well.
-  if (const auto* down = std::get_if<proto::DownBeat>(&message); down && down->push)
+  // What the upper tier changed in a cross-tier list (an isolation, pushed
+  // or in the reply to our beat) is pushed on to this tier's consumers at
+  // once, not left for their next beat.
+  if (const auto* down = std::get_if<proto::DownBeat>(&message))
     for (const auto& update : down->updates)
       if (const auto* svc = registry_.find(update.service)) push_gate_.mark(now, svc);
 }

@@ -31,8 +31,14 @@ ReportOutcome IsolationTracker::on_report(MonoTime now, const proto::InstanceKey
                                           ServiceLoad load) {
   if (!policy_.enabled) return {ReportVerdict::kDisabled, Duration{0}, {}};
   counters_.reports += count;
-  if (!targets_.contains(target)) make_room();
-  Target& t = targets_[target];
+  auto [it, fresh] = targets_.try_emplace(target);
+  if (fresh) {
+    it->second.recency = recency_.insert(recency_.end(), target);
+    make_room();
+  } else {
+    recency_.splice(recency_.end(), recency_, it->second.recency);
+  }
+  Target& t = it->second;
   t.last_report = now;
   if (t.isolated_until) return {ReportVerdict::kIsolated, Duration{0}, {}};
   t.recent.push_back({now, reporter, count});
@@ -87,6 +93,7 @@ bool IsolationTracker::can_isolate_one_more(ServiceLoad load, double share) {
 }
 
 std::vector<proto::InstanceKey> IsolationTracker::due(MonoTime now) {
+  forget_quiet(now);
   std::vector<proto::InstanceKey> out;
   while (!ends_.empty() && ends_.begin()->first <= now) {
     auto key = ends_.begin()->second;
@@ -120,7 +127,24 @@ void IsolationTracker::forget(const proto::InstanceKey& target) {
   auto it = targets_.find(target);
   if (it == targets_.end()) return;
   if (it->second.isolated_until) ends_.erase({*it->second.isolated_until, target});
+  erase(it);
+}
+
+void IsolationTracker::erase(std::map<proto::InstanceKey, Target>::iterator it) {
+  recency_.erase(it->second.recency);
   targets_.erase(it);
+}
+
+void IsolationTracker::forget_quiet(MonoTime now) {
+  constexpr int kMaxPerCall = 1024;
+  for (int n = 0; n < kMaxPerCall && !recency_.empty(); ++n) {
+    auto it = targets_.find(recency_.front());
+    const Target& t = it->second;
+    const bool quiet =
+        t.last_report + policy_.window <= now && !t.isolated_until && now >= t.probation_until;
+    if (!quiet) return;  // the rest were reported more recently
+    erase(it);
+  }
 }
 
 bool IsolationTracker::is_isolated(const proto::InstanceKey& target) const {
@@ -129,19 +153,19 @@ bool IsolationTracker::is_isolated(const proto::InstanceKey& target) const {
 }
 
 // At the limit, forget the instance reported least recently that is not
-// isolated now (an isolated one must still be readmitted). Linear, but only
-// when a new instance is reported while max_tracked are already tracked.
+// isolated now (an isolated one must still be readmitted). The recency list
+// makes this O(1) unless the oldest are isolated, and at most
+// max_isolated_share of a service can be.
 void IsolationTracker::make_room() {
-  if (targets_.size() < policy_.max_tracked) return;
-  auto oldest = targets_.end();
-  for (auto it = targets_.begin(); it != targets_.end(); ++it) {
+  if (targets_.size() <= policy_.max_tracked) return;
+  const auto newest = std::prev(recency_.end());  // the one being added stays
+  for (auto pos = recency_.begin(); pos != newest; ++pos) {
+    auto it = targets_.find(*pos);
     if (it->second.isolated_until) continue;
-    if (oldest == targets_.end() || it->second.last_report < oldest->second.last_report)
-      oldest = it;
+    erase(it);
+    ++counters_.forgotten;
+    return;
   }
-  if (oldest == targets_.end()) return;
-  targets_.erase(oldest);
-  ++counters_.forgotten;
 }
 
 }  // namespace cascade::hub

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <map>
 #include <optional>
 #include <set>
@@ -112,17 +113,24 @@ class IsolationTracker {
     std::uint32_t strikes = 0;  // isolations in a row, each within probation of the last
     MonoTime probation_until{};
     MonoTime last_report{};
+    std::list<proto::InstanceKey>::iterator recency;  // its place in recency_
   };
 
   void prune(MonoTime now, Target& t) const;
   bool quorum(const Target& t, std::uint32_t& reporters, std::uint32_t& failures) const;
   Duration isolation_time(std::uint32_t strikes);
   void make_room();
+  // Drops targets with nothing left to remember (no report in the window,
+  // not isolated, probation over), least recently reported first, a bounded
+  // number per call: memory follows the reports of the last window.
+  void forget_quiet(MonoTime now);
+  void erase(std::map<proto::InstanceKey, Target>::iterator it);
   static bool can_isolate_one_more(ServiceLoad load, double share);
 
   IsolationPolicy policy_;
   Rng rng_;
   std::map<proto::InstanceKey, Target> targets_;
+  std::list<proto::InstanceKey> recency_;                   // least recently reported first
   std::set<std::pair<MonoTime, proto::InstanceKey>> ends_;  // active isolations by end time
   IsolationCounters counters_;
 };

@@ -9,10 +9,15 @@
 #include "hub/hub_server.hpp"
 #include "hub/proxy_server.hpp"
 #include "hub/sqlite_store.hpp"
+#include "tests/agent/running_hub.hpp"
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
+
+using testing::eventually;
+using testing::RunInBackground;
+using testing::RunningHub;
 
 namespace fs = std::filesystem;
 constexpr Duration kBeat{100};
@@ -24,47 +29,6 @@ fs::path fresh_dir(const std::string& tag) {
   fs::remove_all(dir);
   return dir;
 }
-
-// Runs `server.run(stop)` on its own thread until destroyed.
-template <typename Server>
-class RunInBackground {
- public:
-  explicit RunInBackground(Server& server) : thread_([this, &server] { server.run(stop_); }) {}
-  ~RunInBackground() {
-    stop_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};  // before thread_: it must exist when the thread starts
-  std::thread thread_;
-};
-
-// A hub server on its own thread, on an ephemeral loopback port.
-class RunningHub {
- public:
-  explicit RunningHub(fs::path dir) : dir_(std::move(dir)) {
-    hub::HubConfig config;
-    config.id = "test-hub";
-    config.listen = "tcp://127.0.0.1:*";
-    config.data_dir = dir_;
-    config.beat_interval = kBeat;
-    store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
-    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
-    endpoint_ = server_->bind();
-    run_ = std::make_unique<RunInBackground<hub::HubServer>>(*server_);
-  }
-  const std::string& endpoint() const { return endpoint_; }
-
- private:
-  fs::path dir_;
-  SystemClock clock_;
-  zmq::context_t context_{1};
-  std::unique_ptr<hub::SqliteHubStore> store_;
-  std::unique_ptr<hub::HubServer> server_;
-  std::string endpoint_;
-  std::unique_ptr<RunInBackground<hub::HubServer>> run_;  // declared last: stops first
-};
 
 // A cascading proxy on its own thread, forwarding to `upstream`.
 class RunningProxy {
@@ -91,20 +55,10 @@ class RunningProxy {
 
 using test_support::reg;
 
-template <typename Pred>
-bool eventually(Pred pred, Duration within = Duration{3000}) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(Duration{10});
-  }
-  return pred();
-}
-
 class ClientTest : public ::testing::Test {
  protected:
   fs::path hub_dir = fresh_dir("hub");
-  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir);
+  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir, "test-hub", kBeat);
   const proto::ServiceKey orders{"orders", "default"};
 
   ClientOptions options(const std::string& id) {

@@ -9,63 +9,24 @@
 
 #include "agent/client.hpp"
 #include "common/codec.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
+#include "tests/agent/running_hub.hpp"
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
 
+using testing::eventually;
+using testing::RunningHub;
+
 namespace fs = std::filesystem;
 constexpr Duration kBeat{100};
-
-// A hub server on its own thread, on an ephemeral loopback port.
-class RunningHub {
- public:
-  explicit RunningHub(fs::path dir) : dir_(std::move(dir)) {
-    hub::HubConfig config;
-    config.id = "routes-test-hub";
-    config.listen = "tcp://127.0.0.1:*";
-    config.data_dir = dir_;
-    config.beat_interval = kBeat;
-    store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
-    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
-    endpoint_ = server_->bind();
-    thread_ = std::thread([this] { server_->run(stop_); });
-  }
-  ~RunningHub() {
-    stop_ = true;
-    thread_.join();
-  }
-  const std::string& endpoint() const { return endpoint_; }
-
- private:
-  fs::path dir_;
-  SystemClock clock_;
-  zmq::context_t context_{1};
-  std::unique_ptr<hub::SqliteHubStore> store_;
-  std::unique_ptr<hub::HubServer> server_;
-  std::string endpoint_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;  // last: started once everything above exists
-};
-
-template <typename Pred>
-bool eventually(Pred pred, Duration within = Duration{3000}) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(Duration{10});
-  }
-  return pred();
-}
 
 class HubRoutesClientTest : public ::testing::Test {
  protected:
   fs::path hub_dir =
       fs::temp_directory_path() /
       ("cascade-routes-hub-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir);
+  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir, "routes-test-hub", kBeat);
   const proto::ServiceKey orders{"orders", "default"};
 
   ClientOptions options(const std::string& id) {
