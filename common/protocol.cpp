@@ -116,6 +116,22 @@ const char* to_string(AdminOp op) {
   return "unknown";
 }
 
+bool is_instance_op(AdminOp op) {
+  switch (op) {
+    case AdminOp::kMarkOutOfService:
+    case AdminOp::kMarkInService:
+    case AdminOp::kAddStatic:
+    case AdminOp::kRemoveStatic:
+    case AdminOp::kReadmit:
+      return true;
+    case AdminOp::kEvictionProtection:
+    case AdminOp::kNotifySwitch:
+    case AdminOp::kSetRoutes:
+      return false;
+  }
+  return false;
+}
+
 const char* to_string(MsgType t) {
   switch (t) {
     case MsgType::kUpBeat:

@@ -386,6 +386,8 @@ const char* to_string(Health h);
 const char* to_string(FailureKind k);
 std::optional<FailureKind> parse_failure_kind(std::string_view s);
 const char* to_string(AdminOp op);
+// The operation names one instance (service + instance_id).
+bool is_instance_op(AdminOp op);
 const char* to_string(MsgType t);
 MsgType type_of(const Message& m);
 

@@ -41,22 +41,6 @@ namespace cascade::hub {
 
 namespace {
 
-bool is_instance_op(proto::AdminOp op) {
-  switch (op) {
-    case proto::AdminOp::kMarkOutOfService:
-    case proto::AdminOp::kMarkInService:
-    case proto::AdminOp::kAddStatic:
-    case proto::AdminOp::kRemoveStatic:
-    case proto::AdminOp::kReadmit:
-      return true;
-    case proto::AdminOp::kEvictionProtection:
-    case proto::AdminOp::kNotifySwitch:
-    case proto::AdminOp::kSetRoutes:
-      return false;
-  }
-  return false;
-}
-
 // "orders", or "orders (group canary)" when it is not the default group.
 std::string describe(const proto::ServiceKey& service) {
   std::string out = service.name;
@@ -110,7 +94,7 @@ std::string check_request(const proto::AdminRequest& request) {
       return e + ": set_routes names a service";
     if (auto e = check_routes(request.service, request.routes); !e.empty()) return e;
   }
-  if (is_instance_op(request.op)) {
+  if (proto::is_instance_op(request.op)) {
     if (auto e = proto::check_service_key(request.service); !e.empty())
       return e + ": an instance operation names a service";
     if (auto e = proto::check_name("instance id", request.instance_id); !e.empty())
@@ -190,7 +174,7 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
   reply.request_id = request.request_id;
   if (!reply.ok) ++counters_.admin_refused;
 
-  const bool names_instance = is_instance_op(request.op);
+  const bool names_instance = proto::is_instance_op(request.op);
   AuditRecord record;
   record.actor = request.actor;
   record.op = proto::to_string(request.op);

@@ -509,11 +509,11 @@ TEST(CtlAdmin, DefaultActorIsUserAtHost) {
 }
 
 TEST(CtlAdmin, OnlyInstanceOperationsNameAnInstance) {
-  EXPECT_TRUE(is_instance_op(proto::AdminOp::kAddStatic));
-  EXPECT_TRUE(is_instance_op(proto::AdminOp::kReadmit));
-  EXPECT_FALSE(is_instance_op(proto::AdminOp::kEvictionProtection));
-  EXPECT_FALSE(is_instance_op(proto::AdminOp::kNotifySwitch));
-  EXPECT_FALSE(is_instance_op(proto::AdminOp::kSetRoutes));
+  EXPECT_TRUE(proto::is_instance_op(proto::AdminOp::kAddStatic));
+  EXPECT_TRUE(proto::is_instance_op(proto::AdminOp::kReadmit));
+  EXPECT_FALSE(proto::is_instance_op(proto::AdminOp::kEvictionProtection));
+  EXPECT_FALSE(proto::is_instance_op(proto::AdminOp::kNotifySwitch));
+  EXPECT_FALSE(proto::is_instance_op(proto::AdminOp::kSetRoutes));
 }
 
 // -------------------------------------------------------------- set-routes

@@ -63,7 +63,7 @@ std::string check_report(const CommandSpec& spec) {
 std::string check_admin(const CommandSpec& spec) {
   const AdminArgs& admin = spec.admin;
   if (auto e = check_id("--actor", admin.actor); !e.empty()) return e;
-  if (is_instance_op(admin.op)) {
+  if (proto::is_instance_op(admin.op)) {
     if (auto e = proto::check_service_key(spec.service); !e.empty()) return e;
     if (auto e = check_id("instance id", admin.instance_id); !e.empty()) return e;
   }
@@ -133,22 +133,6 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
 }
 
 }  // namespace
-
-bool is_instance_op(proto::AdminOp op) {
-  switch (op) {
-    case proto::AdminOp::kMarkOutOfService:
-    case proto::AdminOp::kMarkInService:
-    case proto::AdminOp::kAddStatic:
-    case proto::AdminOp::kRemoveStatic:
-    case proto::AdminOp::kReadmit:
-      return true;
-    case proto::AdminOp::kEvictionProtection:
-    case proto::AdminOp::kNotifySwitch:
-    case proto::AdminOp::kSetRoutes:
-      return false;
-  }
-  return false;
-}
 
 std::string parse_rule(std::string_view arg, bool force_all, proto::RouteRuleText& out) {
   out = proto::RouteRuleText{};
@@ -244,7 +228,7 @@ proto::Message make_request(const CommandSpec& spec) {
       r.request_id = spec.request_id;
       r.op = admin.op;
       r.actor = admin.actor;
-      if (is_instance_op(admin.op)) {
+      if (proto::is_instance_op(admin.op)) {
         r.service = spec.service;
         r.instance_id = admin.instance_id;
       } else if (admin.op == proto::AdminOp::kSetRoutes) {

@@ -89,9 +89,6 @@ struct CommandResult {
   std::string err;  // for stderr, complete lines
 };
 
-// True for the admin operations that name one instance of one service.
-bool is_instance_op(proto::AdminOp op);
-
 // The node id cascadectl reports failures as: "cascadectl@<host>".
 std::string default_reporter(std::string_view host);
 
