@@ -313,11 +313,16 @@ void AgentCore::on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down)
 // A push between beats (an isolation) carries updates only. It is applied
 // when it comes from the hub we read from, in the incarnation we know: its
 // versions are that hub's. Beat state (acks, misses, leases) is untouched.
+// A push building on a version we never got means we missed one (lost, or
+// overtaken): beat now, so the reply repairs the list at once rather than
+// an interval later.
 void AgentCore::on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push,
                         AgentActions& out) {
   if (from_hub != current_hub_ || push.hub_id != hub_id_ || push.hub_epoch != hub_epoch_) return;
+  bool missed = false;
   for (const auto& update : push.updates)
-    apply_update(now, update, out);
+    missed |= apply_update(now, update, out) == UpdateOutcome::kMissedBase;
+  if (missed && !deregister_) next_beat_at_ = std::min(next_beat_at_, now);
 }
 
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
@@ -385,10 +390,11 @@ void AgentCore::on_set_acknowledged(std::uint64_t ack_seq) {
   change_no_at_seq_.erase(change_no_at_seq_.begin(), std::next(sent));
 }
 
-void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out) {
+AgentCore::UpdateOutcome AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update,
+                                                 AgentActions& out) {
   auto it = cache_.find(update.service);
   if (it == cache_.end()) {
-    if (!pinned_.contains(update.service)) return;  // dropped meanwhile
+    if (!pinned_.contains(update.service)) return UpdateOutcome::kIgnored;  // dropped meanwhile
     it = cache_.emplace(update.service, CacheEntry{}).first;
     it->second.last_used = now;
   }
@@ -396,7 +402,10 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
   switch (update.kind) {
     case proto::UpdateKind::kDelta:
       // Stale (or onto a list this hub did not issue): the next beat repairs it.
-      if (entry.version != update.from_version || !entry.version_trusted) return;
+      // Versions one hub issues are ordered: one past ours means we missed a change.
+      if (entry.version != update.from_version || !entry.version_trusted)
+        return entry.version_trusted && update.version > entry.version ? UpdateOutcome::kMissedBase
+                                                                       : UpdateOutcome::kIgnored;
       for (const auto& id : update.removed)
         entry.instances.erase(id);
       for (const auto& in : update.upserts)
@@ -404,7 +413,7 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
       break;
     case proto::UpdateKind::kFull:
       if (entry.version == update.version)
-        return;  // a repeat of what we hold (e.g. crossed a query reply)
+        return UpdateOutcome::kIgnored;  // a repeat of what we hold (e.g. crossed a query reply)
       entry.instances.clear();
       for (const auto& in : update.upserts)
         entry.instances.emplace(in.id, in);
@@ -417,6 +426,7 @@ void AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update, A
   entry.version = update.version;
   entry.version_trusted = true;
   out.changed.push_back(update.service);
+  return UpdateOutcome::kApplied;
 }
 
 void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out) {

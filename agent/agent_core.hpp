@@ -225,7 +225,8 @@ class AgentCore {
   void on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push, AgentActions& out);
   void send_reports(MonoTime now, AgentActions& out);
   void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
-  void apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
+  enum class UpdateOutcome { kApplied, kIgnored, kMissedBase };
+  UpdateOutcome apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
   void expire_unused(MonoTime now, AgentActions& out);
   void expire_queries(MonoTime now, AgentActions& out);
   void registration_changed(MonoTime now, const proto::InstanceKey& key);

@@ -1,26 +1,19 @@
 #include "agent/call_budget.hpp"
 
 #include <cmath>
-#include <stdexcept>
+
+#include "agent/config_check.hpp"
 
 namespace cascade::agent {
 std::string check_budget_config(const BudgetConfig& c) {
-  if (c.buckets == 0) return "budget: buckets must be at least 1";
-  if (c.bucket_width.count() <= 0) return "budget: bucket_width must be a positive number of ms";
+  if (auto error = check_window("budget", c); !error.empty()) return error;
   if (!(c.extra_ratio >= 0.0 && std::isfinite(c.extra_ratio)))
     return "budget: extra_ratio must be a finite number >= 0, got " + std::to_string(c.extra_ratio);
   return "";
 }
 
-namespace {
-const BudgetConfig& checked(const BudgetConfig& c) {
-  if (auto error = check_budget_config(c); !error.empty()) throw std::invalid_argument(error);
-  return c;
-}
-}  // namespace
-
 CallBudget::CallBudget(BudgetConfig config)
-    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
+    : config_(checked(config, check_budget_config)), ring_(config_.buckets, config_.bucket_width) {}
 
 CallBudget::Bucket CallBudget::window_sum(MonoTime now) const {
   Bucket sum;

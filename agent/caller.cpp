@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "agent/config_check.hpp"
+
 namespace cascade::agent {
 
 const char* to_string(AttemptOutcome outcome) {
@@ -224,17 +226,8 @@ std::string check_caller_config(const CallerConfig& c) {
   return "";
 }
 
-namespace {
-
-const CallerConfig& checked(const CallerConfig& config) {
-  if (auto error = check_caller_config(config); !error.empty()) throw std::invalid_argument(error);
-  return config;
-}
-
-}  // namespace
-
 CallerCore::CallerCore(const CallerConfig& config)
-    : config_(checked(config)), breakers_(config.breakers) {}
+    : config_(checked(config, check_caller_config)), breakers_(config.breakers) {}
 
 CallerCore::ServiceState& CallerCore::service_state(const proto::ServiceKey& service,
                                                     MonoTime now) {

@@ -1,8 +1,8 @@
 #include "agent/circuit_breaker.hpp"
 
 #include <algorithm>
-#include <stdexcept>
-#include <utility>
+
+#include "agent/config_check.hpp"
 
 namespace cascade::agent {
 
@@ -19,8 +19,7 @@ const char* to_string(BreakerState state) {
 }
 
 std::string check_breaker_config(const BreakerConfig& c) {
-  if (c.buckets == 0) return "breaker: buckets must be at least 1";
-  if (c.bucket_width.count() <= 0) return "breaker: bucket_width must be a positive number of ms";
+  if (auto error = check_window("breaker", c); !error.empty()) return error;
   if (!(c.failure_rate_to_open > 0.0 && c.failure_rate_to_open <= 1.0))
     return "breaker: failure_rate_to_open must be in (0, 1], got " +
            std::to_string(c.failure_rate_to_open);
@@ -29,15 +28,9 @@ std::string check_breaker_config(const BreakerConfig& c) {
   return "";
 }
 
-namespace {
-const BreakerConfig& checked(const BreakerConfig& c) {
-  if (auto error = check_breaker_config(c); !error.empty()) throw std::invalid_argument(error);
-  return c;
-}
-}  // namespace
-
 CircuitBreaker::CircuitBreaker(BreakerConfig config)
-    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
+    : config_(checked(config, check_breaker_config)),
+      ring_(config_.buckets, config_.bucket_width) {}
 
 CircuitBreaker::Bucket CircuitBreaker::window_sum(MonoTime now) const {
   Bucket sum;
@@ -166,10 +159,8 @@ std::string check_breaker_set_config(const BreakerSetConfig& c) {
   return "";
 }
 
-BreakerSet::BreakerSet(BreakerSetConfig config) : config_(std::move(config)) {
-  if (auto error = check_breaker_set_config(config_); !error.empty())
-    throw std::invalid_argument(error);
-}
+BreakerSet::BreakerSet(BreakerSetConfig config)
+    : config_(checked(config, check_breaker_set_config)) {}
 
 BreakerSet::Entry& BreakerSet::entry(const std::string& address, MonoTime now) {
   auto it = breakers_.find(address);

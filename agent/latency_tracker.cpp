@@ -2,7 +2,8 @@
 
 #include <bit>
 #include <cmath>
-#include <stdexcept>
+
+#include "agent/config_check.hpp"
 
 namespace cascade::agent {
 namespace {
@@ -12,21 +13,14 @@ constexpr unsigned kSubBits = 3;  // log2(kSubBins)
 }  // namespace
 
 std::string check_latency_config(const LatencyConfig& c) {
-  if (c.buckets == 0) return "latency: buckets must be at least 1";
-  if (c.bucket_width.count() <= 0) return "latency: bucket_width must be a positive number of ms";
+  if (auto error = check_window("latency", c); !error.empty()) return error;
   if (c.min_samples == 0) return "latency: min_samples must be at least 1";
   return "";
 }
 
-namespace {
-const LatencyConfig& checked(const LatencyConfig& c) {
-  if (auto error = check_latency_config(c); !error.empty()) throw std::invalid_argument(error);
-  return c;
-}
-}  // namespace
-
 LatencyTracker::LatencyTracker(LatencyConfig config)
-    : config_(checked(config)), ring_(config_.buckets, config_.bucket_width) {}
+    : config_(checked(config, check_latency_config)),
+      ring_(config_.buckets, config_.bucket_width) {}
 
 // Values below 8 have a bin each; above, the bin is (exponent, top 3 bits
 // after the leading one): 8..15 -> 8 bins of 1, 16..31 -> 8 bins of 2, ...

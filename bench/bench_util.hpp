@@ -1,7 +1,7 @@
 #pragma once
 // Small helpers for the benchmark programs: latency percentiles, machine
-// notes (load average, CPU model), a temporary directory, number formatting
-// and target verdicts. Header-only; nothing here touches the product.
+// notes (load average, CPU model), a temporary directory, number formatting,
+// target verdicts and instance addresses. Header-only; nothing here touches the product.
 
 #include <stdlib.h>
 
@@ -129,6 +129,13 @@ struct Verdicts {
     if (!pass) ++misses;
   }
 };
+
+// "10.a.b.c:port", distinct for every n below 2^24 within one `port`: the
+// addresses of the instances the benchmarks register.
+inline std::string address(std::size_t n, int port) {
+  return "10." + std::to_string((n >> 16) & 255) + "." + std::to_string((n >> 8) & 255) + "." +
+         std::to_string(n & 255) + ":" + std::to_string(port);
+}
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -58,14 +58,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,15 +77,16 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "bench/bench_flags.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/fast_fail_fleet.hpp"
+#include "bench/in_process_hub.hpp"
+#include "bench/thread_cpu.hpp"
 #include "common/clock.hpp"
 #include "common/codec.hpp"
 #include "common/log.hpp"
 #include "common/protocol.hpp"
 #include "hub/hub_config.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
 
 namespace {
 
@@ -96,11 +94,12 @@ using namespace cascade;
 using bench::AgentFleet;
 using bench::FleetAgent;
 using bench::FleetConfig;
+using bench::HubProbe;
+using bench::InProcessHub;
 using bench::Percentiles;
 using bench::si;
 using bench::SteadyTime;
 using SteadyClock = std::chrono::steady_clock;
-namespace fs = std::filesystem;
 
 // Targets (the issue): an isolation visible at every consumer of the service.
 constexpr double kTargetSameTierP99Ms = 100;
@@ -111,7 +110,6 @@ constexpr double kHandledShare = 0.95;
 constexpr double kMaxDrainS = 1;
 
 constexpr Duration kBeat{2000};  // the agents' and hubs' default beat interval
-constexpr auto kRequestTimeout = std::chrono::seconds(5);
 constexpr auto kTrialPatience = std::chrono::seconds(10);
 constexpr double kSlowTrialMs = 300;  // a trial this slow is described on stderr
 constexpr auto kReadyPatience = std::chrono::seconds(60);
@@ -183,39 +181,12 @@ constexpr const char* kUsage =
   --quick                 smoke test: small sizes, 1 s isolations; checks everything, judges no timing
 )";
 
-std::size_t parse_count(const std::string& flag, const std::string& text, bool zero_ok = false) {
-  std::size_t v = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || ptr != end || (v == 0 && !zero_ok))
-    throw std::invalid_argument(flag + " needs a " + (zero_ok ? "non-negative" : "positive") +
-                                " integer, got '" + text + "'");
-  return v;
-}
-
-double parse_number(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v >= 0))
-    throw std::invalid_argument(flag + " needs a non-negative number, got '" + text + "'");
-  return v;
-}
-
-Duration ms_flag(const std::string& flag, const std::string& text, bool zero_ok = true) {
-  return Duration{static_cast<Duration::rep>(parse_count(flag, text, zero_ok))};
-}
-
 std::vector<double> parse_rates(const std::string& flag, const std::string& text) {
   std::vector<double> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    const double v = parse_number(flag, item);
+    const double v = bench::parse_number(flag, item, true);
     if (v <= 0 || (!out.empty() && v <= out.back()))
       throw std::invalid_argument(flag + " needs positive rates in ascending order");
     out.push_back(v);
@@ -245,74 +216,42 @@ void apply_quick(Options& o) {
   o.beyond = 0;  // the tracker's bound (100,000 instances) is far above the quick fleet
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (std::find(args.begin(), args.end(), "--quick") != args.end()) apply_quick(o);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--quick") {
-      continue;  // applied first, so other flags can override its sizes
-    } else if (a == "--consumers") {
-      o.consumers = parse_count(a, value());
-    } else if (a == "--trials") {
-      o.trials = parse_count(a, value());
-    } else if (a == "--services") {
-      o.services = parse_count(a, value());
-    } else if (a == "--instances") {
-      o.instances = parse_count(a, value());
-    } else if (a == "--isolation-base-ms") {
-      o.isolation_base = ms_flag(a, value(), false);
-    } else if (a == "--gap-min-ms") {
-      o.gap_min = ms_flag(a, value());
-    } else if (a == "--gap-max-ms") {
-      o.gap_max = ms_flag(a, value());
-    } else if (a == "--report-gap-ms") {
-      o.report_gap = ms_flag(a, value());
-    } else if (a == "--no-same-tier") {
-      o.same_tier = false;
-    } else if (a == "--no-cross-tier") {
-      o.cross_tier = false;
-    } else if (a == "--flood-agents") {
-      o.flood_agents = parse_count(a, value());
-    } else if (a == "--flood-instances") {
-      o.flood_instances = parse_count(a, value());
-    } else if (a == "--flood-services") {
-      o.flood_services = parse_count(a, value());
-    } else if (a == "--flood-uses") {
-      o.flood_uses = parse_count(a, value(), true);
-    } else if (a == "--flood-sockets") {
-      o.flood_sockets = parse_count(a, value());
-    } else if (a == "--flood-senders") {
-      o.flood_senders = parse_count(a, value());
-    } else if (a == "--flood-reporters") {
-      o.flood_reporters = parse_count(a, value());
-    } else if (a == "--quorum-share") {
-      o.quorum_share = parse_number(a, value());
-    } else if (a == "--rates") {
-      o.rates = parse_rates(a, value());
-    } else if (a == "--step-s") {
-      o.step = Duration{static_cast<Duration::rep>(parse_number(a, value()) * 1000)};
-    } else if (a == "--flood-pool") {
-      o.flood_pool = parse_count(a, value());
-    } else if (a == "--beyond") {
-      o.beyond = parse_count(a, value(), true);
-    } else if (a == "--beyond-rate") {
-      o.beyond_rate = parse_number(a, value());
-      if (o.beyond_rate <= 0) throw std::invalid_argument("--beyond-rate must be positive");
-    } else if (a == "--no-flood") {
-      o.flood = false;
-    } else {
-      throw std::invalid_argument("unknown option '" + a + "' (see --help)");
-    }
-  }
+void declare_flags(bench::Flags& f, Options& o) {
+  f.first("--quick", [&o] { apply_quick(o); });
+  f.add({
+      {"--consumers", &o.consumers},
+      {"--trials", &o.trials},
+      {"--services", &o.services},
+      {"--instances", &o.instances},
+      {"--isolation-base-ms", &o.isolation_base},
+      {"--gap-min-ms", &o.gap_min, bench::kZeroOk},
+      {"--gap-max-ms", &o.gap_max, bench::kZeroOk},
+      {"--report-gap-ms", &o.report_gap, bench::kZeroOk},
+      {"--no-same-tier", &o.same_tier},
+      {"--no-cross-tier", &o.cross_tier},
+      {"--flood-agents", &o.flood_agents},
+      {"--flood-instances", &o.flood_instances},
+      {"--flood-services", &o.flood_services},
+      {"--flood-uses", &o.flood_uses, bench::kZeroOk},
+      {"--flood-sockets", &o.flood_sockets},
+      {"--flood-senders", &o.flood_senders},
+      {"--flood-reporters", &o.flood_reporters},
+      {"--quorum-share", &o.quorum_share, bench::kZeroOk},
+      {"--step-s", &o.step, bench::kZeroOk},
+      {"--flood-pool", &o.flood_pool},
+      {"--beyond", &o.beyond, bench::kZeroOk},
+      {"--no-flood", &o.flood},
+  });
+  f.on_value("--rates", [&o](const std::string& flag, const std::string& v) {
+    o.rates = parse_rates(flag, v);
+  });
+  f.on_value("--beyond-rate", [&o](const std::string& flag, const std::string& v) {
+    o.beyond_rate = bench::parse_number(flag, v, bench::kZeroOk);
+    if (o.beyond_rate <= 0) throw std::invalid_argument("--beyond-rate must be positive");
+  });
+}
+
+void check_options(const Options& o) {
   if (o.consumers < 2) throw std::invalid_argument("--consumers: at least 2 (the two reporters)");
   if (o.instances < 3)
     throw std::invalid_argument("--instances: at least 3 (the cap isolates at most half)");
@@ -325,6 +264,11 @@ Options parse_options(int argc, char** argv) {
   if (o.step < Duration{500}) throw std::invalid_argument("--step-s: at least 0.5");
   if (o.flood_uses > o.flood_services)
     throw std::invalid_argument("--flood-uses cannot exceed --flood-services");
+}
+
+Options parse_options(int argc, char** argv) {
+  auto o = bench::parse_flags<Options>(argc, argv, kUsage, declare_flags);
+  check_options(o);
   return o;
 }
 
@@ -340,12 +284,6 @@ proto::ServiceKey key(const std::string& name) {
   return proto::ServiceKey{name, std::string(proto::kDefaultGroup)};
 }
 
-// "10.a.b.c:port", distinct for every n below 2^24 within one `port`.
-std::string address(std::size_t n, int port) {
-  return "10." + std::to_string((n >> 16) & 255) + "." + std::to_string((n >> 8) & 255) + "." +
-         std::to_string(n & 255) + ":" + std::to_string(port);
-}
-
 agent::AgentCoreConfig agent_config(std::string node_id, std::uint64_t epoch) {
   agent::AgentCoreConfig c;  // the agent's defaults: beat 2 s +-10%, reports batched 5 ms
   c.node_id = std::move(node_id);
@@ -354,12 +292,6 @@ agent::AgentCoreConfig agent_config(std::string node_id, std::uint64_t epoch) {
 }
 
 // ---------------------------------------------------------------- hubs and probes
-
-double thread_cpu_seconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 // Names of the ZeroMQ I/O threads ("N/ZMQbg/IO/0"), to tell whose CPU is whose.
 constexpr int kL2Io = 1;
@@ -374,26 +306,17 @@ constexpr const char* kFloodSenderThread = "flood-sender";
 constexpr const char* kFloodAgentsThread = "flood-agents";
 constexpr const char* kConsumersThread = "consumers";
 
-// CPU seconds of one thread of this process, by its kernel id (the clock id
-// pthread_getcpuclockid builds: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED).
-double tid_cpu_seconds(pid_t tid) {
-  return thread_cpu_seconds(static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6));
-}
-
 // CPU seconds used so far by this process's threads whose name starts with
 // one of `prefixes`, per prefix.
 std::vector<double> threads_cpu(const std::vector<std::string>& prefixes) {
   std::vector<double> out(prefixes.size(), 0.0);
-  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
+  bench::for_each_thread([&](const std::string& name, pid_t tid) {
     for (std::size_t i = 0; i < prefixes.size(); ++i) {
       if (!name.starts_with(prefixes[i])) continue;
-      out[i] += tid_cpu_seconds(static_cast<pid_t>(std::stol(task.path().filename().string())));
+      out[i] += bench::thread_cpu_seconds(tid);
       break;
     }
-  }
+  });
   return out;
 }
 
@@ -410,27 +333,21 @@ struct CpuSplit {
     CpuSplit out;
     const auto hub_io_name = std::to_string(hub_io_prefix) + "/ZMQbg";
     const auto driver_io_name = std::to_string(kConsumersIo) + "/ZMQbg";
-    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
-      std::ifstream comm(task.path() / "comm");
-      std::string name;
-      std::getline(comm, name);
-      const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    bench::for_each_thread([&](const std::string& name, pid_t tid) {
       const bool some_hub_io =
           name.size() > 1 && name[1] == '/' && name[0] >= '1' && name[0] <= '0' + kFloodHubIo;
       if (name == hub_thread)
-        out.hub += tid_cpu_seconds(tid);
+        out.hub += bench::thread_cpu_seconds(tid);
       else if (name.starts_with(hub_io_name))
-        out.hub_io += tid_cpu_seconds(tid);
+        out.hub_io += bench::thread_cpu_seconds(tid);
       else if (name.starts_with("hub-") || some_hub_io)
-        out.other_hubs += tid_cpu_seconds(tid);
+        out.other_hubs += bench::thread_cpu_seconds(tid);
       else if (name == kConsumersThread)
-        out.driver += tid_cpu_seconds(tid);
+        out.driver += bench::thread_cpu_seconds(tid);
       else if (name.starts_with(driver_io_name))
-        out.driver_io += tid_cpu_seconds(tid);
-    }
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    out.process = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+        out.driver_io += bench::thread_cpu_seconds(tid);
+    });
+    out.process = bench::cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     return out;
   }
   double rest() const { return process - hub - hub_io - other_hubs - driver - driver_io; }
@@ -449,104 +366,10 @@ struct CpuSplit {
   }
 };
 
-// A HubServer on its own thread with its own ZeroMQ context and SQLite store.
-// (The same shell as tier_bench's.)
-class InProcessHub {
- public:
-  // `io_prefix` names the hub's ZeroMQ I/O thread "N/ZMQbg/IO/0".
-  InProcessHub(const hub::HubConfig& config, int io_prefix) : io_prefix_(io_prefix) {
-    zmq_ctx_set(context_.handle(), ZMQ_THREAD_NAME_PREFIX, io_prefix);
-    store_ = hub::SqliteHubStore::open(config.data_dir, sqlite::Synchronous::kNormal);
-    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
-    endpoint_ = server_->bind();
-    thread_ = std::thread([this, name = config.id] {
-      pthread_setname_np(pthread_self(), ("hub-" + name).substr(0, 15).c_str());
-      server_->run(stop_);
-    });
-    if (pthread_getcpuclockid(thread_.native_handle(), &cpu_clock_) != 0)
-      throw std::runtime_error("no CPU clock for the hub thread");
-  }
-  ~InProcessHub() {
-    stop_.store(true);
-    thread_.join();
-  }
-  InProcessHub(const InProcessHub&) = delete;
-  InProcessHub& operator=(const InProcessHub&) = delete;
-
-  const std::string& endpoint() const { return endpoint_; }
-  double cpu_seconds() const { return thread_cpu_seconds(cpu_clock_); }
-  int io_prefix() const { return io_prefix_; }
-
- private:
-  int io_prefix_;
-  zmq::context_t context_{1};
-  SystemClock clock_;
-  std::unique_ptr<hub::SqliteHubStore> store_;
-  std::unique_ptr<hub::HubServer> server_;
-  std::atomic<bool> stop_{false};
-  std::string endpoint_;
-  clockid_t cpu_clock_{};
-  std::thread thread_;
-};
-
-hub::HubConfig hub_config(const std::string& id, std::uint32_t tier, const fs::path& dir,
-                          std::vector<std::string> upstreams, const Options& o) {
-  hub::HubConfig c;  // defaults: beat 2 s, lease 3 beats, push and isolation policy as shipped
-  c.id = id;
-  c.tier = tier;
-  c.zone = id;
-  c.listen = "tcp://127.0.0.1:*";
-  c.data_dir = dir / id;
-  c.upstreams = std::move(upstreams);
+// The hubs as shipped, but for a shorter first isolation under --isolation-base-ms.
+void tune_hub(hub::HubConfig& c, const Options& o) {
   if (o.isolation_base.count() > 0) c.isolation.base_isolation = o.isolation_base;
-  return c;
 }
-
-// A DEALER asking one hub for its status, one request in flight.
-class StatusProbe {
- public:
-  explicit StatusProbe(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect(endpoint);
-  }
-
-  proto::StatusReply status() {
-    proto::StatusRequest request;
-    request.request_id = ++next_id_;
-    const auto bytes = proto::encode(request);
-    if (!socket_.send(zmq::buffer(bytes), zmq::send_flags::none))
-      throw std::runtime_error("status probe: send failed");
-    const auto deadline = SteadyClock::now() + kRequestTimeout;
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      if (left.count() <= 0 || zmq::poll(&item, 1, left) <= 0)
-        throw std::runtime_error("status probe: no reply within " +
-                                 std::to_string(kRequestTimeout.count()) + " s");
-      zmq::message_t frame;
-      if (!socket_.recv(frame, zmq::recv_flags::dontwait)) continue;
-      auto decoded = proto::decode_frame(frame.to_string_view());
-      if (decoded.items.size() != 1) continue;
-      auto* message = std::get_if<proto::Message>(&decoded.items.front());
-      auto* reply = message ? std::get_if<proto::StatusReply>(message) : nullptr;
-      if (reply != nullptr && reply->request_id == next_id_) return std::move(*reply);
-    }
-  }
-
-  std::map<std::string, std::uint64_t> counters() {
-    auto s = status();
-    std::map<std::string, std::uint64_t> out(s.counters.begin(), s.counters.end());
-    out["instances"] = s.instances;
-    out["isolated"] = s.isolated;
-    return out;
-  }
-
- private:
-  zmq::context_t context_{1};
-  zmq::socket_t socket_;
-  std::uint64_t next_id_ = 0;
-};
 
 using Counters = std::map<std::string, std::uint64_t>;
 
@@ -554,6 +377,15 @@ std::uint64_t delta(const Counters& after, const Counters& before, const std::st
   const auto a = after.count(name) ? after.at(name) : 0;
   const auto b = before.count(name) ? before.at(name) : 0;
   return a - b;
+}
+
+// How far every counter of the hub moved since `before`.
+Counters counter_deltas(HubProbe& probe, const Counters& before) {
+  auto after = probe.counters();
+  Counters out;
+  for (const auto& [name, v] : after)
+    out[name] = delta(after, before, name);
+  return out;
 }
 
 // ---------------------------------------------------------------- [1] isolation latency
@@ -577,6 +409,11 @@ class HealthWatch : public bench::FleetObserver {
     std::size_t by_beat = 0;          // consumers that learned it from a beat reply, not a push
     bool last_by_beat = false;        // ... the last consumer among them
     std::size_t last_agent = 0;
+    SteadyTime armed{};
+    std::vector<std::uint64_t> held_at_arm;  // per consumer: the version its cache held
+    // Per consumer: the updates of the service it received while armed, for
+    // describing a slow trial ("+12ms push 41->42" ...).
+    std::vector<std::string> received;
   };
 
   explicit HealthWatch(std::size_t consumers) : last_was_push_(consumers, 0), noted_(consumers) {}
@@ -590,6 +427,9 @@ class HealthWatch : public bench::FleetObserver {
     c.id = std::move(id);
     c.want = want;
     c.met.assign(access.size(), 0);
+    c.armed = SteadyClock::now();
+    c.held_at_arm.assign(access.size(), 0);
+    c.received.assign(access.size(), {});
     const auto index = conditions_.size();
     conditions_.push_back(std::move(c));
     active_.push_back(index);
@@ -597,13 +437,14 @@ class HealthWatch : public bench::FleetObserver {
     for (std::size_t agent = 0; agent < access.size(); ++agent) {
       const auto held = access.core(agent).peek(access.now(), 0, conditions_[index].service);
       if (!held) continue;
+      conditions_[index].held_at_arm[agent] = held->version;
       for (const auto& in : held->instances)
         if (in.id == conditions_[index].id) note(index, agent, in.health, at);
     }
     return index;
   }
 
-  void on_received(std::size_t agent, const proto::Message& message, SteadyTime) override {
+  void on_received(std::size_t agent, const proto::Message& message, SteadyTime at) override {
     auto& noted = noted_[agent];
     noted.clear();
     const auto* down = std::get_if<proto::DownBeat>(&message);
@@ -612,8 +453,12 @@ class HealthWatch : public bench::FleetObserver {
     std::lock_guard lock(mu_);
     for (const auto& update : down->updates) {
       for (const auto index : active_) {
-        const Condition& c = conditions_[index];
+        Condition& c = conditions_[index];
         if (update.service != c.service) continue;
+        c.received[agent] += " +" + std::to_string(static_cast<int>(ms_between(c.armed, at))) +
+                             "ms " + (down->push ? "push " : "reply ") +
+                             std::to_string(update.from_version) + "->" +
+                             std::to_string(update.version);
         for (const auto& in : update.upserts)
           if (in.id == c.id) noted.push_back({index, in.health});
       }
@@ -693,18 +538,6 @@ struct CaseResult {
   double window_s = 0;  // the windows' wall time, summed
 };
 
-struct Deployment {
-  explicit Deployment(const Options& o)
-      : dir("cascade-fast-fail-bench"),
-        l2(hub_config("l2", 2, dir.path(), {}, o), kL2Io),
-        dc1(hub_config("dc1", 1, dir.path(), {l2.endpoint()}, o), kDc1Io),
-        dc2(hub_config("dc2", 1, dir.path(), {l2.endpoint()}, o), kDc2Io) {}
-  bench::TempDir dir;
-  InProcessHub l2;
-  InProcessHub dc1;
-  InProcessHub dc2;
-};
-
 struct CaseSpec {
   std::string name;
   std::string prefix;  // service names: prefix + number
@@ -719,7 +552,7 @@ std::string instance_id(const CaseSpec& c, std::size_t s, std::size_t j) {
   return service_name(c, s) + "-i" + std::to_string(j);
 }
 std::string provider_address(const CaseSpec& c, std::size_t s, std::size_t j, std::size_t per) {
-  return address(s * per + j, c.port);
+  return bench::address(s * per + j, c.port);
 }
 
 std::vector<FleetAgent> providers(const std::vector<CaseSpec>& cases, const Options& o) {
@@ -761,16 +594,16 @@ bool consumers_ready(AgentFleet& fleet, const CaseSpec& c, const Options& o) {
   return ready;
 }
 
-CaseResult run_case(const Options& o, Deployment& d, const CaseSpec& c,
+CaseResult run_case(const Options& o, bench::TwoTierHubs& d, const CaseSpec& c,
                     std::vector<std::string>& problems) {
   CaseResult result;
   result.name = c.name;
   result.consumers = o.consumers;
   InProcessHub& home = c.cross ? d.dc2 : d.dc1;
   const std::string home_thread = c.cross ? "hub-dc2" : "hub-dc1";
-  StatusProbe owner_probe(d.dc1.endpoint());
-  StatusProbe home_probe(home.endpoint());
-  StatusProbe upper_probe(d.l2.endpoint());
+  HubProbe owner_probe(d.dc1.endpoint());
+  HubProbe home_probe(home.endpoint());
+  HubProbe upper_probe(d.l2.endpoint());
 
   progress(c.name + ": starting " + std::to_string(o.consumers) + " consumers");
   std::vector<FleetAgent> specs;
@@ -880,7 +713,9 @@ CaseResult run_case(const Options& o, Deployment& d, const CaseSpec& c,
           (cond.last_by_beat ? "a beat reply" : "a push") +
           "; pushes meanwhile: " + std::to_string(home_probe.counters()["pushes"] - home_pushes) +
           " by " + home_thread.substr(4) + ", " +
-          std::to_string(upper_probe.counters()["pushes"] - upper_pushes) + " by the L2");
+          std::to_string(upper_probe.counters()["pushes"] - upper_pushes) +
+          " by the L2; the last held version " + std::to_string(cond.held_at_arm[cond.last_agent]) +
+          " when armed and received:" + cond.received[cond.last_agent]);
     if (cond.by_beat > 0) ++result.trials_by_beat;
     fleet.call(
         [&](AgentFleet::Access& a) { readmitted[i] = watch.arm(a, svc, id, proto::Health::kOk); });
@@ -897,22 +732,9 @@ CaseResult run_case(const Options& o, Deployment& d, const CaseSpec& c,
   if (result.not_readmitted > 0)
     problems.push_back(c.name + ": " + std::to_string(result.not_readmitted) +
                        " isolation(s) never readmitted at every consumer");
-  result.owner = [&] {
-    auto after = owner_probe.counters();
-    Counters out;
-    for (const auto& [name, v] : after)
-      out[name] = delta(after, owner_before, name);
-    return out;
-  }();
-  auto diff = [](StatusProbe& probe, const Counters& before) {
-    auto after = probe.counters();
-    Counters out;
-    for (const auto& [name, v] : after)
-      out[name] = delta(after, before, name);
-    return out;
-  };
-  result.consumer_hub = diff(home_probe, home_before);
-  result.upper = diff(upper_probe, upper_before);
+  result.owner = counter_deltas(owner_probe, owner_before);
+  result.consumer_hub = counter_deltas(home_probe, home_before);
+  result.upper = counter_deltas(upper_probe, upper_before);
   result.fleet = fleet.counters();
   const auto isolations = result.owner["isolations"];
   if (isolations != result.trials)
@@ -1174,8 +996,10 @@ struct FloodResult {
 FloodResult run_flood(const Options& o, std::vector<std::string>& problems) {
   FloodResult result;
   bench::TempDir dir("cascade-fast-fail-flood");
-  InProcessHub hub(hub_config("flood", 1, dir.path(), {}, o), kFloodHubIo);
-  StatusProbe probe(hub.endpoint());
+  auto config = bench::loopback_hub_config("flood", 1, dir.path());
+  tune_hub(config, o);
+  InProcessHub hub(config, {.io_prefix = kFloodHubIo});
+  HubProbe probe(hub.endpoint());
 
   const std::size_t total = o.flood_agents * o.flood_instances;
   result.agents = o.flood_agents;
@@ -1192,7 +1016,7 @@ FloodResult run_flood(const Options& o, std::vector<std::string>& problems) {
       proto::Registration r;
       r.service = key("svc-" + std::to_string(g % o.flood_services));
       r.instance.id = "i" + std::to_string(g);
-      r.instance.address = address(g, 9000);
+      r.instance.address = bench::address(g, 9000);
       r.instance.zone = "dc1";
       r.instance.metadata.emplace("version", "1.4.2");
       pool.push_back({r.service, r.instance.address});
@@ -1487,7 +1311,8 @@ int run(const Options& o) {
     if (o.cross_tier)
       specs.push_back({"cross tier (dc2 -> L2 -> dc1 -> dc2)", "cross-", true, 8081});
     progress("starting L2, dc1, dc2 (in-process HubServers on tcp loopback)");
-    Deployment d(o);
+    bench::TwoTierHubs d("cascade-fast-fail-bench", [&o](hub::HubConfig& c) { tune_hub(c, o); },
+                         {kL2Io, kDc1Io, kDc2Io});
     FleetConfig pc;
     pc.name = "providers";
     pc.endpoint = d.dc1.endpoint();

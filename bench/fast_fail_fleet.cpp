@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bench/thread_cpu.hpp"
 #include "common/codec.hpp"
 #include "common/random.hpp"
 
@@ -94,9 +95,7 @@ FleetCounters AgentFleet::counters() {
 }
 
 double AgentFleet::cpu_seconds() const {
-  timespec ts{};
-  clock_gettime(cpu_clock_, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  return bench::cpu_seconds(cpu_clock_);
 }
 
 void AgentFleet::run() {

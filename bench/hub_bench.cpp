@@ -36,7 +36,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,18 +43,19 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
+#include "bench/bench_flags.hpp"
 #include "bench/bench_util.hpp"
+#include "bench/in_process_hub.hpp"
+#include "bench/thread_cpu.hpp"
 #include "common/clock.hpp"
 #include "common/codec.hpp"
 #include "common/digest.hpp"
@@ -63,7 +63,6 @@
 #include "common/protocol.hpp"
 #include "hub/hub_config.hpp"
 #include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
 
 #ifndef CASCADE_HUB_BINARY
 #define CASCADE_HUB_BINARY ""
@@ -72,6 +71,10 @@
 namespace {
 
 using namespace cascade;
+using bench::CpuTime;
+using bench::HubProbe;
+using bench::InProcessHub;
+using bench::MeasuredThread;
 using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
 namespace fs = std::filesystem;
@@ -136,84 +139,61 @@ constexpr const char* kUsage =
   --quick                 smoke test: --sizes 10000 --seconds 1 --resolve-queries 500
 )";
 
-std::size_t parse_count(const std::string& flag, const std::string& text) {
-  std::size_t v = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || ptr != end || v == 0)
-    throw std::invalid_argument(flag + " needs a positive integer, got '" + text + "'");
-  return v;
+// --sizes: a comma-separated list of counts, ascending.
+std::vector<std::size_t> parse_sizes(const std::string& flag, const std::string& list) {
+  std::vector<std::size_t> sizes;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const auto comma = std::min(list.find(',', pos), list.size());
+    sizes.push_back(bench::parse_count(flag, list.substr(pos, comma - pos)));
+    pos = comma + 1;
+  }
+  if (!std::is_sorted(sizes.begin(), sizes.end()))
+    throw std::invalid_argument("--sizes must be ascending");
+  return sizes;
+}
+
+void declare_flags(bench::Flags& f, Options& o) {
+  f.add({
+      {"--batch", &o.batch},
+      {"--senders", &o.senders},
+      {"--window", &o.window},
+      {"--window-single", &o.window_single},
+      {"--services", &o.services},
+      {"--reg-batch", &o.reg_batch},
+      {"--reg-window", &o.reg_window},
+      {"--resolve-queries", &o.resolve_queries},
+      {"--no-single", &o.single},
+      {"--no-raw", &o.raw},
+      {"--no-memory", &o.memory},
+      {"--no-breakdown", &o.breakdown},
+      {"--no-hub", &o.hub},
+  });
+  f.on("--quick", [&o] {  // where it stands: flags after it override it, flags before do not
+    o.sizes = {10'000};
+    o.seconds = 1;
+    o.resolve_queries = 500;
+  });
+  f.on_value("--sizes", [&o](const std::string& flag, const std::string& v) {
+    o.sizes = parse_sizes(flag, v);
+  });
+  f.on_value("--seconds", [&o](const std::string&, const std::string& v) {
+    o.seconds = std::stod(v);
+    if (!(o.seconds > 0)) throw std::invalid_argument("--seconds must be positive");
+  });
+  f.on_value("--uses", [&o](const std::string& flag, const std::string& v) {
+    o.uses = v == "0" ? 0 : bench::parse_count(flag, v);
+  });
+  f.on_value("--id-bytes", [&o](const std::string& flag, const std::string& v) {
+    o.id_bytes = bench::parse_count(flag, v);
+    if (o.id_bytes < 9 || o.id_bytes > proto::kMaxIdBytes)
+      throw std::invalid_argument("--id-bytes must be between 9 and 255");
+  });
+  f.on_value("--hub-binary", [&o](const std::string&, const std::string& v) { o.hub_binary = v; });
 }
 
 Options parse_options(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--quick") {
-      o.sizes = {10'000};
-      o.seconds = 1;
-      o.resolve_queries = 500;
-    } else if (a == "--sizes") {
-      o.sizes.clear();
-      const std::string& list = value();
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        const auto comma = std::min(list.find(',', pos), list.size());
-        o.sizes.push_back(parse_count(a, list.substr(pos, comma - pos)));
-        pos = comma + 1;
-      }
-      if (!std::is_sorted(o.sizes.begin(), o.sizes.end()))
-        throw std::invalid_argument("--sizes must be ascending");
-    } else if (a == "--seconds") {
-      o.seconds = std::stod(value());
-      if (!(o.seconds > 0)) throw std::invalid_argument("--seconds must be positive");
-    } else if (a == "--batch") {
-      o.batch = parse_count(a, value());
-    } else if (a == "--senders") {
-      o.senders = parse_count(a, value());
-    } else if (a == "--window") {
-      o.window = parse_count(a, value());
-    } else if (a == "--window-single") {
-      o.window_single = parse_count(a, value());
-    } else if (a == "--uses") {
-      const std::string& v = value();
-      o.uses = v == "0" ? 0 : parse_count(a, v);
-    } else if (a == "--services") {
-      o.services = parse_count(a, value());
-    } else if (a == "--reg-batch") {
-      o.reg_batch = parse_count(a, value());
-    } else if (a == "--reg-window") {
-      o.reg_window = parse_count(a, value());
-    } else if (a == "--resolve-queries") {
-      o.resolve_queries = parse_count(a, value());
-    } else if (a == "--id-bytes") {
-      o.id_bytes = parse_count(a, value());
-      if (o.id_bytes < 9 || o.id_bytes > proto::kMaxIdBytes)
-        throw std::invalid_argument("--id-bytes must be between 9 and 255");
-    } else if (a == "--no-single") {
-      o.single = false;
-    } else if (a == "--no-raw") {
-      o.raw = false;
-    } else if (a == "--no-memory") {
-      o.memory = false;
-    } else if (a == "--no-breakdown") {
-      o.breakdown = false;
-    } else if (a == "--no-hub") {
-      o.hub = false;
-    } else if (a == "--hub-binary") {
-      o.hub_binary = value();
-    } else {
-      throw std::invalid_argument("unknown option '" + a + "' (see --help)");
-    }
-  }
+  auto o = bench::parse_flags<Options>(argc, argv, kUsage, declare_flags);
   if (o.batch > proto::kMaxBatchMessages || o.reg_batch > proto::kMaxBatchMessages)
     throw std::invalid_argument("--batch and --reg-batch are limited to " +
                                 std::to_string(proto::kMaxBatchMessages));
@@ -229,20 +209,13 @@ struct Percentiles {
   double max_us = 0;
 };
 
-Percentiles percentiles(std::vector<std::int64_t>& ns) {
-  if (ns.empty()) return {};
-  std::sort(ns.begin(), ns.end());
-  auto at = [&](double p) {
-    const auto rank = static_cast<std::size_t>(p * static_cast<double>(ns.size()) + 0.999999);
-    return static_cast<double>(ns[std::clamp<std::size_t>(rank, 1, ns.size()) - 1]) / 1000.0;
-  };
-  return {at(0.50), at(0.99), static_cast<double>(ns.back()) / 1000.0};
-}
-
-double cpu_seconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+// Round trips in nanoseconds -> nearest-rank percentiles in microseconds.
+Percentiles percentiles(const std::vector<std::int64_t>& ns) {
+  std::vector<double> us(ns.size());
+  std::transform(ns.begin(), ns.end(), us.begin(),
+                 [](std::int64_t v) { return static_cast<double>(v) / 1000.0; });
+  const auto p = bench::percentiles(us);
+  return {p.p50, p.p99, p.max};
 }
 
 double seconds_between(TimePoint a, TimePoint b) {
@@ -256,21 +229,6 @@ std::uint64_t rss_kib(pid_t pid) {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
   throw std::runtime_error("no VmRSS for pid " + std::to_string(pid));
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 // ---------------------------------------------------------------- one pipelined DEALER
@@ -391,8 +349,7 @@ class Fleet {
     proto::Registration r;
     r.service.name = "svc-" + std::to_string(i % services_);
     r.instance.id = node_id(i);
-    r.instance.address = "10." + std::to_string((i >> 16) & 255) + "." +
-                         std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255) + ":8080";
+    r.instance.address = bench::address(i, 8080);
     r.instance.zone = i % 3 == 0 ? "zone-a" : (i % 3 == 1 ? "zone-b" : "zone-c");
     r.instance.metadata.emplace("version", "1.4.2");
     return r;
@@ -478,39 +435,16 @@ zmq::message_t to_message(const proto::Bytes& bytes) {
   return zmq::message_t(bytes.data(), bytes.size());
 }
 
-// One request, one reply (a DEALER with nothing else in flight).
-proto::Message round_trip(zmq::socket_t& socket, const proto::Message& request) {
-  const auto bytes = proto::encode(request);
-  if (!socket.send(zmq::buffer(bytes), zmq::send_flags::none))
-    throw std::runtime_error("send failed");
-  zmq::message_t reply;
-  if (!socket.recv(reply, zmq::recv_flags::none)) throw std::runtime_error("no reply to a request");
-  auto frame = proto::decode_frame(reply.to_string_view());
-  if (frame.items.size() != 1 || !std::holds_alternative<proto::Message>(frame.items[0]))
-    throw std::runtime_error("undecodable reply");
-  return std::get<proto::Message>(std::move(frame.items[0]));
+// The hub's counters (and instances, nodes), asked on a socket of their own.
+std::map<std::string, std::uint64_t> hub_counters(const std::string& endpoint) {
+  return HubProbe(endpoint, kReplyTimeout).counters();
 }
 
-std::map<std::string, std::uint64_t> hub_counters(zmq::context_t& context,
-                                                  const std::string& endpoint) {
-  auto socket = connect_dealer(context, endpoint);
-  auto reply = round_trip(socket, proto::StatusRequest{7});
-  const auto* status = std::get_if<proto::StatusReply>(&reply);
-  if (status == nullptr) throw std::runtime_error("status request not answered with a StatusReply");
-  std::map<std::string, std::uint64_t> out(status->counters.begin(), status->counters.end());
-  out["instances"] = status->instances;
-  out["nodes"] = status->nodes;
-  return out;
-}
-
-std::uint64_t service_version(zmq::context_t& context, const std::string& endpoint,
-                              const std::string& service) {
-  auto socket = connect_dealer(context, endpoint);
+std::uint64_t service_version(HubProbe& probe, const std::string& service) {
   proto::Query q;
-  q.request_id = 1;
   q.node_id = "bench";
   q.service.name = service;
-  auto reply = round_trip(socket, q);
+  auto reply = probe.request(q);
   const auto* r = std::get_if<proto::QueryReply>(&reply);
   if (r == nullptr || !r->found) throw std::runtime_error("service " + service + " not found");
   return r->version;
@@ -647,81 +581,15 @@ std::size_t steady_frame_bytes(const Fleet& fleet, std::size_t population, std::
 
 // ---------------------------------------------------------------- servers under test
 
-// CPU used by one thread: in total (precise) and the part spent in the kernel
-// (from /proc, in clock ticks).
-struct CpuTime {
-  double total = 0;
-  double sys = 0;
-};
-
-// A named thread whose CPU use can be read while it runs.
-class MeasuredThread {
- public:
-  template <typename Fn>
-  void start(const char* name, Fn body) {
-    thread_ = std::thread([this, name, body = std::move(body)]() mutable {
-      pthread_setname_np(pthread_self(), name);  // perf report --comm NAME
-      tid_.store(gettid());
-      body();
-    });
-    if (pthread_getcpuclockid(thread_.native_handle(), &clock_) != 0)
-      throw std::runtime_error(std::string("no CPU clock for thread ") + name);
-    while (tid_.load() == 0)
-      std::this_thread::yield();
-  }
-  void join() { thread_.join(); }
-
-  CpuTime cpu() const {
-    CpuTime t;
-    t.total = cpu_seconds(clock_);
-    std::ifstream in("/proc/self/task/" + std::to_string(tid_.load()) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i <= 15 && fields >> field; ++i)  // field 15 is stime
-      if (i == 15) t.sys = std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
-    return t;
-  }
-
- private:
-  std::thread thread_;
-  std::atomic<pid_t> tid_{0};
-  clockid_t clock_{};
-};
-
-// A HubServer on its own thread, SQLite in `dir`.
-class InProcessHub {
- public:
-  explicit InProcessHub(const fs::path& dir) {
-    store_ = hub::SqliteHubStore::open(dir, sqlite::Synchronous::kNormal);
-    hub::HubConfig config;
-    config.id = "bench-hub";
-    config.listen = "tcp://127.0.0.1:*";
-    config.data_dir = dir;
-    config.lease = Duration{3'600'000};  // nothing expires during a run
-    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
-    endpoint_ = server_->bind();
-    thread_.start("hub", [this] { server_->run(stop_); });
-  }
-  ~InProcessHub() {
-    stop_.store(true);
-    thread_.join();
-  }
-  InProcessHub(const InProcessHub&) = delete;
-  InProcessHub& operator=(const InProcessHub&) = delete;
-
-  const std::string& endpoint() const { return endpoint_; }
-  CpuTime cpu() const { return thread_.cpu(); }
-
- private:
-  zmq::context_t context_{1};
-  std::unique_ptr<hub::SqliteHubStore> store_;
-  SystemClock clock_;
-  std::unique_ptr<hub::HubServer> server_;
-  std::atomic<bool> stop_{false};
-  std::string endpoint_;
-  MeasuredThread thread_;
-};
+// The hub under test: nothing expires during a run; SQLite in `dir`.
+hub::HubConfig bench_hub_config(const fs::path& dir) {
+  hub::HubConfig config;
+  config.id = "bench-hub";
+  config.listen = "tcp://127.0.0.1:*";
+  config.data_dir = dir;
+  config.lease = Duration{3'600'000};
+  return config;
+}
 
 // The trivial server: a ROUTER that sends every frame straight back.
 class EchoServer {
@@ -840,26 +708,6 @@ class ChildHub {
   std::string endpoint_;
 };
 
-// A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cascade-hub-bench-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 // ---------------------------------------------------------------- phases
 
 // The CPU the server thread and the whole process used inside an interval,
@@ -876,10 +724,10 @@ class CpuWindow {
         thread_([this, interval, server_cpu = std::move(server_cpu)] {
           std::this_thread::sleep_until(interval.measure_from);
           server0_ = server_cpu();
-          process0_ = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+          process0_ = bench::cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
           std::this_thread::sleep_until(interval.stop_sending);
           server1_ = server_cpu();
-          process1_ = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+          process1_ = bench::cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
         }) {}
   ~CpuWindow() {
     if (thread_.joinable()) thread_.join();
@@ -959,7 +807,7 @@ PhaseResult measure_beats(zmq::context_t& client, const InProcessHub& hub, const
                           std::size_t population, std::size_t batch, std::size_t window,
                           const std::vector<proto::ServiceUse>& uses, std::uint64_t& seq_floor,
                           const Options& o) {
-  const auto before = hub_counters(client, hub.endpoint());
+  const auto before = hub_counters(hub.endpoint());
   const std::uint64_t seq_base = seq_floor;
   const std::size_t per_sender = (population + o.senders - 1) / o.senders;
   Flow flow;
@@ -982,7 +830,7 @@ PhaseResult measure_beats(zmq::context_t& client, const InProcessHub& hub, const
   if (flow.bad != 0)
     throw std::runtime_error(std::to_string(flow.bad) +
                              " beat replies were wrong; first: " + flow.first_problem);
-  auto after = hub_counters(client, hub.endpoint());
+  auto after = hub_counters(hub.endpoint());
   auto delta = [&](const char* name) { return after[name] - before.at(name); };
   if (delta("beats") != flow.frames_total * batch)
     throw std::runtime_error("hub counted " + std::to_string(delta("beats")) + " beats, sent " +
@@ -1131,6 +979,8 @@ void progress(const std::string& what) {
   std::fprintf(stderr, "[hub-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
 }
 
+// Not bench::si: this program's tables have always printed "k" from 1,000
+// and no "G", and runs are compared across versions of the program.
 std::string si(double v) {
   char buf[32];
   if (v >= 1e6)
@@ -1151,20 +1001,12 @@ struct SizeReport {
   std::optional<PhaseResult> single;
 };
 
-struct Verdicts {
-  int misses = 0;
-  void line(bool pass, const std::string& what) {
-    std::printf("%s  %s\n", pass ? "PASS" : "MISS", what.c_str());
-    if (!pass) ++misses;
-  }
-};
-
-std::vector<proto::ServiceUse> current_uses(zmq::context_t& client, const std::string& endpoint,
-                                            std::size_t count) {
+std::vector<proto::ServiceUse> current_uses(const std::string& endpoint, std::size_t count) {
+  HubProbe probe(endpoint, kReplyTimeout);
   std::vector<proto::ServiceUse> uses(count);
   for (std::size_t k = 0; k < count; ++k) {
     uses[k].service.name = "svc-" + std::to_string(k);
-    uses[k].version = service_version(client, endpoint, uses[k].service.name);
+    uses[k].version = service_version(probe, uses[k].service.name);
   }
   return uses;
 }
@@ -1174,10 +1016,10 @@ int run(const Options& o) {
       "cascade_hub_bench: %u cores (%s), senders %zu, window %zu frames (batch %zu) / %zu "
       "(1 per frame), uses %zu, %zu services, ids of %zu bytes, %.1f s per phase after %.1f s "
       "warm-up\n",
-      std::thread::hardware_concurrency(), cpu_model().c_str(), o.senders, o.window, o.batch,
+      std::thread::hardware_concurrency(), bench::cpu_model().c_str(), o.senders, o.window, o.batch,
       o.window_single, o.uses, o.services, o.id_bytes, o.seconds, o.seconds * 0.2);
   std::printf("load average at start: %s (other work on the machine skews every figure)\n",
-              load_average().c_str());
+              bench::load_average().c_str());
   const auto run_start = SteadyClock::now();
   Fleet fleet(o.sizes.back(), o.services, o.id_bytes);
   for (std::size_t i = 0; i < std::min(o.batch, o.sizes.back()); ++i)
@@ -1214,13 +1056,14 @@ int run(const Options& o) {
     }
   }
 
-  TempDir tmp;
+  bench::TempDir tmp("cascade-hub-bench");
   std::vector<SizeReport> reports;
   if (!o.hub)
     for (auto n : o.sizes)
       reports.push_back(SizeReport{n, 0, 0, {}, std::nullopt, std::nullopt});
   if (o.hub) {
-    InProcessHub hub(tmp.path() / "hub");
+    // Its thread is "hub", as perf report --comm hub expects.
+    InProcessHub hub(bench_hub_config(tmp.path() / "hub"), {.thread_name = "hub"});
     register_resolve_target(client, hub.endpoint());
     std::printf(
         "\n[2] hub steady-state beats (in-process HubServer, SQLite NORMAL, lease 1 h); "
@@ -1240,11 +1083,11 @@ int run(const Options& o) {
       rep.registration_hub_cpu = (hub.cpu().total - reg_cpu0) / reg.seconds;
       registered = n;
       rep.registration_per_s = static_cast<double>(reg.instances) / reg.seconds;
-      const auto counters = hub_counters(client, hub.endpoint());
+      const auto counters = hub_counters(hub.endpoint());
       if (counters.at("instances") != n + kResolveInstances)
         throw std::runtime_error("hub holds " + std::to_string(counters.at("instances")) +
                                  " instances, expected " + std::to_string(n + kResolveInstances));
-      const auto uses = current_uses(client, hub.endpoint(), o.uses);
+      const auto uses = current_uses(hub.endpoint(), o.uses);
       progress("resolve at " + std::to_string(n));
       rep.resolve = measure_resolve(client, hub.endpoint(), o.resolve_queries);
       for (auto b : batches) {
@@ -1282,7 +1125,7 @@ int run(const Options& o) {
     std::printf("\n[4] memory: %s in a child process, VmRSS from /proc/PID/status\n",
                 o.hub_binary.c_str());
     ChildHub child(o.hub_binary, tmp.path() / "child");
-    hub_counters(client, child.endpoint());  // serving: fully started
+    hub_counters(child.endpoint());  // serving: fully started
     const auto base = child.rss();
     std::printf("%9s %12s %14s %12s\n", "instances", "VmRSS_MiB", "bytes/instance", "reg/s");
     std::printf("%9d %12.1f %14s %12s\n", 0, static_cast<double>(base) / 1024, "-", "-");
@@ -1291,7 +1134,7 @@ int run(const Options& o) {
       progress("registering up to " + std::to_string(n) + " instances (child hub)");
       const auto reg = register_nodes(client, child.endpoint(), fleet, registered, n, o);
       registered = n;
-      const auto counters = hub_counters(client, child.endpoint());
+      const auto counters = hub_counters(child.endpoint());
       if (counters.at("instances") != n) throw std::runtime_error("child hub lost instances");
       const auto rss = child.rss();
       const double per = static_cast<double>(rss - base) * 1024.0 / static_cast<double>(n);
@@ -1331,7 +1174,7 @@ int run(const Options& o) {
   }
 
   std::printf("\ntargets (largest size unless noted):\n");
-  Verdicts v;
+  bench::Verdicts v;
   for (const auto& rep : reports) {
     if (rep.batched) {
       const double beats = rep.batched->frames_per_s * static_cast<double>(o.batch);
@@ -1367,7 +1210,7 @@ int run(const Options& o) {
   }
   std::printf(
       "%d target(s) missed; all replies checked; total run %.0f s; load average at end: %s\n",
-      v.misses, seconds_between(run_start, SteadyClock::now()), load_average().c_str());
+      v.misses, seconds_between(run_start, SteadyClock::now()), bench::load_average().c_str());
   return 0;
 }
 

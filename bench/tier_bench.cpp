@@ -31,12 +31,10 @@
 // agents' sets). A failed check exits 1; a target MISS is a result, not an
 // error, and --quick (ctest tier_bench_quick) never judges timings.
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -54,24 +52,24 @@
 #include <zmq.hpp>
 
 #include "agent/client.hpp"
+#include "bench/bench_flags.hpp"
 #include "bench/bench_util.hpp"
+#include "bench/in_process_hub.hpp"
 #include "bench/tier_load.hpp"
 #include "common/clock.hpp"
-#include "common/codec.hpp"
 #include "common/log.hpp"
 #include "common/protocol.hpp"
 #include "hub/hub_config.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
 
 namespace {
 
 using namespace cascade;
+using bench::HubProbe;
+using bench::InProcessHub;
 using bench::Percentiles;
 using bench::si;
 using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
-namespace fs = std::filesystem;
 
 // Targets (the issue): warm cross-tier resolve as fast as same-tier,
 // p99 <= 1 ms; L2 receives O(L1 hubs) messages per interval; a graceful
@@ -79,8 +77,6 @@ namespace fs = std::filesystem;
 constexpr double kTargetWarmP99Us = 1000;
 constexpr double kTargetMessagesPerHubPerInterval = 1.25;  // "about one": beat jitter allowed
 constexpr int kTargetBeatsForDeregistration = 2;
-
-constexpr auto kRequestTimeout = std::chrono::seconds(5);
 
 // ---------------------------------------------------------------- options
 
@@ -128,33 +124,6 @@ constexpr const char* kUsage =
   --quick                   smoke test: small sizes, 500 ms beats; checks answers, judges no timing
 )";
 
-std::size_t parse_count(const std::string& flag, const std::string& text, bool zero_ok = false) {
-  std::size_t v = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || ptr != end || (v == 0 && !zero_ok))
-    throw std::invalid_argument(flag + " needs a " + (zero_ok ? "non-negative" : "positive") +
-                                " integer, got '" + text + "'");
-  return v;
-}
-
-double parse_positive(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v > 0))
-    throw std::invalid_argument(flag + " needs a positive number, got '" + text + "'");
-  return v;
-}
-
-Duration seconds_flag(const std::string& flag, const std::string& text) {
-  return Duration{static_cast<Duration::rep>(parse_positive(flag, text) * 1000)};
-}
-
 void apply_quick(Options& o) {
   o.quick = true;
   o.beat = Duration{500};
@@ -178,68 +147,36 @@ void apply_quick(Options& o) {
   l.churn = Duration{20'000};
 }
 
+void declare_flags(bench::Flags& f, Options& o) {
+  f.first("--quick", [&o] { apply_quick(o); });
+  auto& l = o.load_config;
+  f.add({
+      {"--beat-ms", &o.beat},
+      {"--samples", &o.samples},
+      {"--new-service-samples", &o.new_service_samples, bench::kZeroOk},
+      {"--shutdown-samples", &o.shutdown_samples, bench::kZeroOk},
+      {"--consumers", &o.consumers},
+      {"--providers", &o.providers},
+      {"--spread-s", &o.spread},
+      {"--cold", &o.cold},
+      {"--warm", &o.warm},
+      {"--l1-hubs", &l.l1_hubs},
+      {"--agents", &l.agents_per_hub},
+      {"--instances", &l.instances_per_agent},
+      {"--services", &l.services_per_hub},
+      {"--cross-uses", &l.cross_tier_uses, bench::kZeroOk},
+      {"--missing-uses", &l.missing_uses, bench::kZeroOk},
+      {"--flat-agents", &l.flat_agents},
+      {"--churn", &l.churn_per_minute},
+      {"--steady-s", &l.steady},
+      {"--churn-s", &l.churn},
+      {"--no-loopback", &o.loopback},
+      {"--no-load", &o.load},
+  });
+}
+
 Options parse_options(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (std::find(args.begin(), args.end(), "--quick") != args.end()) apply_quick(o);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    auto& l = o.load_config;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--quick") {
-      continue;  // applied first, so other flags can override its sizes
-    } else if (a == "--beat-ms") {
-      o.beat = Duration{static_cast<Duration::rep>(parse_count(a, value()))};
-    } else if (a == "--samples") {
-      o.samples = parse_count(a, value());
-    } else if (a == "--new-service-samples") {
-      o.new_service_samples = parse_count(a, value(), true);
-    } else if (a == "--shutdown-samples") {
-      o.shutdown_samples = parse_count(a, value(), true);
-    } else if (a == "--consumers") {
-      o.consumers = parse_count(a, value());
-    } else if (a == "--providers") {
-      o.providers = parse_count(a, value());
-    } else if (a == "--spread-s") {
-      o.spread = seconds_flag(a, value());
-    } else if (a == "--cold") {
-      o.cold = parse_count(a, value());
-    } else if (a == "--warm") {
-      o.warm = parse_count(a, value());
-    } else if (a == "--l1-hubs") {
-      l.l1_hubs = parse_count(a, value());
-    } else if (a == "--agents") {
-      l.agents_per_hub = parse_count(a, value());
-    } else if (a == "--instances") {
-      l.instances_per_agent = parse_count(a, value());
-    } else if (a == "--services") {
-      l.services_per_hub = parse_count(a, value());
-    } else if (a == "--cross-uses") {
-      l.cross_tier_uses = parse_count(a, value(), true);
-    } else if (a == "--missing-uses") {
-      l.missing_uses = parse_count(a, value(), true);
-    } else if (a == "--flat-agents") {
-      l.flat_agents = parse_count(a, value());
-    } else if (a == "--churn") {
-      l.churn_per_minute = parse_positive(a, value());
-    } else if (a == "--steady-s") {
-      l.steady = seconds_flag(a, value());
-    } else if (a == "--churn-s") {
-      l.churn = seconds_flag(a, value());
-    } else if (a == "--no-loopback") {
-      o.loopback = false;
-    } else if (a == "--no-load") {
-      o.load = false;
-    } else {
-      throw std::invalid_argument("unknown option '" + a + "' (see --help)");
-    }
-  }
+  auto o = bench::parse_flags<Options>(argc, argv, kUsage, declare_flags);
   if (o.shutdown_samples > o.samples)
     throw std::invalid_argument("--shutdown-samples cannot exceed --samples");
   if (o.load_config.steady < o.beat || o.load_config.churn < o.beat)
@@ -268,8 +205,7 @@ proto::Registration registration(const std::string& service, const std::string& 
   proto::Registration r;
   r.service = key(service);
   r.instance.id = id;
-  r.instance.address = "10." + std::to_string((n >> 16) & 255) + "." +
-                       std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255) + ":8080";
+  r.instance.address = bench::address(n, 8080);
   r.instance.zone = zone;
   r.instance.metadata.emplace("version", "1.4.2");
   return r;
@@ -289,114 +225,6 @@ bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds withi
   }
   return true;
 }
-
-// ---------------------------------------------------------------- hubs and probes
-
-// A HubServer on its own thread with its own ZeroMQ context and SQLite store.
-class InProcessHub {
- public:
-  explicit InProcessHub(const hub::HubConfig& config) {
-    store_ = hub::SqliteHubStore::open(config.data_dir, sqlite::Synchronous::kNormal);
-    server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
-    endpoint_ = server_->bind();
-    thread_ = std::thread([this, name = config.id] {
-      pthread_setname_np(pthread_self(), ("hub-" + name).substr(0, 15).c_str());
-      server_->run(stop_);
-    });
-  }
-  ~InProcessHub() {
-    stop_.store(true);
-    thread_.join();
-  }
-  InProcessHub(const InProcessHub&) = delete;
-  InProcessHub& operator=(const InProcessHub&) = delete;
-
-  const std::string& endpoint() const { return endpoint_; }
-
- private:
-  zmq::context_t context_{1};
-  SystemClock clock_;
-  std::unique_ptr<hub::SqliteHubStore> store_;
-  std::unique_ptr<hub::HubServer> server_;
-  std::atomic<bool> stop_{false};
-  std::string endpoint_;
-  std::thread thread_;
-};
-
-hub::HubConfig hub_config(const std::string& id, std::uint32_t tier, const fs::path& dir,
-                          Duration beat, std::vector<std::string> upstreams) {
-  hub::HubConfig c;
-  c.id = id;
-  c.tier = tier;
-  c.zone = id;
-  c.listen = "tcp://127.0.0.1:*";
-  c.data_dir = dir / id;
-  c.beat_interval = beat;
-  c.lease = 3 * beat;
-  c.upstreams = std::move(upstreams);
-  return c;
-}
-
-std::optional<std::uint64_t> request_id_of(const proto::Message& m) {
-  return std::visit(
-      [](const auto& v) -> std::optional<std::uint64_t> {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, proto::ErrorReply>)
-          return v.ref;
-        else if constexpr (requires { v.request_id; })
-          return v.request_id;
-        else
-          return std::nullopt;
-      },
-      m);
-}
-
-// A DEALER speaking the codec to one hub: one request in flight.
-class Probe {
- public:
-  explicit Probe(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect(endpoint);
-  }
-
-  proto::Message request(proto::Message m) {
-    const auto id = ++next_id_;
-    std::visit(
-        [id](auto& v) {
-          if constexpr (requires { v.request_id; }) v.request_id = id;
-        },
-        m);
-    const auto bytes = proto::encode(m);
-    if (!socket_.send(zmq::buffer(bytes), zmq::send_flags::none))
-      throw std::runtime_error("probe: send failed");
-    const auto deadline = SteadyClock::now() + kRequestTimeout;
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      if (left.count() <= 0 || zmq::poll(&item, 1, left) <= 0)
-        throw std::runtime_error("probe: no reply within " +
-                                 std::to_string(kRequestTimeout.count()) + " s");
-      zmq::message_t frame;
-      if (!socket_.recv(frame, zmq::recv_flags::dontwait)) continue;
-      auto decoded = proto::decode_frame(frame.to_string_view());
-      if (decoded.batched || decoded.items.size() != 1) continue;
-      auto* message = std::get_if<proto::Message>(&decoded.items.front());
-      if (message != nullptr && request_id_of(*message) == id) return std::move(*message);
-    }
-  }
-
-  proto::StatusReply status() {
-    auto reply = request(proto::StatusRequest{});
-    if (auto* s = std::get_if<proto::StatusReply>(&reply)) return std::move(*s);
-    throw std::runtime_error("probe: a StatusRequest was not answered with a StatusReply");
-  }
-
- private:
-  zmq::context_t context_{1};
-  zmq::socket_t socket_;
-  std::uint64_t next_id_ = 0;
-};
 
 // ---------------------------------------------------------------- propagation
 
@@ -457,7 +285,7 @@ class Watch {
 
  private:
   void poll_upper(const std::string& endpoint) {
-    Probe l2(endpoint);
+    HubProbe l2(endpoint);
     while (!stop_.load()) {
       std::vector<Sample*> pending;
       {
@@ -564,7 +392,7 @@ KindResult collect(const std::string& name, const std::vector<Watch::Sample>& sa
   return k;
 }
 
-double query_us(Probe& probe, const std::string& service, proto::QueryReply& out) {
+double query_us(HubProbe& probe, const std::string& service, proto::QueryReply& out) {
   proto::Query q;
   q.node_id = "tier-bench";
   q.service = key(service);
@@ -600,11 +428,14 @@ bool answer_ok(const proto::QueryReply& r, std::size_t instances, proto::AnswerS
 LoopbackResult run_loopback(const Options& o) {
   const auto started = SteadyClock::now();
   LoopbackResult result;
-  bench::TempDir dir("cascade-tier-bench");
   progress("starting L2, dc1, dc2 (in-process HubServers on tcp loopback)");
-  InProcessHub l2(hub_config("l2", 2, dir.path(), o.beat, {}));
-  InProcessHub dc1(hub_config("dc1", 1, dir.path(), o.beat, {l2.endpoint()}));
-  InProcessHub dc2(hub_config("dc2", 1, dir.path(), o.beat, {l2.endpoint()}));
+  bench::TwoTierHubs hubs("cascade-tier-bench", [&o](hub::HubConfig& c) {
+    c.beat_interval = o.beat;
+    c.lease = 3 * o.beat;
+  });
+  const InProcessHub& l2 = hubs.l2;
+  const InProcessHub& dc1 = hubs.dc1;
+  const InProcessHub& dc2 = hubs.dc2;
   const auto patience =
       std::chrono::duration_cast<std::chrono::milliseconds>(10 * o.beat + Duration{10'000});
 
@@ -636,8 +467,8 @@ LoopbackResult run_loopback(const Options& o) {
     providers.push_back(std::make_unique<agent::Client>(
         client_options(numbered("dc2-provider", j), dc2.endpoint(), o.beat)));
 
-  Probe l2_probe(l2.endpoint());
-  Probe dc1_probe(dc1.endpoint());
+  HubProbe l2_probe(l2.endpoint());
+  HubProbe dc1_probe(dc1.endpoint());
   // The L2 holds both datacenters: dc2's anchors, stoppers and cold services, dc1's local ones.
   const std::size_t l2_expected =
       o.samples + o.shutdown_samples + 2 * o.cold * o.instances_per_service;

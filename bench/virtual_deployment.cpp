@@ -7,19 +7,13 @@
 #include <functional>
 #include <stdexcept>
 
+#include "bench/thread_cpu.hpp"
 #include "common/codec.hpp"
 
 namespace cascade::bench {
 
 namespace {
 constexpr int kMaxPassesPerInstant = 8;  // work scheduled "now" by work done now
-
-std::uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 }  // namespace
 
 VirtualDeployment::VirtualDeployment(MonoTime start, Duration flush_interval)
@@ -172,9 +166,9 @@ hub::HandleResult VirtualDeployment::receive(std::size_t hub, const proto::Messa
     ++t.per_window[index];
   }
   if (!hubs_[hub].timed) return hubs_[hub].core->handle(now_, message);
-  const auto started = thread_cpu_ns();
+  const auto started = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   auto result = hubs_[hub].core->handle(now_, message);
-  const auto ns = thread_cpu_ns() - started;
+  const auto ns = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - started;
   t.handle_ns += ns;
   t.handle_ns_max = std::max(t.handle_ns_max, ns);
   if (carries_set) t.handle_ns_sets += ns;

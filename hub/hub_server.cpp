@@ -206,7 +206,10 @@ void HubServer::send_to_node(const NodeMessage& out) {
     frames.emplace_back(hop.data(), hop.size());
   const auto bytes = proto::encode(out.message);
   frames.emplace_back(bytes.data(), bytes.size());
-  send_now(frames);
+  if (awaiting_commit_.empty())
+    send_now(frames);
+  else
+    after_commit_.push_back(std::move(frames));
 }
 
 void HubServer::receive_from_upstream(std::size_t index) {
@@ -263,27 +266,32 @@ void HubServer::flush() {
     next_route_prune_ = clock_.now() + kRoutePruneInterval;
     std::erase_if(node_routes_, [&](const auto& kv) { return !core_.knows_node(kv.first); });
   }
-  auto batch = core_.take_persist_batch();
-  if (!batch.empty()) {
-    batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
-    try {
-      store_.apply(batch);
-    } catch (const std::exception& e) {
-      // Nothing of the batch is on disk: mark it dirty again for the next
-      // flush, and drop the acks it would have released. Agents that get no
-      // ack resend (the set stays "unacknowledged" on their side).
-      core_.requeue(batch);
-      awaiting_commit_.clear();
-      std::uint64_t suppressed = 0;
-      if (store_error_log_.allow(clock_.now(), suppressed))
-        spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(),
-                         suppressed);
-      return;
-    }
-  }
-  for (auto& frames : awaiting_commit_)
-    send_now(frames);
+  // Without the commit the acks it would release are dropped: agents that
+  // get no ack resend (the set stays "unacknowledged" on their side).
+  if (commit())
+    for (auto& frames : awaiting_commit_)
+      send_now(frames);
   awaiting_commit_.clear();
+  for (auto& frames : after_commit_)
+    send_now(frames);
+  after_commit_.clear();
+}
+
+bool HubServer::commit() {
+  auto batch = core_.take_persist_batch();
+  if (batch.empty()) return true;
+  batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
+  try {
+    store_.apply(batch);
+    return true;
+  } catch (const std::exception& e) {
+    core_.requeue(batch);  // nothing of it is on disk: dirty again for the next flush
+    std::uint64_t suppressed = 0;
+    if (store_error_log_.allow(clock_.now(), suppressed))
+      spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(),
+                       suppressed);
+    return false;
+  }
 }
 
 void HubServer::log_bad_input(const proto::DecodeFailure& failure) {

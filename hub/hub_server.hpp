@@ -56,6 +56,8 @@ class HubServer {
   void learn_route(const proto::Message& message, const Multipart& frames);
   void send_to_node(const NodeMessage& out);
   void flush();
+  // Commits the core's pending batch; false (logged, batch requeued) on failure.
+  bool commit();
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
   std::chrono::milliseconds poll_timeout() const;
@@ -75,6 +77,10 @@ class HubServer {
   std::unordered_map<std::string, std::vector<std::string>> node_routes_;
   proto::DecodeLimits limits_;
   std::vector<Multipart> awaiting_commit_;
+  // Pushes made while replies await their commit go out after those replies:
+  // a push is a delta from the version the reply before it carries, and one
+  // that overtook its reply would not apply.
+  std::vector<Multipart> after_commit_;
   int ticks_deferred_ = 0;
   MonoTime next_flush_;
   MonoTime next_route_prune_;

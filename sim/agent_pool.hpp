@@ -12,8 +12,9 @@
 // sim/call_load.hpp makes the calls). Lifecycles: start (a new epoch), kill
 // (silence), graceful stop (Deregister until acknowledged or stop_timeout).
 //
-// Which hub an Outgoing's index names is the owner's business (World has one
-// hub, TieredWorld gives each agent the L1 hubs of its datacenter).
+// Which hub an Outgoing's index names is the owner's business
+// (AgentWorld::hub_address_for: World has one hub, TieredWorld gives each
+// agent the L1 hubs of its datacenter).
 // Thread-safety: none.
 
 #include <cstdint>
@@ -126,6 +127,10 @@ class AgentPool {
                       proto::FailureKind kind = proto::FailureKind::kTimeout);
   const AgentPoolStats& stats() const { return stats_; }
 
+  // The simulation's clock, and the wall clock the agents stamp with.
+  MonoTime now() const { return events_.now(); }
+  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
+
  private:
   struct Slot {
     AgentSpec spec;
@@ -139,8 +144,6 @@ class AgentPool {
     std::map<std::uint64_t, proto::ServiceKey> queries;  // outstanding, by request id
   };
 
-  MonoTime now() const { return events_.now(); }
-  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
   void apply(std::size_t agent, agent::AgentActions actions);
   void query(std::size_t agent, const proto::ServiceKey& service);
   bool beating(std::size_t agent) const;  // running or stopping: its timer is driven

@@ -9,10 +9,11 @@
 // a consumer picks and what it reports, not the call itself. The fault model
 // stands for the provider side (a provider that times out, a link down).
 //
-// `WorldT` is World or TieredWorld (both have at, now, running, candidates,
-// report_failure and config().seed). Every consumer starts at a random phase
-// within one period and a random place in the round robin, both drawn from a
-// generator seeded from the world's seed: one seed, one run.
+// `WorldT` is World or TieredWorld (at, now, running, candidates and
+// report_failure are AgentWorld's; each has config().seed). Every consumer
+// starts at a random phase within one period and a random place in the round
+// robin, both drawn from a generator seeded from the world's seed: one seed,
+// one run.
 // Thread-safety: none.
 
 #include <cstdint>

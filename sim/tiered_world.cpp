@@ -4,8 +4,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "sim/seed.hpp"
-
 namespace cascade::sim {
 
 namespace {
@@ -16,19 +14,7 @@ constexpr Address kFirstHubAddress = Address{1} << 31;
 }  // namespace
 
 TieredWorld::TieredWorld(TieredWorldConfig config)
-    : config_(std::move(config)),
-      events_(config_.start),
-      network_(config_.network, stream_seed(config_.seed, kNetworkStream), events_,
-               [this](Address from, Address to, const proto::Message& m) { receive(from, to, m); }),
-      agents_(AgentPoolConfig{config_.agent, config_.use_interval, config_.stop_timeout,
-                              config_.start, config_.wall_at_start},
-              config_.seed, events_, [this](std::size_t agent, const agent::Outgoing& out) {
-                send_from_agent(agent, out);
-              }) {}
-
-void TieredWorld::set_observer(TieredObserver* observer) {
-  observer_ = observer != nullptr ? observer : &default_observer_;
-}
+    : AgentWorld(config), config_(std::move(config)) {}
 
 // ---------------------------------------------------------------- hubs
 
@@ -67,8 +53,7 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
   // is its own source (hub/eviction_guard.hpp).
   HubProcessConfig config{
       core_config(spec), config_.flush_interval, hub_address(index), {}, [this](Address from) {
-        const auto agent = agent_at(from);
-        return agent ? agents_.spec(*agent).source : std::string{};
+        return source_of(from);
       }};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
@@ -102,15 +87,8 @@ std::size_t TieredWorld::add_agent(AgentSpec spec, std::vector<std::size_t> hubs
   return agent;
 }
 
-std::optional<std::size_t> TieredWorld::agent_at(Address address) const {
-  if (address == 0 || address >= kFirstHubAddress || address - 1 >= agents_.size())
-    return std::nullopt;
-  return address - 1;
-}
-
-void TieredWorld::send_from_agent(std::size_t agent, const agent::Outgoing& out) {
-  observer_->on_agent_sent(now(), agent, out.message);
-  network_.send(agent_address(agent), hub_address(agent_hubs_[agent].at(out.hub)), out.message);
+Address TieredWorld::hub_address_for(std::size_t agent, std::size_t place) const {
+  return hub_address(agent_hubs_[agent].at(place));
 }
 
 // ---------------------------------------------------------------- network
@@ -127,8 +105,7 @@ void TieredWorld::receive(Address from, Address to, const proto::Message& messag
   const auto& hubs = agent_hubs_[*agent];
   const auto place = std::find(hubs.begin(), hubs.end(), *sender);
   if (place == hubs.end()) throw std::logic_error("an agent got a message from a hub not its own");
-  if (agents_.deliver(*agent, static_cast<std::size_t>(place - hubs.begin()), message))
-    observer_->on_agent_received(now(), *agent, message);
+  deliver_to_agent(*agent, static_cast<std::size_t>(place - hubs.begin()), message);
 }
 
 }  // namespace cascade::sim

@@ -4,12 +4,13 @@
 // beating to the L1 hubs of their datacenter, the simulated network between
 // all of them and each hub's disk.
 //
-// The sibling of sim/world.hpp, built from the same pieces: agents live in an
-// AgentPool, every hub in a HubProcess (which also routes its uplink's
-// messages up, the upstream's replies back into the uplink, and deferred
-// cross-tier answers to whoever asked). Every message, between an agent and
-// its L1 or between two hubs, crosses the network: it can be lost, delayed,
-// reordered or cut by a partition.
+// The sibling of sim/world.hpp, built from the same pieces: the clock, the
+// network and the agents (an AgentPool) with their API are AgentWorld's
+// (sim/agent_world.hpp); every hub lives in a HubProcess (which also routes
+// its uplink's messages up, the upstream's replies back into the uplink, and
+// deferred cross-tier answers to whoever asked). Every message, between an
+// agent and its L1 or between two hubs, crosses the network: it can be lost,
+// delayed, reordered or cut by a partition.
 //
 // Addresses: agent i is agent_address(i) as in World; hub h is hub_address(h).
 // Everything random comes from generators seeded from TieredWorldConfig::seed
@@ -30,6 +31,7 @@
 #include "hub/hub_core.hpp"
 #include "hub/uplink.hpp"
 #include "sim/agent_pool.hpp"
+#include "sim/agent_world.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/hub_process.hpp"
 #include "sim/memory_hub_store.hpp"
@@ -61,11 +63,9 @@ struct TieredWorldConfig {
   Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
 };
 
-class TieredWorld {
+class TieredWorld final : public AgentWorld<TieredObserver> {
  public:
   explicit TieredWorld(TieredWorldConfig config);
-  TieredWorld(const TieredWorld&) = delete;
-  TieredWorld& operator=(const TieredWorld&) = delete;
 
   // ---- hubs (indexes in order of add_hub); a hub serves from the moment it is added
   std::size_t add_hub(TierHubSpec spec);
@@ -87,31 +87,10 @@ class TieredWorld {
   void cut(std::size_t hub_a, std::size_t hub_b);
   void heal(std::size_t hub_a, std::size_t hub_b);
 
-  // ---- agents (indexes in order of add_agent)
+  // ---- agents (indexes in order of add_agent); driven and viewed through AgentWorld
   // Added down; start() brings it up. `hubs`: the L1 hubs it beats to, in failover order.
   std::size_t add_agent(AgentSpec spec, std::vector<std::size_t> hubs);
-  void start(std::size_t agent) { agents_.start(agent); }  // a new incarnation (epoch + 1)
-  void start_at(std::size_t agent, MonoTime when) { agents_.start_at(agent, when); }
-  void kill(std::size_t agent) { agents_.kill(agent); }  // crash: stops at once, says nothing
-  void stop(std::size_t agent) { agents_.stop(agent); }  // graceful: Deregister, down once acked
-  void restart(std::size_t agent) { agents_.restart(agent); }  // new epoch
-
-  std::size_t agent_count() const { return agents_.size(); }
-  AgentState state(std::size_t agent) const { return agents_.state(agent); }
-  bool running(std::size_t agent) const { return agents_.running(agent); }
-  const AgentSpec& spec(std::size_t agent) const { return agents_.spec(agent); }
   const std::vector<std::size_t>& hubs_of(std::size_t agent) const { return agent_hubs_.at(agent); }
-  // The current (or last) incarnation's core; requires a started agent.
-  const agent::AgentCore& agent(std::size_t agent) const { return agents_.core(agent); }
-  std::optional<std::size_t> agent_at(Address address) const;
-
-  // ---- time
-  MonoTime now() const { return events_.now(); }
-  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
-  void run_until(MonoTime until) { events_.run_until(until); }
-  void run_for(Duration d) { events_.run_until(now() + d); }
-  // Runs `probe` at `when`, after the events already due then (for assertions).
-  void at(MonoTime when, EventQueue::Action probe) { events_.at(when, std::move(probe)); }
 
   // ---- views for assertions
   std::vector<proto::Instance> hub_instances(std::size_t hub,
@@ -122,47 +101,17 @@ class TieredWorld {
                const std::string& instance_id) const {
     return process(hub).has(service, instance_id);
   }
-  // What the agent's cache holds for the service (AgentCore::peek: not a use).
-  std::optional<std::vector<proto::Instance>> cached_instances(
-      std::size_t agent, const proto::ServiceKey& service) const {
-    return agents_.cached_instances(agent, service);
-  }
-  // The health the agent's cache shows for the instance at `address` (nullopt: not listed).
-  std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
-                                             const std::string& address) const {
-    return agents_.cached_health(agent, service, address);
-  }
-  // What the agent's pick would choose from now (AgentPool::candidates).
-  std::vector<proto::Instance> candidates(std::size_t agent,
-                                          const proto::ServiceKey& service) const {
-    return agents_.candidates(agent, service);
-  }
-  // The agent's call to `address` failed; it reports it (AgentCore::report_failure).
-  void report_failure(std::size_t agent, const proto::ServiceKey& service,
-                      const std::string& address,
-                      proto::FailureKind kind = proto::FailureKind::kTimeout) {
-    agents_.report_failure(agent, service, address, kind);
-  }
 
-  Network& network() { return network_; }
-  const Network& network() const { return network_; }
   const TieredWorldConfig& config() const { return config_; }
-  const AgentPoolStats& agent_stats() const { return agents_.stats(); }
-  void set_observer(TieredObserver* observer);  // not owned; nullptr restores the default
 
  private:
   HubProcess& process(std::size_t hub) { return *hubs_.at(hub); }
   const HubProcess& process(std::size_t hub) const { return *hubs_.at(hub); }
   hub::HubCoreConfig core_config(const TierHubSpec& spec) const;
-  void send_from_agent(std::size_t agent, const agent::Outgoing& out);
-  void receive(Address from, Address to, const proto::Message& message);
+  Address hub_address_for(std::size_t agent, std::size_t place) const override;
+  void receive(Address from, Address to, const proto::Message& message) override;
 
   TieredWorldConfig config_;
-  EventQueue events_;
-  Network network_;
-  TieredObserver default_observer_;
-  TieredObserver* observer_ = &default_observer_;
-  AgentPool agents_;
   std::vector<std::vector<std::size_t>> agent_hubs_;  // by agent: its hubs, in failover order
   std::vector<std::unique_ptr<HubProcess>> hubs_;     // stable: hooks capture their index
 };

@@ -4,30 +4,20 @@
 #include <stdexcept>
 #include <utility>
 
-#include "sim/seed.hpp"
-
 namespace cascade::sim {
 
 namespace {
 
-AgentPoolConfig pool_config(const WorldConfig& c) {
+const WorldConfig& with_one_hub(const WorldConfig& c) {
   if (c.agent.hub_count != 1) throw std::invalid_argument("a World has exactly one hub");
-  return AgentPoolConfig{c.agent, c.use_interval, c.stop_timeout, c.start, c.wall_at_start};
+  return c;
 }
 
 }  // namespace
 
 World::World(WorldConfig config)
-    : config_(std::move(config)),
-      events_(config_.start),
-      network_(config_.network, stream_seed(config_.seed, kNetworkStream), events_,
-               [this](Address from, Address to, const proto::Message& m) { receive(from, to, m); }),
-      agents_(pool_config(config_), config_.seed, events_,
-              [this](std::size_t agent, const agent::Outgoing& out) {
-                assert(out.hub == 0);
-                observer_->on_agent_sent(now(), agent, out.message);
-                network_.send(address_of(agent), kHubAddress, out.message);
-              }),
+    : AgentWorld(with_one_hub(config)),
+      config_(std::move(config)),
       hub_(HubProcessConfig{config_.hub,
                             config_.flush_interval,
                             kHubAddress,
@@ -42,10 +32,6 @@ World::World(WorldConfig config)
   hub_.boot();
 }
 
-void World::set_observer(WorldObserver* observer) {
-  observer_ = observer != nullptr ? observer : &default_observer_;
-}
-
 WorldStats World::stats() const {
   const auto& h = hub_.stats();
   const auto& a = agents_.stats();
@@ -53,9 +39,9 @@ WorldStats World::stats() const {
                     a.stops_timed_out};
 }
 
-std::string World::source_of(Address from) const {
-  if (from == kHubAddress || from - 1 >= agents_.size()) return {};
-  return agents_.spec(from - 1).source;
+Address World::hub_address_for(std::size_t, [[maybe_unused]] std::size_t place) const {
+  assert(place == 0);
+  return kHubAddress;
 }
 
 void World::receive(Address from, Address to, const proto::Message& message) {
@@ -63,8 +49,7 @@ void World::receive(Address from, Address to, const proto::Message& message) {
     hub_.receive(from, message);
     return;
   }
-  const std::size_t agent = to - 1;
-  if (agents_.deliver(agent, 0, message)) observer_->on_agent_received(now(), agent, message);
+  deliver_to_agent(to - 1, 0, message);
 }
 
 }  // namespace cascade::sim

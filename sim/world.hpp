@@ -11,15 +11,14 @@
 // of the agents: a consumer queries the services it uses when it starts (and
 // again when a query times out), then resolves them every use interval. The
 // agents' side is sim/agent_pool.hpp and the hub's sim/hub_process.hpp, shared
-// with the tiered simulation (sim/tiered_world.hpp); World wires one of each
-// to the network and its observer.
+// with the tiered simulation (sim/tiered_world.hpp); so are the clock, the
+// network and the agents' API (sim/agent_world.hpp). World adds one hub.
 //
 // Everything random (network fate, delays, beat jitter) comes from generators
 // seeded from WorldConfig::seed, so one seed gives one run.
 // Thread-safety: none.
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "common/protocol.hpp"
 #include "hub/hub_core.hpp"
 #include "sim/agent_pool.hpp"
+#include "sim/agent_world.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/hub_process.hpp"
 #include "sim/memory_hub_store.hpp"
@@ -59,33 +59,12 @@ struct WorldStats {
   std::uint64_t stops_timed_out = 0;  // stopping agents that exited without an ack
 };
 
-class World {
+class World final : public AgentWorld<WorldObserver> {
  public:
   explicit World(WorldConfig config);
-  World(const World&) = delete;
-  World& operator=(const World&) = delete;
 
-  // ---- agents (indexes in order of add_agent)
+  // ---- agents (indexes in order of add_agent); driven and viewed through AgentWorld
   std::size_t add_agent(AgentSpec spec) { return agents_.add(std::move(spec)); }
-  void start(std::size_t agent) { agents_.start(agent); }  // a new incarnation (epoch + 1)
-  void start_at(std::size_t agent, MonoTime when) { agents_.start_at(agent, when); }
-  void kill(std::size_t agent) { agents_.kill(agent); }  // crash: stops at once, says nothing
-  void stop(std::size_t agent) { agents_.stop(agent); }  // graceful: Deregister, down once acked
-  void restart(std::size_t agent) { agents_.restart(agent); }  // new epoch
-  // Adds to the agent's set (kept across restarts); a running agent beats it at once.
-  void add_registration(std::size_t agent, proto::Registration reg) {
-    agents_.add_registration(agent, std::move(reg));
-  }
-
-  std::size_t agent_count() const { return agents_.size(); }
-  AgentState state(std::size_t agent) const { return agents_.state(agent); }
-  bool running(std::size_t agent) const { return agents_.running(agent); }
-  const AgentSpec& spec(std::size_t agent) const { return agents_.spec(agent); }
-  std::uint64_t epoch(std::size_t agent) const { return agents_.epoch(agent); }
-  // The current (or last) incarnation's core; requires a started agent.
-  agent::AgentCore& agent(std::size_t agent) { return agents_.core(agent); }
-  const agent::AgentCore& agent(std::size_t agent) const { return agents_.core(agent); }
-  static Address address_of(std::size_t agent) { return agent_address(agent); }
 
   // ---- hub
   const hub::HubCore& hub() const { return hub_.core(); }  // valid while hub_up()
@@ -99,14 +78,6 @@ class World {
   const MemoryHubStore& disk() const { return hub_.disk(); }
   const HubProcessStats& hub_stats() const { return hub_.stats(); }
 
-  // ---- time
-  MonoTime now() const { return events_.now(); }
-  WallMs wall_ms() const { return config_.wall_at_start + (now() - config_.start).count(); }
-  void run_until(MonoTime until) { events_.run_until(until); }
-  void run_for(Duration d) { events_.run_until(now() + d); }
-  // Runs `probe` at `when`, after the events already due then (for assertions).
-  void at(MonoTime when, EventQueue::Action probe) { events_.at(when, std::move(probe)); }
-
   // ---- views for assertions
   std::vector<proto::Instance> hub_instances(const proto::ServiceKey& service) const {
     return hub_.instances(service);
@@ -114,43 +85,15 @@ class World {
   bool hub_has(const proto::ServiceKey& service, const std::string& instance_id) const {
     return hub_.has(service, instance_id);
   }
-  // What the agent's cache holds for the service (AgentCore::peek: not a use).
-  std::optional<std::vector<proto::Instance>> cached_instances(
-      std::size_t agent, const proto::ServiceKey& service) const {
-    return agents_.cached_instances(agent, service);
-  }
-  // The health the agent's cache shows for the instance at `address` (nullopt: not listed).
-  std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
-                                             const std::string& address) const {
-    return agents_.cached_health(agent, service, address);
-  }
-  // What the agent's pick would choose from now (AgentPool::candidates).
-  std::vector<proto::Instance> candidates(std::size_t agent,
-                                          const proto::ServiceKey& service) const {
-    return agents_.candidates(agent, service);
-  }
-  // The agent's call to `address` failed; it reports it (AgentCore::report_failure).
-  void report_failure(std::size_t agent, const proto::ServiceKey& service,
-                      const std::string& address,
-                      proto::FailureKind kind = proto::FailureKind::kTimeout) {
-    agents_.report_failure(agent, service, address, kind);
-  }
 
-  Network& network() { return network_; }
   const WorldConfig& config() const { return config_; }
   WorldStats stats() const;
-  void set_observer(WorldObserver* observer);  // not owned; nullptr restores the default
 
  private:
-  void receive(Address from, Address to, const proto::Message& message);
-  std::string source_of(Address from) const;  // the sending agent's AgentSpec::source
+  Address hub_address_for(std::size_t agent, std::size_t place) const override;
+  void receive(Address from, Address to, const proto::Message& message) override;
 
   WorldConfig config_;
-  EventQueue events_;
-  Network network_;
-  WorldObserver default_observer_;
-  WorldObserver* observer_ = &default_observer_;
-  AgentPool agents_;
   HubProcess hub_;
 };
 

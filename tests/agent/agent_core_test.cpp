@@ -71,6 +71,12 @@ class AgentCoreTest : public ::testing::Test {
     clock.set(core.next_deadline());
     return last_beat(core.on_timer(clock.now()));
   }
+  // Beats once and takes hub-a's answer, carrying `update`.
+  AgentActions update_at_next_beat(proto::ServiceUpdate update) {
+    auto down = down_for(next_beat());
+    down.updates.push_back(std::move(update));
+    return core.on_message(clock.now(), 0, down);
+  }
 };
 
 TEST_F(AgentCoreTest, FirstBeatGoesOutAtStartAndCarriesTheSet) {
@@ -241,19 +247,55 @@ TEST_F(AgentCoreTest, UsedSubscriptionStaysPastTheTtl) {
   EXPECT_EQ(core.cache_size(), 1u);
 }
 
+// A push between beats from hub-a (incarnation 1), carrying `update`.
+proto::DownBeat push_of(proto::ServiceUpdate update) {
+  proto::DownBeat d;
+  d.hub_id = "hub-a";
+  d.hub_epoch = 1;
+  d.node_id = "agent-1";
+  d.push = true;
+  d.updates.push_back(std::move(update));
+  return d;
+}
+
+TEST_F(AgentCoreTest, PushOntoAVersionWeMissedBeatsAtOnceSoTheReplyRepairsTheList) {
+  start_with_svc_resolved();
+  update_at_next_beat({key("svc"), 5, 6, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
+  const auto interval_beat = core.next_deadline();
+
+  // 6 -> 7 never came (lost, or overtaken by this push): 7 -> 8 cannot apply.
+  auto a = core.on_message(clock.now(), 0,
+                           push_of({key("svc"), 7, 8, proto::UpdateKind::kDelta, {}, {"i1"}}));
+  EXPECT_TRUE(a.changed.empty());
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 6u);
+  EXPECT_EQ(core.next_deadline(), clock.now()) << "not at the interval beat";
+  EXPECT_LT(core.next_deadline(), interval_beat);
+  const auto beat = last_beat(core.on_timer(clock.now()));
+  ASSERT_EQ(beat.uses.size(), 1u);
+  EXPECT_EQ(beat.uses[0].version, 6u) << "the beat declares what we hold";
+}
+
+TEST_F(AgentCoreTest, PushWeAlreadyHaveOrThatAppliesKeepsTheBeatInterval) {
+  start_with_svc_resolved();
+  update_at_next_beat({key("svc"), 5, 7, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
+  const auto interval_beat = core.next_deadline();
+
+  // Old news: the beat reply brought 7 before the push of 6 -> 7 arrived.
+  core.on_message(clock.now(), 0, push_of({key("svc"), 6, 7, proto::UpdateKind::kDelta, {}, {}}));
+  EXPECT_EQ(core.next_deadline(), interval_beat);
+  auto a = core.on_message(clock.now(), 0,
+                           push_of({key("svc"), 7, 8, proto::UpdateKind::kDelta, {}, {"i1"}}));
+  EXPECT_EQ(a.changed.size(), 1u);
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 8u);
+  EXPECT_EQ(core.next_deadline(), interval_beat);
+}
+
 TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
   start_with_svc_resolved();
-  auto b = next_beat();
-  auto down = down_for(b);
-  down.updates.push_back({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
-  core.on_message(clock.now(), 0, down);
+  update_at_next_beat({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 5u) << "delta from 4 ignored";
 
-  b = next_beat();
-  down = down_for(b);
-  down.updates.push_back(
-      {key("svc"), 5, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {"i1"}});
-  core.on_message(clock.now(), 0, down);
+  update_at_next_beat({key("svc"), 5, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {"i1"}});
   auto r = core.lookup(clock.now(), 0, key("svc"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->version, 9u);
@@ -271,11 +313,8 @@ TEST_F(AgentCoreTest, RoutingRulesOfAnUpdateAreKeptAndShownInTheResolution) {
   start_with_svc_resolved();
   EXPECT_FALSE(core.lookup(clock.now(), 0, key("svc"))->routes.has_value())
       << "the reply said nothing about rules";
-  auto down = down_for(next_beat());
-  proto::ServiceUpdate update{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
-  update.routes = dc1_rules();
-  down.updates.push_back(update);
-  const auto actions = core.on_message(clock.now(), 0, down);
+  const auto actions =
+      update_at_next_beat({key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}, dc1_rules()});
 
   EXPECT_EQ(actions.changed, std::vector<proto::ServiceKey>{key("svc")});
   const auto r = core.lookup(clock.now(), 0, key("svc"));
@@ -289,16 +328,9 @@ TEST_F(AgentCoreTest, RoutingRulesOfAnUpdateAreKeptAndShownInTheResolution) {
 
 TEST_F(AgentCoreTest, AnUpdateWithoutRoutingRulesKeepsTheRulesHeld) {
   start_with_svc_resolved();
-  auto down = down_for(next_beat());
-  proto::ServiceUpdate with{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
-  with.routes = dc1_rules();
-  down.updates.push_back(with);
-  core.on_message(clock.now(), 0, down);
-
-  down = down_for(next_beat());
-  down.updates.push_back(  // nil routes: unchanged
+  update_at_next_beat({key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}, dc1_rules()});
+  update_at_next_beat(  // nil routes: unchanged
       {key("svc"), 6, 7, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
-  core.on_message(clock.now(), 0, down);
 
   const auto r = core.lookup(clock.now(), 0, key("svc"));
   ASSERT_TRUE(r);
@@ -309,17 +341,10 @@ TEST_F(AgentCoreTest, AnUpdateWithoutRoutingRulesKeepsTheRulesHeld) {
 
 TEST_F(AgentCoreTest, AnEmptyRuleSetClearsTheRulesHeld) {
   start_with_svc_resolved();
-  auto down = down_for(next_beat());
-  proto::ServiceUpdate with{key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}};
-  with.routes = dc1_rules();
-  down.updates.push_back(with);
-  core.on_message(clock.now(), 0, down);
-
-  down = down_for(next_beat());
+  update_at_next_beat({key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}, dc1_rules()});
   proto::ServiceUpdate full{key("svc"), 6, 8, proto::UpdateKind::kFull, {inst("i1", "a:1")}, {}};
   full.routes = std::vector<proto::RouteRuleText>{};
-  down.updates.push_back(full);
-  core.on_message(clock.now(), 0, down);
+  update_at_next_beat(full);
 
   const auto r = core.lookup(clock.now(), 0, key("svc"));
   ASSERT_TRUE(r);
@@ -329,11 +354,7 @@ TEST_F(AgentCoreTest, AnEmptyRuleSetClearsTheRulesHeld) {
 
 TEST_F(AgentCoreTest, RulesOfADeltaForAnotherVersionAreIgnoredWithIt) {
   start_with_svc_resolved();
-  auto down = down_for(next_beat());
-  proto::ServiceUpdate stale{key("svc"), 4, 6, proto::UpdateKind::kDelta, {}, {}};
-  stale.routes = dc1_rules();
-  down.updates.push_back(stale);
-  core.on_message(clock.now(), 0, down);
+  update_at_next_beat({key("svc"), 4, 6, proto::UpdateKind::kDelta, {}, {}, dc1_rules()});
 
   EXPECT_EQ(core.routes_of(key("svc")), nullptr);
 }

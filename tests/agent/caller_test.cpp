@@ -122,41 +122,61 @@ CallOptions idempotent_options() {
   return o;
 }
 
-CallStep expect_start(CallSession& s, MonoTime now, CallEnv& env) {
-  CallStep step = s.next(now, env);
-  EXPECT_EQ(step.kind, CallStep::Kind::kStart);
-  return step;
+// One call's session, started now, over a fake clock and a scripted environment.
+struct SessionRun {
+  FakeClock clock;
+  FakeEnv env;
+  CallSession session;
+
+  SessionRun(const CallOptions& options, std::optional<Duration> backup_delay)
+      : session(options, clock.now(), backup_delay) {}
+
+  CallStep next() { return session.next(clock.now(), env); }
+  // next(), which must order an attempt.
+  CallStep expect_start() {
+    CallStep step = next();
+    EXPECT_EQ(step.kind, CallStep::Kind::kStart);
+    return step;
+  }
+  // Orders the first attempt and ends it with `outcome` now: the step after.
+  CallStep after_first(AttemptOutcome outcome) {
+    const CallStep first = expect_start();
+    session.finished(first.attempt.id, outcome);
+    return next();
+  }
+};
+
+// The call is over after its first attempt, which ended with `outcome`.
+::testing::AssertionResult done_after_one_attempt(const CallStep& step, AttemptOutcome outcome) {
+  if (step.kind != CallStep::Kind::kDone) return ::testing::AssertionFailure() << "not done";
+  if (step.result.outcome != outcome)
+    return ::testing::AssertionFailure() << "ended " << to_string(step.result.outcome);
+  if (step.result.attempts != 1)
+    return ::testing::AssertionFailure() << step.result.attempts << " attempts";
+  return ::testing::AssertionSuccess();
 }
 
 TEST(CallSession, NonIdempotentCallIsNeverRetried) {
-  FakeClock clock;
-  FakeEnv env;
-  CallOptions options;  // idempotent = false, max_retries = 2
-  CallSession s(options, clock.now(), Duration{10});
-  const CallStep first = expect_start(s, clock.now(), env);
+  SessionRun run(CallOptions{}, Duration{10});  // idempotent = false, max_retries = 2
+  const CallStep first = run.expect_start();
   EXPECT_FALSE(first.attempt.on_worker);  // no backup for it either: runs inline
-  s.finished(first.attempt.id, AttemptOutcome::kConnectionError);
-  const CallStep step = s.next(clock.now(), env);
-  ASSERT_EQ(step.kind, CallStep::Kind::kDone);
-  EXPECT_EQ(step.result.outcome, AttemptOutcome::kConnectionError);
-  EXPECT_EQ(step.result.attempts, 1u);
-  EXPECT_EQ(env.extras_asked, 0);
+  run.session.finished(first.attempt.id, AttemptOutcome::kConnectionError);
+  EXPECT_TRUE(done_after_one_attempt(run.next(), AttemptOutcome::kConnectionError));
+  EXPECT_EQ(run.env.extras_asked, 0);
 }
 
 TEST(CallSession, RetriesAvoidAddressesAlreadyTriedInThisCall) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), std::nullopt);
+  SessionRun run(idempotent_options(), std::nullopt);
   std::vector<std::string> tried;
   for (int i = 0; i < 3; ++i) {
-    const CallStep step = expect_start(s, clock.now(), env);
+    const CallStep step = run.expect_start();
     EXPECT_EQ(step.attempt.kind, i == 0 ? AttemptKind::kPrimary : AttemptKind::kRetry);
     tried.push_back(step.attempt.instance.address);
-    s.finished(step.attempt.id, AttemptOutcome::kOtherSystemError);
+    run.session.finished(step.attempt.id, AttemptOutcome::kOtherSystemError);
   }
   EXPECT_EQ(tried, (std::vector<std::string>{"a:80", "b:80", "c:80"}));
-  EXPECT_EQ(env.excludes_seen.back(), (std::vector<std::string>{"a:80", "b:80"}));
-  const CallStep done = s.next(clock.now(), env);  // max_retries = 2 reached
+  EXPECT_EQ(run.env.excludes_seen.back(), (std::vector<std::string>{"a:80", "b:80"}));
+  const CallStep done = run.next();  // max_retries = 2 reached
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_EQ(done.result.attempts, 3u);
   EXPECT_EQ(done.result.retries, 2u);
@@ -164,73 +184,51 @@ TEST(CallSession, RetriesAvoidAddressesAlreadyTriedInThisCall) {
 }
 
 TEST(CallSession, RetryEndsTheCallWhenEveryAddressWasTried) {
-  FakeClock clock;
-  FakeEnv env;
-  env.instances = {inst("a")};
-  CallSession s(idempotent_options(), clock.now(), std::nullopt);
-  const CallStep first = expect_start(s, clock.now(), env);
-  s.finished(first.attempt.id, AttemptOutcome::kTimeout);
-  const CallStep done = s.next(clock.now(), env);
-  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
-  EXPECT_EQ(done.result.outcome, AttemptOutcome::kTimeout);
-  EXPECT_EQ(done.result.attempts, 1u);
+  SessionRun run(idempotent_options(), std::nullopt);
+  run.env.instances = {inst("a")};
+  EXPECT_TRUE(
+      done_after_one_attempt(run.after_first(AttemptOutcome::kTimeout), AttemptOutcome::kTimeout));
 }
 
 TEST(CallSession, BusinessErrorIsNeverRetried) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), std::nullopt);
-  const CallStep first = expect_start(s, clock.now(), env);
-  s.finished(first.attempt.id, AttemptOutcome::kBusinessError);
-  const CallStep done = s.next(clock.now(), env);
-  ASSERT_EQ(done.kind, CallStep::Kind::kDone);
-  EXPECT_EQ(done.result.outcome, AttemptOutcome::kBusinessError);
-  EXPECT_EQ(done.result.attempts, 1u);
-  EXPECT_EQ(env.extras_asked, 0);
+  SessionRun run(idempotent_options(), std::nullopt);
+  EXPECT_TRUE(done_after_one_attempt(run.after_first(AttemptOutcome::kBusinessError),
+                                     AttemptOutcome::kBusinessError));
+  EXPECT_EQ(run.env.extras_asked, 0);
 }
 
 TEST(CallSession, RetryIsDroppedWhenTheBudgetRefuses) {
-  FakeClock clock;
-  FakeEnv env;
-  env.extras_left = 0;
-  CallSession s(idempotent_options(), clock.now(), std::nullopt);
-  const CallStep first = expect_start(s, clock.now(), env);
-  s.finished(first.attempt.id, AttemptOutcome::kConnectionError);
-  const CallStep done = s.next(clock.now(), env);
+  SessionRun run(idempotent_options(), std::nullopt);
+  run.env.extras_left = 0;
+  const CallStep done = run.after_first(AttemptOutcome::kConnectionError);
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_EQ(done.result.attempts, 1u);
-  EXPECT_EQ(s.counts().retries_denied_by_budget, 1u);
-  EXPECT_EQ(env.excludes_seen.size(), 1u);  // no pick for the refused retry
+  EXPECT_EQ(run.session.counts().retries_denied_by_budget, 1u);
+  EXPECT_EQ(run.env.excludes_seen.size(), 1u);  // no pick for the refused retry
 }
 
 TEST(CallSession, NoRetryAfterTheDeadline) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), std::nullopt);
-  const CallStep first = expect_start(s, clock.now(), env);
-  clock.advance(Duration{1000});
-  s.finished(first.attempt.id, AttemptOutcome::kTimeout);
-  EXPECT_EQ(s.next(clock.now(), env).kind, CallStep::Kind::kDone);
-  EXPECT_EQ(env.extras_asked, 0);
+  SessionRun run(idempotent_options(), std::nullopt);
+  const CallStep first = run.expect_start();
+  run.clock.advance(Duration{1000});
+  run.session.finished(first.attempt.id, AttemptOutcome::kTimeout);
+  EXPECT_EQ(run.next().kind, CallStep::Kind::kDone);
+  EXPECT_EQ(run.env.extras_asked, 0);
 }
 
 TEST(CallSession, AddressesRefusedByTheirBreakerAreSkipped) {
-  FakeClock clock;
-  FakeEnv env;
-  env.refused = {"a:80"};
-  CallSession s(CallOptions{}, clock.now(), std::nullopt);
-  const CallStep first = expect_start(s, clock.now(), env);
+  SessionRun run(CallOptions{}, std::nullopt);
+  run.env.refused = {"a:80"};
+  const CallStep first = run.expect_start();
   EXPECT_EQ(first.attempt.instance.address, "b:80");
-  EXPECT_EQ(s.counts().breaker_skips, 1u);
-  EXPECT_EQ(env.excludes_seen, (std::vector<std::vector<std::string>>{{}, {"a:80"}}));
+  EXPECT_EQ(run.session.counts().breaker_skips, 1u);
+  EXPECT_EQ(run.env.excludes_seen, (std::vector<std::vector<std::string>>{{}, {"a:80"}}));
 }
 
 TEST(CallSession, NoInstanceWhenEveryBreakerRefuses) {
-  FakeClock clock;
-  FakeEnv env;
-  env.refused = {"a:80", "b:80", "c:80"};
-  CallSession s(CallOptions{}, clock.now(), std::nullopt);
-  const CallStep done = s.next(clock.now(), env);
+  SessionRun run(CallOptions{}, std::nullopt);
+  run.env.refused = {"a:80", "b:80", "c:80"};
+  const CallStep done = run.next();
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_TRUE(done.result.no_instance);
   EXPECT_EQ(done.result.attempts, 0u);
@@ -238,142 +236,122 @@ TEST(CallSession, NoInstanceWhenEveryBreakerRefuses) {
 }
 
 TEST(CallSession, BackupIsSentOnlyOnceThePrimaryHasRunForTheDelay) {
-  FakeClock clock;
-  FakeEnv env;
-  const MonoTime start = clock.now();
-  CallSession s(idempotent_options(), start, Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
+  SessionRun run(idempotent_options(), Duration{50});
+  const MonoTime start = run.clock.now();
+  const CallStep primary = run.expect_start();
   EXPECT_TRUE(primary.attempt.on_worker);  // the caller's thread must stay free
-  clock.advance(Duration{49});
-  const CallStep wait = s.next(clock.now(), env);
+  run.clock.advance(Duration{49});
+  const CallStep wait = run.next();
   ASSERT_EQ(wait.kind, CallStep::Kind::kWait);
   EXPECT_EQ(wait.wake_at, start + Duration{50});
-  EXPECT_EQ(env.extras_asked, 0);
-  clock.advance(Duration{1});
-  const CallStep backup = expect_start(s, clock.now(), env);
+  EXPECT_EQ(run.env.extras_asked, 0);
+  run.clock.advance(Duration{1});
+  const CallStep backup = run.expect_start();
   EXPECT_EQ(backup.attempt.kind, AttemptKind::kBackup);
   EXPECT_TRUE(backup.attempt.on_worker);
   EXPECT_EQ(backup.attempt.instance.address, "b:80");  // another address than the primary's
-  EXPECT_EQ(env.extras_asked, 1);
+  EXPECT_EQ(run.env.extras_asked, 1);
   // Only one backup: now both run, the session waits for the deadline.
-  const CallStep after = s.next(clock.now(), env);
+  const CallStep after = run.next();
   ASSERT_EQ(after.kind, CallStep::Kind::kWait);
   EXPECT_EQ(after.wake_at, start + Duration{1000});
 }
 
 TEST(CallSession, BackupIsNotSentWhenTheBudgetRefuses) {
-  FakeClock clock;
-  FakeEnv env;
-  env.extras_left = 0;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  expect_start(s, clock.now(), env);
-  clock.advance(Duration{50});
-  const CallStep step = s.next(clock.now(), env);
+  SessionRun run(idempotent_options(), Duration{50});
+  run.env.extras_left = 0;
+  run.expect_start();
+  run.clock.advance(Duration{50});
+  const CallStep step = run.next();
   EXPECT_EQ(step.kind, CallStep::Kind::kWait);
-  EXPECT_EQ(s.counts().backups_denied_by_budget, 1u);
-  EXPECT_EQ(env.workers_free, 7);  // the backup's worker was given back
-  clock.advance(Duration{10});
-  s.next(clock.now(), env);
-  EXPECT_EQ(env.extras_asked, 1);  // asked once, not at every wake-up
+  EXPECT_EQ(run.session.counts().backups_denied_by_budget, 1u);
+  EXPECT_EQ(run.env.workers_free, 7);  // the backup's worker was given back
+  run.clock.advance(Duration{10});
+  run.next();
+  EXPECT_EQ(run.env.extras_asked, 1);  // asked once, not at every wake-up
 }
 
 TEST(CallSession, PrimaryFinishingBeforeTheDelayGetsNoBackup) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
-  clock.advance(Duration{20});
-  s.finished(primary.attempt.id, AttemptOutcome::kOk);
-  clock.advance(Duration{40});
-  const CallStep done = s.next(clock.now(), env);
+  SessionRun run(idempotent_options(), Duration{50});
+  const CallStep primary = run.expect_start();
+  run.clock.advance(Duration{20});
+  run.session.finished(primary.attempt.id, AttemptOutcome::kOk);
+  run.clock.advance(Duration{40});
+  const CallStep done = run.next();
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_EQ(done.result.backups, 0u);
-  EXPECT_EQ(env.extras_asked, 0);
+  EXPECT_EQ(run.env.extras_asked, 0);
 }
 
 TEST(CallSession, NoBackupWithoutADelayOrForANonIdempotentCall) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession no_samples(idempotent_options(), clock.now(), std::nullopt);
-  EXPECT_FALSE(expect_start(no_samples, clock.now(), env).attempt.on_worker);
-  CallSession not_idempotent(CallOptions{}, clock.now(), Duration{50});
-  EXPECT_FALSE(expect_start(not_idempotent, clock.now(), env).attempt.on_worker);
+  SessionRun no_samples(idempotent_options(), std::nullopt);
+  EXPECT_FALSE(no_samples.expect_start().attempt.on_worker);
+  SessionRun not_idempotent(CallOptions{}, Duration{50});
+  EXPECT_FALSE(not_idempotent.expect_start().attempt.on_worker);
   CallOptions off = idempotent_options();
   off.backup_after_percentile.reset();
-  CallSession disabled(off, clock.now(), Duration{50});
-  EXPECT_FALSE(expect_start(disabled, clock.now(), env).attempt.on_worker);
+  SessionRun disabled(off, Duration{50});
+  EXPECT_FALSE(disabled.expect_start().attempt.on_worker);
 }
 
 TEST(CallSession, WithoutAFreeWorkerThePrimaryRunsInlineAndGetsNoBackup) {
-  FakeClock clock;
-  FakeEnv env;
-  env.workers_free = 0;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
-  EXPECT_FALSE(primary.attempt.on_worker);
-  EXPECT_EQ(s.counts().backups_without_worker, 1u);
+  SessionRun run(idempotent_options(), Duration{50});
+  run.env.workers_free = 0;
+  EXPECT_FALSE(run.expect_start().attempt.on_worker);
+  EXPECT_EQ(run.session.counts().backups_without_worker, 1u);
 }
 
+// A session whose primary has run 50 ms and got its backup: {primary, backup}.
+struct WithBackup : SessionRun {
+  WithBackup() : SessionRun(idempotent_options(), Duration{50}) {
+    primary = expect_start();
+    clock.advance(Duration{50});
+    backup = expect_start();
+  }
+  CallStep primary{};
+  CallStep backup{};
+};
+
 TEST(CallSession, FirstSuccessWinsOverTheSlowerPrimary) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
-  clock.advance(Duration{50});
-  const CallStep backup = expect_start(s, clock.now(), env);
-  clock.advance(Duration{5});
-  s.finished(backup.attempt.id, AttemptOutcome::kOk);
-  const CallStep done = s.next(clock.now(), env);
+  WithBackup run;
+  run.clock.advance(Duration{5});
+  run.session.finished(run.backup.attempt.id, AttemptOutcome::kOk);
+  const CallStep done = run.next();
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);  // without waiting for the primary
   EXPECT_EQ(done.result.outcome, AttemptOutcome::kOk);
   EXPECT_EQ(done.result.instance->address, "b:80");
   EXPECT_EQ(done.result.attempts, 2u);
   EXPECT_EQ(done.result.backups, 1u);
   EXPECT_EQ(done.result.latency, milliseconds(55));
-  s.finished(primary.attempt.id, AttemptOutcome::kOk);  // late: changes nothing
-  EXPECT_EQ(s.next(clock.now(), env).result.instance->address, "b:80");
+  run.session.finished(run.primary.attempt.id, AttemptOutcome::kOk);  // late: changes nothing
+  EXPECT_EQ(run.next().result.instance->address, "b:80");
 }
 
 TEST(CallSession, FailedPrimaryWaitsForItsRunningBackupInsteadOfRetrying) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
-  clock.advance(Duration{50});
-  const CallStep backup = expect_start(s, clock.now(), env);
-  s.finished(primary.attempt.id, AttemptOutcome::kConnectionError);
-  EXPECT_EQ(s.next(clock.now(), env).kind, CallStep::Kind::kWait);
-  s.finished(backup.attempt.id, AttemptOutcome::kOk);
-  const CallStep done = s.next(clock.now(), env);
+  WithBackup run;
+  run.session.finished(run.primary.attempt.id, AttemptOutcome::kConnectionError);
+  EXPECT_EQ(run.next().kind, CallStep::Kind::kWait);
+  run.session.finished(run.backup.attempt.id, AttemptOutcome::kOk);
+  const CallStep done = run.next();
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_EQ(done.result.outcome, AttemptOutcome::kOk);
   EXPECT_EQ(done.result.retries, 0u);
 }
 
 TEST(CallSession, BothFailedThenARetryGoesToAThirdAddress) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  const CallStep primary = expect_start(s, clock.now(), env);
-  clock.advance(Duration{50});
-  const CallStep backup = expect_start(s, clock.now(), env);
-  s.finished(primary.attempt.id, AttemptOutcome::kTimeout);
-  s.finished(backup.attempt.id, AttemptOutcome::kOtherSystemError);
-  const CallStep retry = expect_start(s, clock.now(), env);
+  WithBackup run;
+  run.session.finished(run.primary.attempt.id, AttemptOutcome::kTimeout);
+  run.session.finished(run.backup.attempt.id, AttemptOutcome::kOtherSystemError);
+  const CallStep retry = run.expect_start();
   EXPECT_EQ(retry.attempt.kind, AttemptKind::kRetry);
   EXPECT_EQ(retry.attempt.instance.address, "c:80");
   EXPECT_FALSE(retry.attempt.on_worker);  // only the primary gets a backup
 }
 
 TEST(CallSession, DeadlinePassingWhileAnAttemptRunsEndsTheCallAsATimeout) {
-  FakeClock clock;
-  FakeEnv env;
-  CallSession s(idempotent_options(), clock.now(), Duration{50});
-  expect_start(s, clock.now(), env);
-  clock.advance(Duration{50});
-  expect_start(s, clock.now(), env);
-  clock.advance(Duration{950});
-  const CallStep done = s.next(clock.now(), env);
+  WithBackup run;
+  run.clock.advance(Duration{950});
+  const CallStep done = run.next();
   ASSERT_EQ(done.kind, CallStep::Kind::kDone);
   EXPECT_EQ(done.result.outcome, AttemptOutcome::kTimeout);
   EXPECT_EQ(done.result.instance->address, "a:80");
@@ -393,16 +371,22 @@ CallerConfig small_config() {
   return c;
 }
 
+// An attempt of a call to svc() at `address`, ended at `now` after `latency`.
+BreakerTransition record(CallerCore& core, MonoTime now, const std::string& address,
+                         AttemptOutcome outcome, microseconds latency = milliseconds(1),
+                         bool business_errors_count = false) {
+  return core.record_attempt(svc(), address, outcome, business_errors_count, latency, now);
+}
+
 TEST(CallerCore, BackupDelayIsTheServicesLatencyPercentileOnceThereAreEnoughSamples) {
   FakeClock clock;
   CallerCore core(small_config());
   const CallOptions options = idempotent_options();
   core.begin_call(svc(), clock.now());
   for (int i = 0; i < 19; ++i)
-    core.record_attempt(svc(), "a:80", AttemptOutcome::kOk, false, milliseconds(40), clock.now());
+    record(core, clock.now(), "a:80", AttemptOutcome::kOk, milliseconds(40));
   EXPECT_FALSE(core.backup_delay(svc(), options, clock.now()));
-  core.record_attempt(svc(), "a:80", AttemptOutcome::kBusinessError, false, milliseconds(40),
-                      clock.now());
+  record(core, clock.now(), "a:80", AttemptOutcome::kBusinessError, milliseconds(40));
   const auto delay = core.backup_delay(svc(), options, clock.now());
   ASSERT_TRUE(delay);
   EXPECT_GE(*delay, Duration{40});
@@ -418,8 +402,7 @@ TEST(CallerCore, FailuresDoNotFeedTheLatencyPercentile) {
   CallerCore core(small_config());
   core.begin_call(svc(), clock.now());
   for (int i = 0; i < 30; ++i)
-    core.record_attempt(svc(), "a:80", AttemptOutcome::kConnectionError, false, milliseconds(1),
-                        clock.now());
+    record(core, clock.now(), "a:80", AttemptOutcome::kConnectionError);
   EXPECT_EQ(core.stats(svc(), clock.now()).latency_samples, 0u);
 }
 
@@ -427,11 +410,9 @@ TEST(CallerCore, AttemptsOpenTheAddressBreakerAndSayWhen) {
   FakeClock clock;
   CallerCore core(small_config());
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(core.record_attempt(svc(), "a:80", AttemptOutcome::kConnectionError, false,
-                                  milliseconds(1), clock.now()),
+    EXPECT_EQ(record(core, clock.now(), "a:80", AttemptOutcome::kConnectionError),
               BreakerTransition::kNone);
-  EXPECT_EQ(core.record_attempt(svc(), "a:80", AttemptOutcome::kTimeout, false, milliseconds(1),
-                                clock.now()),
+  EXPECT_EQ(record(core, clock.now(), "a:80", AttemptOutcome::kTimeout),
             BreakerTransition::kOpened);
   EXPECT_FALSE(core.admit("a:80", clock.now()));
   EXPECT_EQ(core.breaker("a:80", clock.now()).state, BreakerState::kOpen);
@@ -442,12 +423,10 @@ TEST(CallerCore, BusinessErrorsCountInTheBreakerOnlyWhenAsked) {
   FakeClock clock;
   CallerCore core(small_config());
   for (int i = 0; i < 10; ++i)
-    core.record_attempt(svc(), "a:80", AttemptOutcome::kBusinessError, false, milliseconds(1),
-                        clock.now());
+    record(core, clock.now(), "a:80", AttemptOutcome::kBusinessError, milliseconds(1), false);
   EXPECT_EQ(core.breaker("a:80", clock.now()).state, BreakerState::kClosed);
   for (int i = 0; i < 10; ++i)
-    core.record_attempt(svc(), "b:80", AttemptOutcome::kBusinessError, true, milliseconds(1),
-                        clock.now());
+    record(core, clock.now(), "b:80", AttemptOutcome::kBusinessError, milliseconds(1), true);
   EXPECT_EQ(core.breaker("b:80", clock.now()).state, BreakerState::kOpen);
 }
 
@@ -494,7 +473,7 @@ TEST(CallerCore, BackupsStopWhenTheServiceBudgetIsSpent) {
   CallerCore core(config);
   CoreEnv env(core);
   for (int i = 0; i < 20; ++i)
-    core.record_attempt(svc(), "a:80", AttemptOutcome::kOk, false, milliseconds(10), clock.now());
+    record(core, clock.now(), "a:80", AttemptOutcome::kOk, milliseconds(10));
   // 20 calls whose primary hangs: 15% of 20 primaries is 3 backups.
   int backups = 0;
   for (int call = 0; call < 20; ++call) {
@@ -603,21 +582,35 @@ TEST(Caller, OpenBreakerIsReportedAndItsAddressSkipped) {
   EXPECT_EQ(caller.breakers().size(), 2u);
 }
 
+// small_config() with backups once the latency window holds 5 samples.
+CallerConfig quick_backup_config() {
+  CallerConfig c = small_config();
+  c.latency.min_samples = 5;
+  return c;
+}
+
+// Attempts that wait() on it are stuck until release(), 5 s at the latest.
+// Captured by value: a stuck attempt outlives call().
+class Gate {
+ public:
+  void wait() const { released_.wait_for(std::chrono::seconds(5)); }
+  void release() { release_->set_value(); }
+
+ private:
+  std::shared_ptr<std::promise<void>> release_ = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released_ = release_->get_future().share();
+};
+
 TEST(Caller, BackupAnswersWhileThePrimaryIsStuck) {
   SystemClock clock;
   Recorder rec;
-  CallerConfig config = small_config();
-  config.latency.min_samples = 5;
-  Caller caller(config, rec.hooks(clock));
+  Caller caller(quick_backup_config(), rec.hooks(clock));
   warm_up(caller, 5);  // p90 ~0 ms: a backup after 1 ms
-
-  auto release = std::make_shared<std::promise<void>>();
-  std::shared_future<void> released = release->get_future().share();
-  // Captured by value: the stuck attempt outlives call().
+  Gate gate;
   const CallResult r = caller.call(
       svc(),
-      [released](const proto::Instance& to, MonoTime) {
-        if (to.address == "a:80") released.wait_for(std::chrono::seconds(5));
+      [gate](const proto::Instance& to, MonoTime) {
+        if (to.address == "a:80") gate.wait();
         return AttemptOutcome::kOk;
       },
       idempotent_options());
@@ -625,26 +618,22 @@ TEST(Caller, BackupAnswersWhileThePrimaryIsStuck) {
   EXPECT_EQ(r.instance->address, "b:80");
   EXPECT_EQ(r.backups, 1u);
   EXPECT_LT(r.latency, milliseconds(900));  // well before the 1 s timeout
-  release->set_value();                     // the primary returns; ~Caller joins it
+  gate.release();                           // the primary returns; ~Caller joins it
 }
 
 TEST(Caller, CallReturnsAtItsDeadlineWhileEveryAttemptIsStuck) {
   SystemClock clock;
   Recorder rec;
-  CallerConfig config = small_config();
-  config.latency.min_samples = 5;
-  Caller caller(config, rec.hooks(clock));
+  Caller caller(quick_backup_config(), rec.hooks(clock));
   warm_up(caller, 5);
-
-  auto release = std::make_shared<std::promise<void>>();
-  std::shared_future<void> released = release->get_future().share();
+  Gate gate;
   CallOptions options = idempotent_options();
   options.timeout = Duration{50};
   const auto before = std::chrono::steady_clock::now();
   const CallResult r = caller.call(
       svc(),
-      [released](const proto::Instance&, MonoTime) {
-        released.wait_for(std::chrono::seconds(5));
+      [gate](const proto::Instance&, MonoTime) {
+        gate.wait();
         return AttemptOutcome::kOk;
       },
       options);
@@ -653,7 +642,7 @@ TEST(Caller, CallReturnsAtItsDeadlineWhileEveryAttemptIsStuck) {
   EXPECT_EQ(r.attempts, 2u);  // the primary and its backup
   EXPECT_GE(took, milliseconds(49));
   EXPECT_LT(took, milliseconds(2000));
-  release->set_value();
+  gate.release();
 }
 
 TEST(Caller, MissingPickHookAndBadOptionsAreRefused) {

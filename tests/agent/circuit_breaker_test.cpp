@@ -28,6 +28,21 @@ CircuitBreaker opened_breaker(MonoTime now, BreakerConfig config = defaults()) {
   return b;
 }
 
+// Waits out open_for (defaults: 5 s) from the opening and asks for a probe's slot.
+bool probe_after_open_for(CircuitBreaker& b, FakeClock& clock) {
+  clock.advance(defaults().open_for);
+  return b.allow(clock.now());
+}
+
+// 9 failures, then 11 successes 5 s later: 9 of 20 failed, still closed.
+CircuitBreaker nine_failures_then_eleven_successes(FakeClock& clock) {
+  CircuitBreaker b(defaults());
+  record_n(b, clock.now(), CallOutcome::kFailure, 9);
+  clock.advance(seconds(5));
+  record_n(b, clock.now(), CallOutcome::kSuccess, 11);
+  return b;
+}
+
 TEST(CircuitBreaker, DoesNotOpenBelowTheMinimumVolumeEvenAtFullFailure) {
   FakeClock clock;
   CircuitBreaker b(defaults());
@@ -96,8 +111,7 @@ TEST(CircuitBreaker, HalfOpenAfterOpenForAdmitsOnlyTheConfiguredProbes) {
 TEST(CircuitBreaker, ProbeSuccessClosesAndResetsTheWindow) {
   FakeClock clock;
   CircuitBreaker b = opened_breaker(clock.now());
-  clock.advance(Duration{5000});
-  ASSERT_TRUE(b.allow(clock.now()));
+  ASSERT_TRUE(probe_after_open_for(b, clock));
   EXPECT_EQ(b.record(clock.now(), CallOutcome::kSuccess), BreakerTransition::kClosed);
   const BreakerStats s = b.stats(clock.now());
   EXPECT_EQ(s.state, BreakerState::kClosed);
@@ -111,8 +125,7 @@ TEST(CircuitBreaker, ProbeSuccessClosesAndResetsTheWindow) {
 TEST(CircuitBreaker, ProbeFailureReopensForAFreshOpenFor) {
   FakeClock clock;
   CircuitBreaker b = opened_breaker(clock.now());
-  clock.advance(Duration{5000});
-  ASSERT_TRUE(b.allow(clock.now()));
+  ASSERT_TRUE(probe_after_open_for(b, clock));
   EXPECT_EQ(b.record(clock.now(), CallOutcome::kFailure), BreakerTransition::kOpened);
   EXPECT_EQ(b.stats(clock.now()).times_opened, 2u);
   clock.advance(Duration{4999});
@@ -125,8 +138,7 @@ TEST(CircuitBreaker, ProbeFailureReopensForAFreshOpenFor) {
 TEST(CircuitBreaker, ProbeTimeoutReopens) {
   FakeClock clock;
   CircuitBreaker b = opened_breaker(clock.now());
-  clock.advance(Duration{5000});
-  ASSERT_TRUE(b.allow(clock.now()));
+  ASSERT_TRUE(probe_after_open_for(b, clock));
   EXPECT_EQ(b.record(clock.now(), CallOutcome::kTimeout), BreakerTransition::kOpened);
   EXPECT_FALSE(b.allow(clock.now()));
 }
@@ -154,11 +166,8 @@ TEST(CircuitBreaker, ProbesThatNeverReportAreReclaimedAfterAnotherOpenFor) {
 
 TEST(CircuitBreaker, WindowSlidesOldFailuresOut) {
   FakeClock clock;
-  CircuitBreaker b(defaults());
-  record_n(b, clock.now(), CallOutcome::kFailure, 9);
-  clock.advance(seconds(5));
-  record_n(b, clock.now(), CallOutcome::kSuccess, 11);  // 9 of 20 failed: closed
-  clock.advance(seconds(5));                            // the first 9 failures leave the window
+  CircuitBreaker b = nine_failures_then_eleven_successes(clock);
+  clock.advance(seconds(5));  // the first 9 failures leave the window
   EXPECT_EQ(b.stats(clock.now()).failures, 0u);
   EXPECT_EQ(b.stats(clock.now()).successes, 11u);
   // 9 of 20 again; with the old failures it would be 18 of 29.
@@ -168,10 +177,7 @@ TEST(CircuitBreaker, WindowSlidesOldFailuresOut) {
 
 TEST(CircuitBreaker, FailuresInsideTheWindowAddUp) {
   FakeClock clock;
-  CircuitBreaker b(defaults());
-  record_n(b, clock.now(), CallOutcome::kFailure, 9);
-  clock.advance(seconds(5));
-  record_n(b, clock.now(), CallOutcome::kSuccess, 11);
+  CircuitBreaker b = nine_failures_then_eleven_successes(clock);
   clock.advance(Duration{4999});                       // the first bucket is still in the window
   record_n(b, clock.now(), CallOutcome::kFailure, 1);  // 10 of 21
   EXPECT_EQ(b.record(clock.now(), CallOutcome::kFailure), BreakerTransition::kOpened);  // 11 of 22

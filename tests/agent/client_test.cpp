@@ -9,26 +9,17 @@
 #include "hub/hub_server.hpp"
 #include "hub/proxy_server.hpp"
 #include "hub/sqlite_store.hpp"
-#include "tests/agent/running_hub.hpp"
+#include "tests/agent/client_with_hub.hpp"
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
 
 using testing::eventually;
+using testing::fresh_dir;
 using testing::RunInBackground;
-using testing::RunningHub;
 
 namespace fs = std::filesystem;
-constexpr Duration kBeat{100};
-
-fs::path fresh_dir(const std::string& tag) {
-  auto dir =
-      fs::temp_directory_path() / ("cascade-client-" + tag + "-" + std::to_string(::getpid()) +
-                                   "-" + std::to_string(std::rand()));
-  fs::remove_all(dir);
-  return dir;
-}
 
 // A cascading proxy on its own thread, forwarding to `upstream`.
 class RunningProxy {
@@ -55,28 +46,13 @@ class RunningProxy {
 
 using test_support::reg;
 
-class ClientTest : public ::testing::Test {
+class ClientTest : public testing::ClientWithHubTest {
  protected:
-  fs::path hub_dir = fresh_dir("hub");
-  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir, "test-hub", kBeat);
-  const proto::ServiceKey orders{"orders", "default"};
+  ClientTest() : ClientWithHubTest("client") {}
 
-  ClientOptions options(const std::string& id) {
-    ClientOptions o;
-    o.node_id = id;
-    o.hubs = {hub->endpoint()};
-    o.beat_interval = kBeat;
-    o.query_timeout = Duration{500};
-    o.shutdown_timeout = Duration{1000};
-    return o;
-  }
   std::size_t count(Client& c, const proto::ServiceKey& key) {
     auto r = c.resolve(key);
     return r ? r->instances.size() : 0;
-  }
-  void TearDown() override {
-    hub.reset();
-    fs::remove_all(hub_dir);
   }
 };
 
@@ -131,7 +107,7 @@ TEST_F(ClientTest, PickRoundRobinAlternates) {
 }
 
 TEST_F(ClientTest, RestartedConsumerResolvesFromItsSnapshotWhileNoHubAnswers) {
-  const auto data = fresh_dir("consumer");
+  const auto data = fresh_dir("client-consumer");
   Client provider(options("provider"));
   provider.register_instance(reg("orders", "o1", "10.0.0.1:80"));
   {

@@ -3,41 +3,23 @@
 // hub server over ZeroMQ on loopback, providers and a consumer as Clients.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <set>
 #include <thread>
 
 #include "agent/client.hpp"
 #include "common/codec.hpp"
-#include "tests/agent/running_hub.hpp"
+#include "tests/agent/client_with_hub.hpp"
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
 
 using testing::eventually;
-using testing::RunningHub;
 
-namespace fs = std::filesystem;
-constexpr Duration kBeat{100};
-
-class HubRoutesClientTest : public ::testing::Test {
+class HubRoutesClientTest : public testing::ClientWithHubTest {
  protected:
-  fs::path hub_dir =
-      fs::temp_directory_path() /
-      ("cascade-routes-hub-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir, "routes-test-hub", kBeat);
-  const proto::ServiceKey orders{"orders", "default"};
+  HubRoutesClientTest() : ClientWithHubTest("routes") {}
 
-  ClientOptions options(const std::string& id) {
-    ClientOptions o;
-    o.node_id = id;
-    o.hubs = {hub->endpoint()};
-    o.beat_interval = kBeat;
-    o.query_timeout = Duration{500};
-    o.shutdown_timeout = Duration{1000};
-    return o;
-  }
   static proto::Registration in_zone(const std::string& id, const std::string& address,
                                      const std::string& zone) {
     auto r = test_support::reg("orders", id, address);
@@ -86,10 +68,6 @@ class HubRoutesClientTest : public ::testing::Test {
       return {};
     }
     return *reply;
-  }
-  void TearDown() override {
-    hub.reset();
-    fs::remove_all(hub_dir);
   }
 };
 

@@ -3,50 +3,29 @@
 // honour exclusions, and go when their service leaves the cache.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <set>
 #include <thread>
 
 #include "agent/client.hpp"
-#include "tests/agent/running_hub.hpp"
+#include "tests/agent/client_with_hub.hpp"
 #include "tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {
 
-using testing::eventually;
-using testing::RunningHub;
-
-namespace fs = std::filesystem;
 using std::chrono::microseconds;
-constexpr Duration kBeat{100};
+using testing::eventually;
 
-class ClientPickTest : public ::testing::Test {
+class ClientPickTest : public testing::ClientWithHubTest {
  protected:
-  fs::path hub_dir = fs::temp_directory_path() / ("cascade-lb-hub-" + std::to_string(::getpid()) +
-                                                  "-" + std::to_string(std::rand()));
-  std::unique_ptr<RunningHub> hub = std::make_unique<RunningHub>(hub_dir, "lb-test-hub", kBeat);
-  const proto::ServiceKey orders{"orders", "default"};
+  ClientPickTest() : ClientWithHubTest("lb") {}
 
-  ClientOptions options(const std::string& id) {
-    ClientOptions o;
-    o.node_id = id;
-    o.hubs = {hub->endpoint()};
-    o.beat_interval = kBeat;
-    o.query_timeout = Duration{500};
-    o.shutdown_timeout = Duration{1000};
-    return o;
-  }
   std::set<std::string> addresses_picked(Client& c, LbPolicy policy, int picks,
                                          const PickContext& ctx = {}) {
     std::set<std::string> seen;
     for (int i = 0; i < picks; ++i)
       if (auto in = c.pick(orders, policy, ctx)) seen.insert(in->address);
     return seen;
-  }
-  void TearDown() override {
-    hub.reset();
-    fs::remove_all(hub_dir);
   }
 };
 

@@ -2,6 +2,7 @@
 // LoadBalancer interface with a seeded Rng and fed call outcomes by hand.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -56,24 +57,26 @@ std::map<std::string, int> tally(LoadBalancer& lb, int n, std::uint64_t seed = 7
   return seen;
 }
 
+// The addresses of `picks` picks in a row, concatenated.
+std::string sequence(LoadBalancer& lb, Rng& rng, int picks) {
+  std::string out;
+  for (int i = 0; i < picks; ++i)
+    out += picked(lb, rng);
+  return out;
+}
+
 // ------------------------------------------------------------ the rotations
 
 TEST(RoundRobin, VisitsEveryCandidateInTurn) {
   auto lb = balancer(LbPolicy::kRoundRobin, {inst("a"), inst("b"), inst("c")});
   Rng rng(1);
-  std::string sequence;
-  for (int i = 0; i < 6; ++i)
-    sequence += picked(*lb, rng);
-  EXPECT_EQ(sequence, "abcabc");
+  EXPECT_EQ(sequence(*lb, rng, 6), "abcabc");
 }
 
 TEST(SmoothWeighted, Weights321GiveNginxSequenceNotBunches) {
   auto lb = balancer(LbPolicy::kSmoothWeighted, {inst("a", 3), inst("b", 2), inst("c", 1)});
   Rng rng(1);
-  std::string sequence;
-  for (int i = 0; i < 12; ++i)
-    sequence += picked(*lb, rng);
-  EXPECT_EQ(sequence, "abacbaabacba");
+  EXPECT_EQ(sequence(*lb, rng, 12), "abacbaabacba");
 }
 
 // ------------------------------------------------------------ random draws
@@ -176,41 +179,45 @@ TEST(ConsistentHash, SequentialKeysSpreadOverEveryAddressByWeight) {
     EXPECT_NEAR(seen[list[i].address] / 10'000.0, 0.2, 0.05) << list[i].address;
 }
 
+struct Move {
+  std::string from{};
+  std::string to{};
+};
+
+// The keys 0 .. keys - 1 whose owner changes when `lb` takes `list`.
+std::map<int, Move> moves(LoadBalancer& lb, const std::vector<proto::Instance>& list, int keys) {
+  const auto before = owners(lb, keys);
+  lb.set_candidates(list);
+  const auto after = owners(lb, keys);
+  std::map<int, Move> out;
+  for (int k = 0; k < keys; ++k)
+    if (before[k] != after[k]) out[k] = Move{before[k], after[k]};
+  return out;
+}
+
 TEST(ConsistentHash, AddingOneAddressMovesOnlyKeysToItAndAtMostItsShare) {
   constexpr int kKeys = 10'000;
   auto list = numbered(10);
   auto lb = balancer(LbPolicy::kConsistentHash, list);
-  const auto before = owners(*lb, kKeys);
   list.push_back(inst("10.0.0.11:8080"));
-  lb->set_candidates(list);
-  const auto after = owners(*lb, kKeys);
-  int moved = 0;
-  for (int k = 0; k < kKeys; ++k)
-    if (before[k] != after[k]) {
-      ++moved;
-      EXPECT_EQ(after[k], "10.0.0.11:8080") << "key " << k << " moved between old addresses";
-    }
-  EXPECT_GT(moved, 0);
-  EXPECT_LE(moved / double(kKeys), 1.0 / 11 + 0.05);
+  const auto moved = moves(*lb, list, kKeys);
+  for (const auto& [k, move] : moved)
+    EXPECT_EQ(move.to, "10.0.0.11:8080") << "key " << k << " moved between old addresses";
+  EXPECT_GT(moved.size(), 0u);
+  EXPECT_LE(static_cast<double>(moved.size()) / kKeys, 1.0 / 11 + 0.05);
 }
 
 TEST(ConsistentHash, RemovingOneAddressMovesOnlyItsKeysAndAtMostItsShare) {
   constexpr int kKeys = 10'000;
   auto list = numbered(10);
   auto lb = balancer(LbPolicy::kConsistentHash, list);
-  const auto before = owners(*lb, kKeys);
   const auto gone = list[3].address;
   list.erase(list.begin() + 3);
-  lb->set_candidates(list);
-  const auto after = owners(*lb, kKeys);
-  int moved = 0;
-  for (int k = 0; k < kKeys; ++k)
-    if (before[k] != after[k]) {
-      ++moved;
-      EXPECT_EQ(before[k], gone) << "key " << k << " of a surviving address moved";
-    }
-  EXPECT_GT(moved, 0);
-  EXPECT_LE(moved / double(kKeys), 1.0 / 10 + 0.05);
+  const auto moved = moves(*lb, list, kKeys);
+  for (const auto& [k, move] : moved)
+    EXPECT_EQ(move.from, gone) << "key " << k << " of a surviving address moved";
+  EXPECT_GT(moved.size(), 0u);
+  EXPECT_LE(static_cast<double>(moved.size()) / kKeys, 1.0 / 10 + 0.05);
 }
 
 TEST(ConsistentHash, AKeyGoesToTheOwnerOfTheNextPointClockwise) {
@@ -255,20 +262,31 @@ TEST(ConsistentHash, ExcludedOwnerPassesItsKeyToTheNextAddressOnTheRing) {
 
 // ------------------------------------------------------------ adaptive
 
-void feed(LoadBalancer& lb, const std::string& address, microseconds latency, int calls,
-          bool ok = true) {
-  for (int i = 0; i < calls; ++i) {
-    lb.on_call_started(address);
-    lb.on_call_finished(address, latency, ok);
-  }
+// `rounds` rounds of one call to each of numbered(5): the i-th, 10.0.0.i:8080,
+// answers after latency_of(i), ok or failed as ok_of(i) says.
+void feed_rounds(
+    LoadBalancer& lb, int rounds, const std::function<microseconds(int)>& latency_of,
+    const std::function<bool(int)>& ok_of = [](int) { return true; }) {
+  for (int round = 0; round < rounds; ++round)
+    for (int i = 1; i <= 5; ++i) {
+      const std::string address = "10.0.0." + std::to_string(i) + ":8080";
+      lb.on_call_started(address);
+      lb.on_call_finished(address, latency_of(i), ok_of(i));
+    }
+}
+
+// 10.0.0.3 answers in 50 ms, the others in 5 ms.
+microseconds third_slow(int i) {
+  return i == 3 ? milliseconds{50} : milliseconds{5};
+}
+
+microseconds all_fast(int) {
+  return milliseconds{5};
 }
 
 TEST(Adaptive, ShiftsLoadAwayFromASlowAddress) {
   auto lb = balancer(LbPolicy::kAdaptive, numbered(5));
-  for (int round = 0; round < 20; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080",
-           i == 3 ? milliseconds{50} : milliseconds{5}, 1);
+  feed_rounds(*lb, 20, third_slow);
   auto seen = tally(*lb, 20'000);
   // Weight 100 x 3/5 against four of 100: 60 / 460 of the calls, not 1/5.
   EXPECT_NEAR(seen["10.0.0.3:8080"] / 20'000.0, 60.0 / 460, 0.015);
@@ -277,31 +295,22 @@ TEST(Adaptive, ShiftsLoadAwayFromASlowAddress) {
 
 TEST(Adaptive, EqualLatenciesPenaliseNobody) {
   auto lb = balancer(LbPolicy::kAdaptive, numbered(5));
-  for (int round = 0; round < 20; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080", milliseconds{5 + i % 2}, 1);
+  feed_rounds(*lb, 20, [](int i) { return milliseconds{5 + i % 2}; });
   for (const auto& [address, count] : tally(*lb, 20'000))
     EXPECT_NEAR(count / 20'000.0, 0.2, 0.02) << address;
 }
 
 TEST(Adaptive, FailingFastDoesNotLookFast) {
   auto lb = balancer(LbPolicy::kAdaptive, numbered(5));
-  for (int round = 0; round < 20; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080", milliseconds{5}, 1, /*ok=*/i != 2);
+  feed_rounds(*lb, 20, all_fast, [](int i) { return i != 2; });
   auto seen = tally(*lb, 20'000);
   EXPECT_NEAR(seen["10.0.0.2:8080"] / 20'000.0, 60.0 / 460, 0.015);
 }
 
 TEST(Adaptive, RegainsItsWeightOnceItIsFastAgain) {
   auto lb = balancer(LbPolicy::kAdaptive, numbered(5));
-  for (int round = 0; round < 20; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080",
-           i == 3 ? milliseconds{50} : milliseconds{5}, 1);
-  for (int round = 0; round < 60; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080", milliseconds{5}, 1);
+  feed_rounds(*lb, 20, third_slow);
+  feed_rounds(*lb, 60, all_fast);
   EXPECT_NEAR(tally(*lb, 20'000)["10.0.0.3:8080"] / 20'000.0, 0.2, 0.02);
 }
 
@@ -351,13 +360,10 @@ TEST(ListChange, SmoothWeightedSequenceContinuesAcrossANewListOfTheSameAddresses
   const std::vector<proto::Instance> list{inst("a", 3), inst("b", 2), inst("c", 1)};
   auto lb = balancer(LbPolicy::kSmoothWeighted, list);
   Rng rng(1);
-  std::string sequence;
-  for (int i = 0; i < 3; ++i)
-    sequence += picked(*lb, rng);
+  std::string picks = sequence(*lb, rng, 3);
   lb->set_candidates(list);  // a new version with the same addresses
-  for (int i = 0; i < 3; ++i)
-    sequence += picked(*lb, rng);
-  EXPECT_EQ(sequence, "abacba") << "restarting from zero would give abaaba";
+  picks += sequence(*lb, rng, 3);
+  EXPECT_EQ(picks, "abacba") << "restarting from zero would give abaaba";
 }
 
 TEST(ListChange, InFlightCountsFollowTheAddressToItsNewPositionAndDieWithIt) {
@@ -380,10 +386,7 @@ TEST(ListChange, InFlightCountsFollowTheAddressToItsNewPositionAndDieWithIt) {
 
 TEST(ListChange, LatencyAverageOfASurvivingAddressKeepsItsPenalty) {
   auto lb = balancer(LbPolicy::kAdaptive, numbered(5));
-  for (int round = 0; round < 20; ++round)
-    for (int i = 1; i <= 5; ++i)
-      feed(*lb, "10.0.0." + std::to_string(i) + ":8080",
-           i == 3 ? milliseconds{50} : milliseconds{5}, 1);
+  feed_rounds(*lb, 20, third_slow);
   auto list = numbered(5);
   std::reverse(list.begin(), list.end());
   list.push_back(inst("10.0.0.6:8080"));

@@ -35,10 +35,13 @@ class ScriptedStore final : public HubStore {
 
 class HubServerTest : public ::testing::Test {
  protected:
-  HubServerTest() {
+  static HubConfig default_config() {
     HubConfig config;
     config.listen = "tcp://127.0.0.1:*";
     config.flush_interval = Duration{5};
+    return config;
+  }
+  explicit HubServerTest(const HubConfig& config = default_config()) {
     server = std::make_unique<HubServer>(config, clock, store, context);
     endpoint = server->bind();
     thread = std::thread([this] { server->run(stop); });
@@ -60,6 +63,13 @@ class HubServerTest : public ::testing::Test {
     if (!client.recv(reply)) return std::nullopt;
     auto decoded = proto::decode_frame(reply.to_string_view());
     return std::get<proto::Message>(decoded.items.at(0));
+  }
+  std::optional<proto::DecodedFrame> receive(Duration timeout = Duration{1000}) {
+    zmq::pollitem_t item{client.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, timeout);
+    zmq::message_t frame;
+    if (!(item.revents & ZMQ_POLLIN) || !client.recv(frame)) return std::nullopt;
+    return proto::decode_frame(frame.to_string_view());
   }
 
   SystemClock clock;
@@ -144,6 +154,55 @@ TEST_F(HubServerTest, BatchOfBeatsGetsABatchOfRepliesInOrder) {
   for (int i = 0; i < 10; ++i)
     EXPECT_EQ(std::get<proto::DownBeat>(std::get<proto::Message>(decoded.items[i])).node_id,
               "n" + std::to_string(i));
+}
+
+// Pushes flushed in the pass that changed the service, so a push and a
+// durable reply are made in the same pass of the server loop.
+class HubServerPushTest : public HubServerTest {
+ protected:
+  static HubConfig no_push_delay() {
+    HubConfig config = default_config();
+    config.push.delay = Duration{0};
+    return config;
+  }
+  HubServerPushTest() : HubServerTest(no_push_delay()) {}
+};
+
+TEST_F(HubServerPushTest, PushLeavesAfterTheDurableReplyItBuildsOn) {
+  ASSERT_TRUE(request(beat_with_set("provider", 1, {reg("svc", "i1", "a:1")})));
+  const std::vector<proto::Registration> own{reg("own", "c1", "b:1")};
+  auto first = beat_with_set("consumer", 1, own);
+  first.uses = {use("svc", 0)};
+  const auto answer = request(first);
+  ASSERT_TRUE(answer);
+  const auto& listed = std::get<proto::DownBeat>(*answer);
+  ASSERT_EQ(listed.updates.size(), 1u);
+  const auto held = listed.updates[0].version;
+
+  // One frame: a beat carrying the set (its reply waits for the commit) and a
+  // change to the service it follows (pushed in the same pass, from `held`).
+  auto again = beat_with_set("consumer", 2, own);
+  again.uses = {use("svc", held)};
+  proto::AdminRequest routes;
+  routes.request_id = 7;
+  routes.op = proto::AdminOp::kSetRoutes;
+  routes.actor = "alice@ops-1";
+  routes.service = {"svc", "default"};
+  routes.routes = {{"=> zone = dc1", 0, false, true}};
+  const std::vector<proto::Message> batch{again, routes};
+  const auto bytes = proto::encode_batch(batch);
+  client.send(zmq::buffer(bytes), zmq::send_flags::none);
+
+  const auto replies = receive();
+  ASSERT_TRUE(replies);
+  ASSERT_TRUE(replies->batched) << "the push overtook the replies";
+  EXPECT_EQ(std::get<proto::DownBeat>(std::get<proto::Message>(replies->items.at(0))).ack_seq, 2u);
+  const auto push = receive();
+  ASSERT_TRUE(push);
+  const auto& down = std::get<proto::DownBeat>(std::get<proto::Message>(push->items.at(0)));
+  EXPECT_TRUE(down.push);
+  ASSERT_EQ(down.updates.size(), 1u);
+  EXPECT_EQ(down.updates[0].from_version, held);
 }
 
 // An L1 server under an L2 server, both real, on loopback.

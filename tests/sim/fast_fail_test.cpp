@@ -75,6 +75,114 @@ struct ConsumerView {
   bool operator==(const ConsumerView&) const = default;
 };
 
+bool is_push(const proto::Message& m) {
+  const auto* down = std::get_if<proto::DownBeat>(&m);
+  return down != nullptr && down->push;
+}
+
+// What every consumer saw of the bad provider. Both scenarios feed it what a
+// consumer received (from their observers) and what it picked (from their
+// calls); one piece, so (a) and (b) measure "learned" and "picked" alike.
+struct ConsumerViews {
+  ConsumerViews(const std::vector<std::size_t>& consumers, proto::ServiceKey used,
+                std::string bad_address)
+      : service(std::move(used)), bad(std::move(bad_address)), views(consumers.size()) {
+    for (std::size_t i = 0; i < consumers.size(); ++i)
+      index.emplace(consumers[i], i);
+  }
+
+  // `agent` processed `m`: notes when its cache first listed the bad address
+  // isolated, and whether a push told it; any other address listed isolated
+  // goes to healthy_isolated. Returns its view (nullptr: not a consumer, or
+  // nothing cached). `WorldT`: World or TieredWorld.
+  template <typename WorldT>
+  ConsumerView* received(const WorldT& world, MonoTime now, std::size_t agent,
+                         const proto::Message& m) {
+    const auto it = index.find(agent);
+    if (it == index.end()) return nullptr;
+    const auto cached = world.cached_instances(agent, service);
+    if (!cached) return nullptr;
+    ConsumerView& view = views[it->second];
+    for (const auto& in : *cached) {
+      if (in.health != proto::Health::kIsolated) continue;
+      if (in.address != bad) {
+        healthy_isolated.insert(world.spec(agent).node_id + " " + in.address);
+      } else if (!view.learned) {
+        view.learned = now;
+        view.by_push = is_push(m);
+      }
+    }
+    return &view;
+  }
+
+  // A consumer's call: its last pick of the bad provider before the hub
+  // readmitted it, and its first pick after.
+  void picked(const Call& call, const std::optional<MonoTime>& readmitted_at) {
+    if (call.picked.address != bad) return;
+    ConsumerView& view = views[index.at(call.consumer)];
+    if (!readmitted_at)
+      view.last_bad_pick = call.at;
+    else if (!view.picked_again)
+      view.picked_again = call.at;
+  }
+
+  proto::ServiceKey service;
+  std::string bad;                           // the bad provider's address
+  std::map<std::size_t, std::size_t> index;  // agent -> consumer number
+  std::vector<ConsumerView> views;           // by consumer number
+  std::set<std::string> healthy_isolated;    // "consumer address" a cache showed isolated
+};
+
+// When a group of agents starts: agent n at now + first + n * step.
+struct Stagger {
+  Duration first{};
+  Duration step{};
+};
+
+// Adds the agents and starts them staggered. `hubs`: what TieredWorld::
+// add_agent takes after the spec (nothing for World). Returns their indexes.
+template <typename WorldT, typename... Hubs>
+std::vector<std::size_t> start_staggered(WorldT& world, const std::vector<AgentSpec>& specs,
+                                         Stagger when, const Hubs&... hubs) {
+  std::vector<std::size_t> agents;
+  for (std::size_t n = 0; n < specs.size(); ++n) {
+    agents.push_back(world.add_agent(specs[n], hubs...));
+    const auto offset = when.first + when.step * static_cast<std::int64_t>(n);
+    world.start_at(agents.back(), world.now() + offset);
+  }
+  return agents;
+}
+
+// `count` providers of `service`, one instance each: provider n registers
+// "<service>-<n>" at "<subnet><n + 1>:<port>" from node "<node_prefix><instance>".
+std::vector<AgentSpec> provider_specs(const proto::ServiceKey& service, std::size_t count,
+                                      const std::string& node_prefix, const std::string& subnet,
+                                      const std::string& port) {
+  std::vector<AgentSpec> specs;
+  for (std::size_t n = 0; n < count; ++n) {
+    proto::Registration reg;
+    reg.service = service;
+    reg.instance.id = service.name + "-" + std::to_string(n);
+    reg.instance.address = subnet + std::to_string(n + 1) + ":" + port;
+    specs.push_back(AgentSpec{node_prefix + reg.instance.id, {reg}, {}});
+  }
+  return specs;
+}
+
+// `count` consumers of `service`, "<node_prefix><n>".
+std::vector<AgentSpec> consumer_specs(const proto::ServiceKey& service, std::size_t count,
+                                      const std::string& node_prefix) {
+  std::vector<AgentSpec> specs;
+  for (std::size_t n = 0; n < count; ++n)
+    specs.push_back(AgentSpec{node_prefix + std::to_string(n), {}, {service}});
+  return specs;
+}
+
+// The one instance a provider spec registers.
+const proto::Instance& instance_of(const AgentSpec& provider) {
+  return provider.provides.front().instance;
+}
+
 // ---------------------------------------------------------------- (a)
 
 constexpr std::size_t kProviders = 10;
@@ -139,32 +247,13 @@ struct SameTierRun {
 // consumer's cache, at the moments they can change.
 class IsolationWatch final : public WorldObserver {
  public:
-  IsolationWatch(const World& world, const std::vector<std::size_t>& consumers, std::string bad_id,
-                 std::string bad_address, SameTierRun& run)
-      : world_(world), bad_id_(std::move(bad_id)), bad_address_(std::move(bad_address)), run_(run) {
-    for (std::size_t i = 0; i < consumers.size(); ++i)
-      index_.emplace(consumers[i], i);
-  }
+  IsolationWatch(const World& world, ConsumerViews& views, std::string bad_id, SameTierRun& run)
+      : world_(world), views_(views), bad_id_(std::move(bad_id)), run_(run) {}
 
   void on_agent_received(MonoTime now, std::size_t agent, const proto::Message& m) override {
-    const auto it = index_.find(agent);
-    if (it == index_.end()) return;
-    const auto cached = world_.cached_instances(agent, pay_service());
-    if (!cached) return;
-    ConsumerView& view = run_.consumers[it->second];
-    const auto* down = std::get_if<proto::DownBeat>(&m);
-    const bool push = down != nullptr && down->push;
-    for (const auto& in : *cached) {
-      if (in.health != proto::Health::kIsolated) continue;
-      if (in.address != bad_address_) {
-        run_.healthy_isolated.insert(world_.spec(agent).node_id + " " + in.address);
-        continue;
-      }
-      if (view.learned) continue;
-      view.learned = now;
-      view.by_push = push;
-    }
-    if (push && !view.learned && run_.isolated_at && !run_.readmitted_at) view.push_ignored = true;
+    ConsumerView* view = views_.received(world_, now, agent, m);
+    if (view != nullptr && is_push(m) && !view->learned && run_.isolated_at && !run_.readmitted_at)
+      view->push_ignored = true;
   }
   void on_hub_received(MonoTime now, std::size_t, const proto::Message&) override { check(now); }
   void on_hub_tick(MonoTime now) override { check(now); }
@@ -179,43 +268,24 @@ class IsolationWatch final : public WorldObserver {
   }
 
   const World& world_;
+  ConsumerViews& views_;
   std::string bad_id_;
-  std::string bad_address_;
   SameTierRun& run_;
-  std::map<std::size_t, std::size_t> index_;  // agent -> consumer number
 };
 
 SameTierRun run_same_tier(std::uint64_t seed) {
   spdlog::set_level(spdlog::level::err);  // every isolation is logged at warn
   World world(same_tier_config(seed));
-  std::vector<std::size_t> providers;
-  std::vector<std::string> addresses;
-  for (std::size_t p = 0; p < kProviders; ++p) {
-    proto::Registration reg;
-    reg.service = pay_service();
-    reg.instance.id = "pay-" + std::to_string(p);
-    reg.instance.address = "10.0.1." + std::to_string(p + 1) + ":8443";
-    addresses.push_back(reg.instance.address);
-    providers.push_back(world.add_agent(AgentSpec{"node-" + reg.instance.id, {reg}, {}}));
-    world.start_at(providers.back(), world.now() + Duration{static_cast<std::int64_t>(p) * 50});
-  }
-  std::vector<std::size_t> consumers;
-  for (std::size_t c = 0; c < kConsumers; ++c) {
-    consumers.push_back(
-        world.add_agent(AgentSpec{"consumer-" + std::to_string(c), {}, {pay_service()}}));
-    world.start_at(consumers.back(),
-                   world.now() + Duration{1000 + static_cast<std::int64_t>(c) * 5});
-  }
-  const std::string bad_id = "pay-3";
-  const std::string bad = addresses[3];
+  const auto providers = provider_specs(pay_service(), kProviders, "node-", "10.0.1.", "8443");
+  start_staggered(world, providers, {Duration{0}, Duration{50}});
+  const auto consumers = start_staggered(
+      world, consumer_specs(pay_service(), kConsumers, "consumer-"), {Duration{1000}, Duration{5}});
+  const proto::Instance& bad = instance_of(providers[3]);
 
   SameTierRun run;
-  run.consumers.resize(kConsumers);
-  IsolationWatch watch(world, consumers, bad_id, bad, run);
+  ConsumerViews views(consumers, pay_service(), bad.address);
+  IsolationWatch watch(world, views, bad.id, run);
   world.set_observer(&watch);
-  std::map<std::size_t, std::size_t> index;
-  for (std::size_t i = 0; i < consumers.size(); ++i)
-    index.emplace(consumers[i], i);
 
   world.run_for(kSameTierWarmUp);
   for (auto c : consumers)
@@ -225,16 +295,11 @@ SameTierRun run_same_tier(std::uint64_t seed) {
   std::optional<MonoTime> fault;
   std::optional<MonoTime> recovered;
   const auto fails = [&](MonoTime now, std::size_t, const std::string& address) {
-    return address == bad && fault && now >= *fault && !(recovered && now >= *recovered);
+    return address == bad.address && fault && now >= *fault && !(recovered && now >= *recovered);
   };
   const auto on_call = [&](const Call& call) {
-    if (call.picked.address != bad) return;
     if (call.failed && recovered && call.at >= *recovered) ++run.failed_after_recovery;
-    ConsumerView& view = run.consumers[index.at(call.consumer)];
-    if (!run.readmitted_at)
-      view.last_bad_pick = call.at;
-    else if (!view.picked_again)
-      view.picked_again = call.at;
+    views.picked(call, run.readmitted_at);
   };
   CallLoad<World> load(world, pay_service(), consumers, kCallPeriod, fails, on_call);
   load.start();
@@ -245,6 +310,8 @@ SameTierRun run_same_tier(std::uint64_t seed) {
   world.at(*fault + kRecoverAfter, [&] { recovered = world.now(); });
   world.run_for(kRecoverAfter + kLongestIsolation + kPickAgainBound + Duration{1000});
 
+  run.consumers = std::move(views.views);
+  run.healthy_isolated = std::move(views.healthy_isolated);
   run.trace_hash = world.network().trace_hash();
   run.messages = world.network().stats().sent;
   run.isolations = world.hub().counters().isolations;
@@ -375,33 +442,16 @@ proto::ServiceKey ledger_service() {
   return {"ledger", std::string(proto::kDefaultGroup)};
 }
 
+// Watches the bad provider at the L1 that owns it (isolated) and in every dc2
+// consumer's cache.
 class CrossTierWatch final : public TieredObserver {
  public:
-  CrossTierWatch(const TieredWorld& world, const std::vector<std::size_t>& consumers,
-                 std::size_t owner, std::string bad_id, std::string bad_address)
-      : world_(world), owner_(owner), bad_id_(std::move(bad_id)), bad_(std::move(bad_address)) {
-    for (std::size_t i = 0; i < consumers.size(); ++i)
-      index_.emplace(consumers[i], i);
-    views.resize(consumers.size());
-  }
+  CrossTierWatch(const TieredWorld& world, ConsumerViews& views, std::size_t owner,
+                 std::string bad_id)
+      : world_(world), views_(views), owner_(owner), bad_id_(std::move(bad_id)) {}
 
   void on_agent_received(MonoTime now, std::size_t agent, const proto::Message& m) override {
-    const auto it = index_.find(agent);
-    if (it == index_.end()) return;
-    const auto cached = world_.cached_instances(agent, ledger_service());
-    if (!cached) return;
-    for (const auto& in : *cached) {
-      if (in.health != proto::Health::kIsolated) continue;
-      if (in.address != bad_) {
-        healthy_isolated.insert(world_.spec(agent).node_id + " " + in.address);
-        continue;
-      }
-      ConsumerView& view = views[it->second];
-      if (view.learned) continue;
-      view.learned = now;
-      const auto* down = std::get_if<proto::DownBeat>(&m);
-      view.by_push = down != nullptr && down->push;
-    }
+    views_.received(world_, now, agent, m);
   }
   void on_hub_received(MonoTime now, std::size_t hub, Address, const proto::Message&) override {
     check(now, hub);
@@ -409,8 +459,6 @@ class CrossTierWatch final : public TieredObserver {
   void on_hub_tick(MonoTime now, std::size_t hub) override { check(now, hub); }
 
   std::optional<MonoTime> isolated_at;  // at the owning L1
-  std::vector<ConsumerView> views;
-  std::set<std::string> healthy_isolated;
 
  private:
   void check(MonoTime now, std::size_t hub) {
@@ -422,10 +470,9 @@ class CrossTierWatch final : public TieredObserver {
   }
 
   const TieredWorld& world_;
+  ConsumerViews& views_;
   std::size_t owner_;
   std::string bad_id_;
-  std::string bad_;
-  std::map<std::size_t, std::size_t> index_;
 };
 
 TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTheBound) {
@@ -438,28 +485,17 @@ TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTh
   const auto dc1 = world.add_hub(TierHubSpec{"dc1-l1", 1, kL1Lease, {l2}, "dc1"});
   const auto dc2 = world.add_hub(TierHubSpec{"dc2-l1", 1, kL1Lease, {l2}, "dc2"});
 
-  std::vector<std::string> addresses;
-  for (std::size_t p = 0; p < kDc1Providers; ++p) {
-    proto::Registration reg;
-    reg.service = ledger_service();
-    reg.instance.id = "ledger-" + std::to_string(p);
-    reg.instance.address = "10.1.0." + std::to_string(p + 1) + ":7000";
-    addresses.push_back(reg.instance.address);
-    const auto agent = world.add_agent(AgentSpec{"dc1-node-" + reg.instance.id, {reg}, {}}, {dc1});
-    world.start_at(agent, world.now() + Duration{static_cast<std::int64_t>(p) * 100});
-  }
+  const auto providers =
+      provider_specs(ledger_service(), kDc1Providers, "dc1-node-", "10.1.0.", "7000");
+  start_staggered(world, providers, {Duration{0}, Duration{100}}, std::vector<std::size_t>{dc1});
   // Consumers start once the providers have reached L2 (a first query that
   // finds nothing would wait for the next use of the service).
-  std::vector<std::size_t> consumers;
-  for (std::size_t c = 0; c < kDc2Consumers; ++c) {
-    consumers.push_back(world.add_agent(
-        AgentSpec{"dc2-consumer-" + std::to_string(c), {}, {ledger_service()}}, {dc2}));
-    world.start_at(consumers.back(),
-                   world.now() + Duration{3000 + static_cast<std::int64_t>(c) * 25});
-  }
-  const std::string bad_id = "ledger-0";
-  const std::string bad = addresses[0];
-  CrossTierWatch watch(world, consumers, dc1, bad_id, bad);
+  const auto consumers =
+      start_staggered(world, consumer_specs(ledger_service(), kDc2Consumers, "dc2-consumer-"),
+                      {Duration{3000}, Duration{25}}, std::vector<std::size_t>{dc2});
+  const proto::Instance& bad = instance_of(providers[0]);
+  ConsumerViews views(consumers, ledger_service(), bad.address);
+  CrossTierWatch watch(world, views, dc1, bad.id);
   world.set_observer(&watch);
 
   world.run_for(kTierWarmUp);
@@ -468,16 +504,10 @@ TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTh
         << world.spec(c).node_id << " does not hold dc1's providers";
 
   const MonoTime fault = world.now();
-  std::vector<std::optional<MonoTime>> last_bad_pick(consumers.size());
-  std::map<std::size_t, std::size_t> index;
-  for (std::size_t i = 0; i < consumers.size(); ++i)
-    index.emplace(consumers[i], i);
   CallLoad<TieredWorld> load(
       world, ledger_service(), consumers, kCallPeriod,
-      [&](MonoTime, std::size_t, const std::string& address) { return address == bad; },
-      [&](const Call& call) {
-        if (call.picked.address == bad) last_bad_pick[index.at(call.consumer)] = call.at;
-      });
+      [&](MonoTime, std::size_t, const std::string& address) { return address == bad.address; },
+      [&](const Call& call) { views.picked(call, std::nullopt); });  // never readmitted here
   load.start();
   world.run_for(kCrossStopBound + Duration{3000});  // well within the isolation time
 
@@ -486,19 +516,20 @@ TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTh
   EXPECT_EQ(world.hub(dc1).counters().isolations, 1u);
   EXPECT_GE(world.hub(dc2).counters().signals_sent_up, 2u) << "dc2's L1 did not send reports up";
   EXPECT_GE(world.hub(l2).counters().signals_sent_down, 2u) << "L2 did not route them down";
-  EXPECT_THAT(watch.healthy_isolated, IsEmpty());
+  EXPECT_THAT(views.healthy_isolated, IsEmpty());
 
   std::vector<std::int64_t> spread;
   std::size_t pushed = 0;
   for (std::size_t c = 0; c < consumers.size(); ++c) {
     SCOPED_TRACE(world.spec(consumers[c]).node_id);
-    const ConsumerView& view = watch.views[c];
+    const ConsumerView& view = views.views[c];
     ASSERT_TRUE(view.learned.has_value()) << "never saw the isolation";
     spread.push_back(ms(*view.learned - *watch.isolated_at));
     EXPECT_LE(*view.learned - fault, kCrossStopBound);
     if (view.by_push) ++pushed;
-    if (last_bad_pick[c]) {  // some learned before their round robin reached it
-      EXPECT_LE(*last_bad_pick[c], *view.learned) << "picked it after its cache showed it isolated";
+    if (view.last_bad_pick) {  // some learned before their round robin reached it
+      EXPECT_LE(*view.last_bad_pick, *view.learned)
+          << "picked it after its cache showed it isolated";
     }
   }
   // A consumer whose beat reply overtook the push learned from the beat.

@@ -243,18 +243,17 @@ TEST_F(CtlBinary, ReportFailureAsksForAnAckAndExitsZeroWhenAccepted) {
 
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  const auto requests = hub.requests();  // a copy: the references below point into it
-  ASSERT_EQ(requests.size(), 1U);
-  const auto& report = std::get<proto::FailureReport>(requests[0]);
-  EXPECT_NE(report.request_id, 0U);
-  ASSERT_EQ(report.signals.size(), 1U);
-  const proto::FailureSignal& signal = report.signals[0];
+  const auto report = hub.sole_request<proto::FailureReport>();
+  ASSERT_TRUE(report.has_value()) << hub.requests().size() << " requests";
+  EXPECT_NE(report->request_id, 0U);
+  ASSERT_EQ(report->signals.size(), 1U);
+  const proto::FailureSignal& signal = report->signals[0];
   EXPECT_EQ(signal.service, (proto::ServiceKey{"orders", "default"}));
   EXPECT_EQ(signal.address, "10.0.0.1:8080");
   EXPECT_EQ(signal.kind, proto::FailureKind::kConnectionRefused);
   EXPECT_EQ(signal.count, 5U);
   EXPECT_EQ(signal.reporter, "cascadectl@" + host_name());
-  EXPECT_EQ(r.out, report_table(signal, proto::ReportAck{report.request_id, 1, 0, 0, 1}));
+  EXPECT_EQ(r.out, report_table(signal, proto::ReportAck{report->request_id, 1, 0, 0, 1}));
 }
 
 TEST_F(CtlBinary, ReportFailureForAnUnknownAddressExitsOne) {
@@ -312,13 +311,12 @@ TEST_F(CtlBinary, MarkOutOfServiceSendsTheActorAndPrintsTheHubsMessage) {
 
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "mark_out_of_service orders/orders-1 by alice@ops-1\n");
-  const auto requests = hub.requests();
-  ASSERT_EQ(requests.size(), 1U);
-  const auto& request = std::get<proto::AdminRequest>(requests[0]);
-  EXPECT_NE(request.request_id, 0U);
-  EXPECT_EQ(request.op, proto::AdminOp::kMarkOutOfService);
-  EXPECT_EQ(request.service, (proto::ServiceKey{"orders", "blue"}));
-  EXPECT_EQ(request.instance_id, "orders-1");
+  const auto request = hub.sole_request<proto::AdminRequest>();
+  ASSERT_TRUE(request.has_value()) << hub.requests().size() << " requests";
+  EXPECT_NE(request->request_id, 0U);
+  EXPECT_EQ(request->op, proto::AdminOp::kMarkOutOfService);
+  EXPECT_EQ(request->service, (proto::ServiceKey{"orders", "blue"}));
+  EXPECT_EQ(request->instance_id, "orders-1");
 }
 
 TEST_F(CtlBinary, ActorDefaultsToUserAtHost) {
@@ -350,16 +348,15 @@ TEST_F(CtlBinary, AddStaticSendsTheInstance) {
 
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["op"], "add_static");
-  const auto requests = hub.requests();
-  ASSERT_EQ(requests.size(), 1U);
-  const auto& request = std::get<proto::AdminRequest>(requests[0]);
-  ASSERT_TRUE(request.instance.has_value());
-  EXPECT_EQ(request.instance->id, "static-1");
-  EXPECT_EQ(request.instance->address, "10.0.0.9:8080");
-  EXPECT_EQ(request.instance->weight, 30U);
-  EXPECT_EQ(request.instance->zone, "eu-1c");
-  EXPECT_EQ(request.instance->status, proto::InstanceStatus::kStarting);
-  EXPECT_EQ(request.instance->metadata,
+  const auto request = hub.sole_request<proto::AdminRequest>();
+  ASSERT_TRUE(request.has_value()) << hub.requests().size() << " requests";
+  ASSERT_TRUE(request->instance.has_value());
+  EXPECT_EQ(request->instance->id, "static-1");
+  EXPECT_EQ(request->instance->address, "10.0.0.9:8080");
+  EXPECT_EQ(request->instance->weight, 30U);
+  EXPECT_EQ(request->instance->zone, "eu-1c");
+  EXPECT_EQ(request->instance->status, proto::InstanceStatus::kStarting);
+  EXPECT_EQ(request->instance->metadata,
             (std::map<std::string, std::string>{{"owner", "db"}, {"tier", "gold"}}));
 }
 
@@ -409,13 +406,12 @@ TEST_F(CtlBinary, SetRoutesSendsTheRulesInOrderWithTheirPrioritiesAndForce) {
            "10:=> zone = dc1", "--rule", "force:host = 10.9.* =>", "--actor", "alice@ops-1"});
 
   EXPECT_EQ(r.code, 0) << r.err;
-  const auto requests = hub.requests();
-  ASSERT_EQ(requests.size(), 1U);
-  const auto& request = std::get<proto::AdminRequest>(requests[0]);
-  EXPECT_EQ(request.op, proto::AdminOp::kSetRoutes);
-  EXPECT_EQ(request.service, (proto::ServiceKey{"orders", "blue"}));
-  EXPECT_EQ(request.actor, "alice@ops-1");
-  EXPECT_EQ(request.routes,
+  const auto request = hub.sole_request<proto::AdminRequest>();
+  ASSERT_TRUE(request.has_value()) << hub.requests().size() << " requests";
+  EXPECT_EQ(request->op, proto::AdminOp::kSetRoutes);
+  EXPECT_EQ(request->service, (proto::ServiceKey{"orders", "blue"}));
+  EXPECT_EQ(request->actor, "alice@ops-1");
+  EXPECT_EQ(request->routes,
             (std::vector<proto::RouteRuleText>{{"=> zone = dc1", 10, false, true},
                                                {"host = 10.9.* =>", 0, true, true}}));
 }

@@ -7,8 +7,10 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -50,6 +52,14 @@ class FakeHub {
   }
 
   const std::string& endpoint() const { return endpoint_; }
+
+  // The one request the hub received, if there was exactly one and it is a T.
+  template <typename T>
+  std::optional<T> sole_request() const {
+    const auto all = requests();
+    if (all.size() != 1 || !std::holds_alternative<T>(all.front())) return std::nullopt;
+    return std::get<T>(all.front());
+  }
 
   std::vector<proto::Message> requests() const {
     std::lock_guard lock(mutex_);
