@@ -313,16 +313,27 @@ void AgentCore::on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down)
 // A push between beats (an isolation) carries updates only. It is applied
 // when it comes from the hub we read from, in the incarnation we know: its
 // versions are that hub's. Beat state (acks, misses, leases) is untouched.
-// A push building on a version we never got means we missed one (lost, or
-// overtaken): beat now, so the reply repairs the list at once rather than
-// an interval later.
 void AgentCore::on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push,
                         AgentActions& out) {
   if (from_hub != current_hub_ || push.hub_id != hub_id_ || push.hub_epoch != hub_epoch_) return;
+  apply_updates(now, push.updates, out);
+}
+
+// An update that builds on a version we do not hold, newer than ours, means
+// a change passed us by: a push that was lost, or a beat reply made from the
+// version our beat declared while a push moved us on. The hub now believes
+// we hold its newest list, so nothing else would come before the next beat:
+// beat now and let its reply repair the list. At most once per
+// kRepairSpacing, so a service that changes all the time cannot turn the
+// beats into a storm.
+void AgentCore::apply_updates(MonoTime now, const std::vector<proto::ServiceUpdate>& updates,
+                              AgentActions& out) {
   bool missed = false;
-  for (const auto& update : push.updates)
+  for (const auto& update : updates)
     missed |= apply_update(now, update, out) == UpdateOutcome::kMissedBase;
-  if (missed && !deregister_) next_beat_at_ = std::min(next_beat_at_, now);
+  if (!missed || deregister_ || (last_repair_ && now - *last_repair_ < kRepairSpacing)) return;
+  last_repair_ = now;
+  next_beat_at_ = std::min(next_beat_at_, now);
 }
 
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
@@ -365,8 +376,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
              full_sent_digest_ == digest_.value()) {
     need_full_ = false;
   }
-  for (const auto& update : down.updates)
-    apply_update(now, update, out);
+  apply_updates(now, down.updates, out);
   // Every entry the beat declared is now confirmed current by the hub.
   for (auto& [key, entry] : cache_) {
     entry.confirmed_at = now;

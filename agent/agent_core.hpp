@@ -225,6 +225,8 @@ class AgentCore {
   void on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push, AgentActions& out);
   void send_reports(MonoTime now, AgentActions& out);
   void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
+  void apply_updates(MonoTime now, const std::vector<proto::ServiceUpdate>& updates,
+                     AgentActions& out);
   enum class UpdateOutcome { kApplied, kIgnored, kMissedBase };
   UpdateOutcome apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
   void expire_unused(MonoTime now, AgentActions& out);
@@ -274,6 +276,9 @@ class AgentCore {
   std::uint64_t hub_epoch_ = 0;
   std::string hub_id_;
   MonoTime next_beat_at_{};
+  // The last beat sent early to repair a list an update could not apply to.
+  std::optional<MonoTime> last_repair_;
+  static constexpr Duration kRepairSpacing{100};
   bool awaiting_reply_ = false;
   std::optional<MonoTime> retry_at_;  // resend the beat if still unanswered then
   std::uint32_t retries_left_ = 0;

@@ -275,6 +275,27 @@ TEST_F(AgentCoreTest, PushOntoAVersionWeMissedBeatsAtOnceSoTheReplyRepairsTheLis
   EXPECT_EQ(beat.uses[0].version, 6u) << "the beat declares what we hold";
 }
 
+TEST_F(AgentCoreTest, BeatReplyCrossedByAPushBeatsAgainAtOnce) {
+  start_with_svc_resolved();
+  core.on_message(clock.now(), 0, down_for(next_beat()));  // hub-a answers: pushes are taken
+  const auto beat = next_beat();                           // declares 5
+  // Meanwhile the hub pushed 5 -> 6, then made the reply from what the beat
+  // declared: 5 -> 7. It believes we hold 7 and will push nothing more.
+  core.on_message(clock.now(), 0, push_of({key("svc"), 5, 6, proto::UpdateKind::kDelta, {}, {}}));
+  auto reply = down_for(beat);
+  reply.updates.push_back({key("svc"), 5, 7, proto::UpdateKind::kDelta, {}, {"i1"}});
+  core.on_message(clock.now(), 0, reply);
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 6u);
+  EXPECT_EQ(core.next_deadline(), clock.now());
+  const auto repair = last_beat(core.on_timer(clock.now()));
+  ASSERT_EQ(repair.uses.size(), 1u);
+  EXPECT_EQ(repair.uses[0].version, 6u);
+
+  // A second miss within the spacing waits for the interval.
+  core.on_message(clock.now(), 0, push_of({key("svc"), 8, 9, proto::UpdateKind::kDelta, {}, {}}));
+  EXPECT_GT(core.next_deadline(), clock.now() + Duration{1000});
+}
+
 TEST_F(AgentCoreTest, PushWeAlreadyHaveOrThatAppliesKeepsTheBeatInterval) {
   start_with_svc_resolved();
   update_at_next_beat({key("svc"), 5, 7, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
