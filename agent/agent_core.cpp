@@ -607,13 +607,15 @@ void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, M
     entry.from_snapshot = true;
     entry.version_trusted = false;  // the snapshot does not say which hub issued it
     entry.snapshot_wall_ms = snap.fetched_wall_ms;
+    entry.routes = snap.routes;
     entry.last_used = now;  // a restored entry gets one TTL to be used again
   }
 }
 
-// Routing rules are not part of the snapshot (its SQLite rows hold the list
-// only): a restored entry has none until a hub answers, which it does with the
-// whole list and its rules (the restored version is declared unverified).
+// The snapshot keeps the hub's routing rules with the list: a restored entry
+// picks under the rules it was saved with (routes_of() and lookups see them as
+// they see a hub's) until a hub answers, which it does with the whole list and
+// its current rules (the restored version is declared unverified).
 ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
                                        MonoTime now) const {
   ServiceSnapshot snap;
@@ -626,6 +628,7 @@ ServiceSnapshot AgentCore::snapshot_of(const proto::ServiceKey& service, WallMs 
       e.from_snapshot ? e.snapshot_wall_ms : wall_now - (now - e.confirmed_at).count();
   for (const auto& [id, in] : e.instances)
     snap.instances.push_back(in);
+  snap.routes = e.routes;
   return snap;
 }
 

@@ -90,8 +90,9 @@ struct Resolution {
   Duration age{0};     // since a hub last confirmed this list
   // The service's routing rules as the hub serves them with the list
   // (protocol section 5.12): empty = the hub holds none; nullopt = no hub has
-  // said (a list from the snapshot, which does not keep rules, or from a hub
-  // of an older revision).
+  // said (a list from a hub of an older revision, or restored from a snapshot
+  // saved before any hub said). A list restored from the snapshot has the
+  // rules it was saved with.
   std::optional<std::vector<proto::RouteRuleText>> routes{};
 };
 

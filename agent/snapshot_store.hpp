@@ -1,6 +1,7 @@
 #pragma once
-// The agent's on-disk copy of the address lists it last knew, so an agent
-// restarted while no hub is reachable can still resolve (marked stale, with
+// The agent's on-disk copy of the address lists it last knew, with the routing
+// rules the hub sent for each, so an agent restarted while no hub is reachable
+// can still resolve and pick under the operator's rules (marked stale, with
 // the age of the data).
 
 #include <cstdint>
@@ -17,6 +18,9 @@ struct ServiceSnapshot {
   std::uint64_t version = 0;
   WallMs fetched_wall_ms = 0;  // when the hub last confirmed this list
   std::vector<proto::Instance> instances;
+  // The hub's routing rules for the service, as the cache entry holds them:
+  // empty = the hub holds none; nullopt = no hub has said.
+  std::optional<std::vector<proto::RouteRuleText>> routes{};
   bool operator==(const ServiceSnapshot&) const = default;
 };
 

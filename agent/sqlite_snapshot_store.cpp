@@ -11,7 +11,8 @@
 namespace cascade::agent {
 namespace {
 
-constexpr std::int64_t kSchemaVersion = 1;
+constexpr std::int64_t kSchemaVersion = 2;
+constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 adds services.routes
 constexpr const char* kFileName = "agent-snapshot.db";
 
 constexpr const char* kSchema =
@@ -21,6 +22,7 @@ constexpr const char* kSchema =
     "  version INTEGER NOT NULL,"
     "  fetched_wall_ms INTEGER NOT NULL,"
     "  instances BLOB NOT NULL,"
+    "  routes BLOB,"  // version 2
     "  PRIMARY KEY (name, group_name)"
     ") WITHOUT ROWID";
 
@@ -53,6 +55,28 @@ std::optional<std::vector<proto::Instance>> decode_instances(std::string_view by
   return instances;
 }
 
+// One routing rule as stored: the wire order of proto::RouteRuleText's fields.
+using StoredRoute = std::tuple<std::string, std::int32_t, bool, bool>;
+
+std::string encode_routes(const std::vector<proto::RouteRuleText>& routes) {
+  std::vector<StoredRoute> rows;
+  rows.reserve(routes.size());
+  for (const auto& rule : routes)
+    rows.emplace_back(rule.text, rule.priority, rule.force, rule.enabled);
+  return pack_blob(rows);
+}
+
+// nullopt when the blob is not a list of well-formed rules.
+std::optional<std::vector<proto::RouteRuleText>> decode_routes(std::string_view bytes) {
+  auto rows = unpack_blob<std::vector<StoredRoute>>(bytes);
+  if (!rows) return std::nullopt;
+  std::vector<proto::RouteRuleText> routes;
+  routes.reserve(rows->size());
+  for (auto& [text, priority, force, enabled] : *rows)
+    routes.push_back(proto::RouteRuleText{std::move(text), priority, force, enabled});
+  return routes;
+}
+
 // Columns as selected in load_all().
 ServiceSnapshot snapshot_from_row(const sqlite::Statement& row, const std::filesystem::path& file) {
   ServiceSnapshot snapshot;
@@ -66,6 +90,15 @@ ServiceSnapshot snapshot_from_row(const sqlite::Statement& row, const std::files
                      "instances are not a MessagePack list of instances");
   }
   snapshot.instances = std::move(*instances);
+  if (!row.column_is_null(5)) {  // NULL: no hub had said (or a version-1 row)
+    auto routes = decode_routes(row.column_blob(5));
+    if (!routes) {
+      throw StoreError(
+          file, "corrupt snapshot of " + snapshot.service.name + "/" + snapshot.service.group,
+          "routes are not a MessagePack list of routing rules");
+    }
+    snapshot.routes = std::move(*routes);
+  }
   return snapshot;
 }
 
@@ -74,10 +107,11 @@ ServiceSnapshot snapshot_from_row(const sqlite::Statement& row, const std::files
 struct SqliteSnapshotStore::Statements {
   explicit Statements(sqlite::Db& db)
       : upsert(db,
-               "INSERT INTO services(name, group_name, version, fetched_wall_ms, instances) "
-               "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name, group_name) DO UPDATE SET "
+               "INSERT INTO services(name, group_name, version, fetched_wall_ms, instances, "
+               "routes) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+               "ON CONFLICT(name, group_name) DO UPDATE SET "
                "version = excluded.version, fetched_wall_ms = excluded.fetched_wall_ms, "
-               "instances = excluded.instances"),
+               "instances = excluded.instances, routes = excluded.routes"),
         remove(db, "DELETE FROM services WHERE name = ?1 AND group_name = ?2") {}
 
   sqlite::Statement upsert;
@@ -93,8 +127,10 @@ std::unique_ptr<SqliteSnapshotStore> SqliteSnapshotStore::open(
 SqliteSnapshotStore::SqliteSnapshotStore(const std::filesystem::path& file)
     : db_(file, sqlite::DbOptions{.synchronous = sqlite::Synchronous::kNormal}) {
   sqlite::Transaction txn(db_);
-  sqlite::check_schema_version(db_, kSchemaVersion);
-  db_.exec(kSchema);
+  const std::int64_t found = sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
+  db_.exec(kSchema);  // a new file gets every column; an older one keeps its table
+  // Version 1 -> 2: its rows load with no rules (NULL) until saved again.
+  if (found == 1) db_.exec("ALTER TABLE services ADD COLUMN routes BLOB");
   txn.commit();
   // Prepared only now: SQLite refuses to prepare statements on missing tables.
   sql_ = std::make_unique<Statements>(db_);
@@ -104,7 +140,7 @@ SqliteSnapshotStore::~SqliteSnapshotStore() = default;
 
 std::vector<ServiceSnapshot> SqliteSnapshotStore::load_all() {
   sqlite::Statement select(db_,
-                           "SELECT name, group_name, version, fetched_wall_ms, instances "
+                           "SELECT name, group_name, version, fetched_wall_ms, instances, routes "
                            "FROM services ORDER BY name, group_name");
   std::vector<ServiceSnapshot> services;
   while (select.step())
@@ -121,8 +157,12 @@ void SqliteSnapshotStore::save(const std::vector<ServiceSnapshot>& services,
         .bind_text(2, s.service.group)
         .bind_int64(3, sqlite::from_u64(s.version))
         .bind_int64(4, s.fetched_wall_ms)
-        .bind_blob(5, encode_instances(s.instances))
-        .run();
+        .bind_blob(5, encode_instances(s.instances));
+    if (s.routes)
+      sql_->upsert.bind_blob(6, encode_routes(*s.routes));
+    else
+      sql_->upsert.bind_null(6);  // no hub has said
+    sql_->upsert.run();
   }
   for (const auto& key : removed)
     sql_->remove.bind_text(1, key.name).bind_text(2, key.group).run();

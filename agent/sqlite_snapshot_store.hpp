@@ -1,15 +1,21 @@
 #pragma once
 // SnapshotStore kept in SQLite: DATA_DIR/agent-snapshot.db.
 //
-// Schema version 1 (a file of another version is refused with StoreError):
+// Schema version 2 (a version-1 file is upgraded in place; a file of any other
+// version is refused with StoreError):
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "schema_version"
 //   services(name, group_name, version, fetched_wall_ms, instances BLOB,
-//            PRIMARY KEY(name, group_name))
+//            routes BLOB NULL, PRIMARY KEY(name, group_name))
 // `version` is the unsigned 64-bit service version stored bit for bit in a
 // signed integer. `instances` is a MessagePack array of instances, each the
 // array [id, address, weight, zone, status, {metadata}] exactly as an Instance
 // is encoded on the wire (schemas/protocol-v1.md): a service's list is always
 // read and written whole, so one blob per service is the natural unit.
+// `routes` (version 2) is the hub's routing rules for the service, a
+// MessagePack array of [text, priority, force, enabled] as a RouteRuleText is
+// encoded on the wire; NULL when no hub had said (ServiceSnapshot::routes
+// nullopt), an empty array when the hub holds none. Version 1 had no `routes`:
+// the upgrade adds the column (ALTER TABLE) and its rows load with no rules.
 //
 // Synchronous is NORMAL: a power cut may lose the latest save, which only
 // makes the fallback list older, never wrong.

@@ -149,6 +149,11 @@ Statement& Statement::bind_blob(int index, std::string_view bytes) {
   return *this;
 }
 
+Statement& Statement::bind_null(int index) {
+  check_bind(sqlite3_bind_null(stmt_, index), index);
+  return *this;
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

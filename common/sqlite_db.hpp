@@ -101,6 +101,7 @@ class Statement {
   Statement& bind_text(int index, std::string_view value);
   // Bytes as a BLOB; std::string is our byte buffer (as in proto::Bytes).
   Statement& bind_blob(int index, std::string_view bytes);
+  Statement& bind_null(int index);
 
   // Advances to the next row: true when a row is ready to read, false when the
   // statement is done (it is then reset, so it can be rebound and run again

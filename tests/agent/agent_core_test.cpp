@@ -391,6 +391,48 @@ TEST_F(AgentCoreTest, QueryReplyRoutingRulesAreHeld) {
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->routes, dc1_rules());
 }
 
+TEST_F(AgentCoreTest, SnapshotKeepsTheHubRulesThroughARestoreIntoAFreshCore) {
+  const std::vector<proto::RouteRuleText> two{{"=> zone = dc1", 10, true, true},
+                                              {"method = get => zone = dc2", -3, false, false}};
+  core.start(clock.now());
+  auto answer = [&](const std::string& service,
+                    std::optional<std::vector<proto::RouteRuleText>> routes) {
+    std::uint64_t id = 0;
+    core.query(clock.now(), key(service), id);
+    proto::QueryReply reply{id, "hub-a", 1, key(service), true, 5, {inst("i1", "a:1")}};
+    reply.routes = std::move(routes);
+    core.on_message(clock.now(), 0, reply);
+  };
+  answer("two", two);
+  answer("empty", std::vector<proto::RouteRuleText>{});
+  answer("none", std::nullopt);  // a hub of an older revision: said nothing
+
+  std::vector<ServiceSnapshot> saved;
+  for (const char* service : {"two", "empty", "none"})
+    saved.push_back(core.snapshot_of(key(service), clock.wall_ms(), clock.now()));
+  EXPECT_EQ(saved[0].routes, two);
+  EXPECT_EQ(saved[1].routes, std::vector<proto::RouteRuleText>{});
+  EXPECT_FALSE(saved[2].routes.has_value());
+
+  AgentCore restarted{config(), /*rng_seed=*/2};
+  restarted.restore_snapshot(saved, clock.now());
+
+  ASSERT_NE(restarted.routes_of(key("two")), nullptr) << "picks read the rules through routes_of";
+  EXPECT_EQ(*restarted.routes_of(key("two")), two);
+  const auto r = restarted.lookup_any(clock.now(), clock.wall_ms(), key("two"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, Source::kSnapshot);
+  EXPECT_EQ(r->routes, two);
+  const auto empty = restarted.peek(clock.now(), clock.wall_ms(), key("empty"));
+  ASSERT_TRUE(empty);
+  ASSERT_TRUE(empty->routes.has_value()) << "'no rules' stays 'no rules', not 'not said'";
+  EXPECT_TRUE(empty->routes->empty());
+  EXPECT_EQ(restarted.routes_of(key("none")), nullptr);
+  EXPECT_FALSE(restarted.peek(clock.now(), clock.wall_ms(), key("none"))->routes.has_value());
+  // Saved again before any hub answers (the Client saves what changes): still there.
+  EXPECT_EQ(restarted.snapshot_of(key("two"), clock.wall_ms(), clock.now()).routes, two);
+}
+
 TEST_F(AgentCoreTest, NewHubEpochTriggersOneJitteredFullResend) {
   core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
   auto b = last_beat(core.start(clock.now()));

@@ -3,6 +3,7 @@
 // hub server over ZeroMQ on loopback, providers and a consumer as Clients.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -124,6 +125,29 @@ TEST_F(HubRoutesClientTest, LocalRulesKeepWorkingBesideTheHubsAndPrioritiesDecid
   EXPECT_TRUE(eventually([&] { return addresses_picked(consumer) == kDc1; }))
       << "the hub's rule now has the higher priority";
   EXPECT_EQ(consumer.router().size(), 2u);
+}
+
+TEST_F(HubRoutesClientTest, ARestartedConsumerPicksUnderTheHubsRulesFromItsSnapshotWithNoHub) {
+  const auto data = testing::fresh_dir("routes-consumer");
+  auto p = provider();
+  ASSERT_TRUE(set_routes({{"=> zone = dc1", 0, false, true}}).ok);
+  auto o = options("consumer");
+  o.data_dir = data;
+  {
+    Client consumer(o);
+    ASSERT_TRUE(eventually([&] { return addresses_picked(consumer) == kDc1; }));
+  }
+  hub.reset();  // no hub from now on
+
+  Client restarted(o);
+  const auto resolution = restarted.resolve(orders);
+  ASSERT_TRUE(resolution);
+  EXPECT_EQ(resolution->source, Source::kSnapshot);
+  EXPECT_EQ(resolution->instances.size(), 2u) << "both instances are in the snapshot";
+  EXPECT_EQ(resolution->routes,
+            (std::vector<proto::RouteRuleText>{{"=> zone = dc1", 0, false, true}}));
+  EXPECT_EQ(addresses_picked(restarted, 40), kDc1) << "the restored rule filters the picks";
+  std::filesystem::remove_all(data);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "agent/sqlite_snapshot_store.hpp"
+#include "common/sqlite_db.hpp"
 #include "tests/store/temp_dir.hpp"
 
 namespace cascade::agent {
@@ -107,6 +108,115 @@ TEST_F(SqliteSnapshotStoreTest, CorruptInstancesBlobIsReportedWithTheService) {
     FAIL() << "loaded a corrupt instances blob";
   } catch (const StoreError& e) {
     EXPECT_THAT(e.what(), HasSubstr("a/default"));
+  }
+}
+
+// ---------------------------------------------------------------- routing rules
+
+std::vector<proto::RouteRuleText> two_rules() {
+  return {{"=> zone = dc1", 100, true, true},
+          {"method = get => zone = dc2", std::numeric_limits<std::int32_t>::min(), false, false}};
+}
+
+TEST_F(SqliteSnapshotStoreTest, RoutingRulesRoundTripAsNoneEmptyOrAList) {
+  const auto none = make_service("a", 1, {make_instance("a1")});
+  auto empty = make_service("b", 2, {make_instance("b1")});
+  empty.routes = std::vector<proto::RouteRuleText>{};
+  auto two = make_service("c", 3, {make_instance("c1")});
+  two.routes = two_rules();
+
+  open()->save({none, empty, two}, {});
+
+  const auto loaded = open()->load_all();
+  ASSERT_THAT(loaded, ElementsAre(none, empty, two));
+  EXPECT_FALSE(loaded[0].routes.has_value()) << "no hub had said: not the same as no rules";
+  ASSERT_TRUE(loaded[1].routes.has_value()) << "the hub said it holds no rules";
+  EXPECT_THAT(*loaded[1].routes, IsEmpty());
+  EXPECT_EQ(loaded[2].routes, two_rules());
+}
+
+TEST_F(SqliteSnapshotStoreTest, SavingAgainReplacesTheRules) {
+  auto store = open();
+  auto with_rules = make_service("a", 1, {});
+  with_rules.routes = two_rules();
+  store->save({with_rules}, {});
+  const auto without = make_service("a", 2, {});
+  store->save({without}, {});
+  EXPECT_THAT(store->load_all(), ElementsAre(without));
+}
+
+TEST_F(SqliteSnapshotStoreTest, VersionOneFileIsUpgradedInPlaceAndLoadsWithNoRules) {
+  std::filesystem::create_directories(dir());
+  {
+    // The snapshot file as version 1 wrote it: no routes column.
+    sqlite::Db raw(dir() / "agent-snapshot.db", {});
+    raw.exec(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta(key, value) VALUES ('schema_version', 1);"
+        "CREATE TABLE services("
+        "  name TEXT NOT NULL,"
+        "  group_name TEXT NOT NULL,"
+        "  version INTEGER NOT NULL,"
+        "  fetched_wall_ms INTEGER NOT NULL,"
+        "  instances BLOB NOT NULL,"
+        "  PRIMARY KEY (name, group_name)"
+        ") WITHOUT ROWID;"
+        // [["a1", "", 100, "", 0, {}]]
+        "INSERT INTO services VALUES ('a', 'default', 7, 1700000000000, x'9196a26131a064a00080');");
+  }
+
+  auto store = open();
+  const auto loaded = store->load_all();
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(loaded[0].service, (proto::ServiceKey{"a", "default"}));
+  EXPECT_EQ(loaded[0].version, 7u);
+  ASSERT_EQ(loaded[0].instances.size(), 1u);
+  EXPECT_EQ(loaded[0].instances[0].id, "a1");
+  EXPECT_FALSE(loaded[0].routes.has_value()) << "a version-1 row has no rules";
+
+  // Upgraded: the file says version 2 and takes rules.
+  auto with_rules = loaded[0];
+  with_rules.routes = two_rules();
+  store->save({with_rules}, {});
+  store.reset();
+  {
+    sqlite::Db raw(dir() / "agent-snapshot.db", {});
+    EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 2);
+  }
+  EXPECT_THAT(open()->load_all(), ElementsAre(with_rules));
+}
+
+TEST_F(SqliteSnapshotStoreTest, NewerSchemaVersionIsRefusedNamingTheVersionsRead) {
+  open().reset();
+  {
+    sqlite::Db raw(dir() / "agent-snapshot.db", {});
+    sqlite::write_meta(raw, "schema_version", 3);
+  }
+  try {
+    open();
+    FAIL() << "opened a snapshot of schema version 3";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 3"));
+    EXPECT_THAT(e.what(), HasSubstr("versions 1 to 2"));
+  }
+}
+
+TEST_F(SqliteSnapshotStoreTest, CorruptRoutesBlobIsReportedWithTheService) {
+  auto store = open();
+  auto with_rules = make_service("a", 1, {make_instance("a1")});
+  with_rules.routes = two_rules();
+  store->save({with_rules}, {});
+  {
+    sqlite::Db raw(dir() / "agent-snapshot.db", {});
+    // A well-formed list whose one rule has force 5 instead of a bool.
+    raw.exec("UPDATE services SET routes = x'9194a1780005c3'");
+  }
+  try {
+    store->load_all();
+    FAIL() << "loaded a corrupt routes blob";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a/default"));
+    EXPECT_THAT(e.what(), HasSubstr("routes"));
   }
 }
 
