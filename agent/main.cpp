@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -44,18 +45,45 @@ void report_from_line(cascade::agent::Client& client, const std::string& line) {
                  "timeout, refused, reset, system, business, breaker_open\n";
     return;
   }
-  cascade::proto::ServiceKey key{service, group.empty() ? "default" : group};
+  cascade::proto::ServiceKey key{
+      service, group.empty() ? std::string(cascade::proto::kDefaultGroup) : group};
   client.report_failure(key, address, *kind);
 }
 
-// Reads stdin until it closes; runs detached (the process ends on a signal).
-void read_reports(cascade::agent::Client& client) {
-  std::thread([&client] {
-    std::string line;
-    while (std::getline(std::cin, line))
-      report_from_line(client, line);
-  }).detach();
-}
+// Where stdin's reports go while the client lives. The reader thread stays
+// detached (it may be blocked in getline when the process ends), so main
+// detaches the client from it before the client is destroyed.
+struct ReportSink {
+  std::mutex mu;
+  cascade::agent::Client* client = nullptr;
+  void close() {
+    std::lock_guard lock(mu);
+    client = nullptr;
+  }
+};
+
+// Reads stdin until it closes or the sink does; closes the sink when it
+// goes, so declared after the client it is gone before the client is.
+class ReportReader {
+ public:
+  explicit ReportReader(cascade::agent::Client& client) : sink_(std::make_shared<ReportSink>()) {
+    sink_->client = &client;
+    std::thread([sink = sink_] {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        std::lock_guard lock(sink->mu);
+        if (sink->client == nullptr) return;
+        report_from_line(*sink->client, line);
+      }
+    }).detach();
+  }
+  ~ReportReader() { sink_->close(); }
+  ReportReader(const ReportReader&) = delete;
+  ReportReader& operator=(const ReportReader&) = delete;
+
+ private:
+  std::shared_ptr<ReportSink> sink_;
+};
 
 // One whole line per event: the I/O thread's change callback and the main
 // thread's first resolutions write concurrently.
@@ -106,7 +134,7 @@ int main(int argc, char** argv) {
       else
         print_line("unresolved " + key.name + " (no hub answered, no snapshot)");
     }
-    read_reports(client);
+    ReportReader reports(client);
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);
     const bool acked = client.shutdown();

@@ -546,9 +546,10 @@ proto::QueryReply HubCore::local_reply(const proto::Query& query, const ServiceE
   reply.source = proto::AnswerSource::kLocal;
   reply.routes = no_routes();
   if (svc != nullptr) {
+    auto whole = registry_.full_update(*svc, 0);
     reply.version = svc->version;
-    reply.instances = registry_.full_update(*svc, 0).upserts;
-    reply.routes = svc->routes;
+    reply.instances = std::move(whole.upserts);
+    reply.routes = std::move(whole.routes);
   }
   reply.found = !reply.instances.empty();
   return reply;

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "common/clock.hpp"
@@ -211,7 +211,6 @@ class HubCore {
   void readmit_restarted(MonoTime now, Node& node);
   void drain_health_changes(MonoTime now);
   void flush_pushes(MonoTime now);
-  std::vector<Node*> consumers_in_order(const ServiceEntry* svc) const;
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
 
   // Lease expiry under eviction protection (hub/hub_core_expiry.cpp).
@@ -271,8 +270,14 @@ class HubCore {
   IsolationTracker isolation_;
   EvictionGuard guard_;
   PushGate<const ServiceEntry*> push_gate_;
-  // Who uses each service: the consumers a push goes to.
-  std::unordered_map<const ServiceEntry*, std::unordered_set<Node*>> consumers_;
+  // Who uses each service: the consumers a push goes to, in node-id order
+  // (never pointer order): which consumers a capped flush reaches, and the
+  // order pushes leave in, must replay from a seed and not depend on where
+  // the allocator put a node. A node's id never changes while it is listed.
+  struct ByNodeId {
+    bool operator()(const Node* a, const Node* b) const { return a->id < b->id; }
+  };
+  std::unordered_map<const ServiceEntry*, std::set<Node*, ByNodeId>> consumers_;
   std::vector<Use> uses_scratch_;  // reused by every beat: no allocation per beat
   std::vector<NodeMessage> node_messages_;
 };

@@ -123,7 +123,7 @@ void HubCore::readmit_due(MonoTime now) {
 // isolations end now instead of at their time.
 void HubCore::readmit_restarted(MonoTime now, Node& node) {
   registry_.begin_txn();
-  for (const auto& owned : node.owned) {
+  for (const auto& owned : in_key_order(node.owned)) {  // versions replay from a seed
     if (!isolation_.readmit(now, {owned.service->key, owned.id})) continue;
     const auto& entry = owned.service->instances.at(owned.id);
     if (registry_.set_verdict(*owned.service, owned.id, verdict_after_isolation(entry)))
@@ -147,10 +147,8 @@ void HubCore::drain_health_changes(MonoTime now) {
 }
 
 // One pushed DownBeat per consumer, with every pushed service it uses.
-// Services and consumers go in key and id order, never in the order of the
-// pointer-keyed containers: which consumers a capped flush reaches, and the
-// order pushes leave in, must replay from a seed (simulations) and must not
-// depend on where the allocator put a node.
+// Services go in key order and consumers in id order (consumers_), never in
+// the order of pointer-keyed containers, so a flush replays from a seed.
 void HubCore::flush_pushes(MonoTime now) {
   auto services = push_gate_.take(now);
   if (services.empty()) return;
@@ -158,8 +156,10 @@ void HubCore::flush_pushes(MonoTime now) {
             [](const ServiceEntry* a, const ServiceEntry* b) { return a->key < b->key; });
   std::map<std::string_view, std::pair<Node*, std::vector<proto::ServiceUpdate>>> per_node;
   for (const auto* svc : services) {
+    auto consumers = consumers_.find(svc);
+    if (consumers == consumers_.end()) continue;
     std::size_t ordinal = 0;
-    for (Node* node : consumers_in_order(svc)) {
+    for (Node* node : consumers->second) {
       if (!push_gate_.admit(ordinal++)) continue;
       auto& [who, updates] = per_node[node->id];
       who = node;
@@ -173,14 +173,6 @@ void HubCore::flush_pushes(MonoTime now) {
   }
   for (auto& [id, entry] : per_node)
     if (!entry.second.empty()) push_to(*entry.first, std::move(entry.second));
-}
-
-std::vector<HubCore::Node*> HubCore::consumers_in_order(const ServiceEntry* svc) const {
-  auto it = consumers_.find(svc);
-  if (it == consumers_.end()) return {};
-  std::vector<Node*> nodes(it->second.begin(), it->second.end());
-  std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
-  return nodes;
 }
 
 void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {

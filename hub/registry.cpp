@@ -88,8 +88,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
   if (inserted) {
     entry.instance = instance;
     entry.owner = node;
-    entry.out_of_service =
-        !out_of_service_.empty() && is_marked_out_of_service(svc.key, instance.id);
+    entry.out_of_service = is_marked_out_of_service(svc.key, instance.id);
     ++instance_count_;
   } else if (entry.owner == node) {
     if (entry.instance == instance) return false;
@@ -280,11 +279,8 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
     recount(svc, tally_of(old->second), std::nullopt);
   auto [it, inserted] = svc.instances.insert_or_assign(
       instance.id,
-      InstanceEntry{instance,
-                    std::move(owner),
-                    {},
-                    {},
-                    !out_of_service_.empty() && is_marked_out_of_service(key, instance.id)});
+      InstanceEntry{
+          instance, std::move(owner), {}, {}, is_marked_out_of_service(key, instance.id)});
   recount(svc, std::nullopt, tally_of(it->second));
   if (inserted) ++instance_count_;
 }

@@ -139,7 +139,8 @@ class Registry {
   // changed.
   bool set_out_of_service(const proto::ServiceKey& key, const std::string& id, bool out_of_service);
   bool is_marked_out_of_service(const proto::ServiceKey& key, const std::string& id) const {
-    return out_of_service_.contains(proto::InstanceKey{key, id});
+    // Marks are rare: most registries never build the key.
+    return !out_of_service_.empty() && out_of_service_.contains(proto::InstanceKey{key, id});
   }
   const std::set<proto::InstanceKey>& out_of_service_marks() const { return out_of_service_; }
 

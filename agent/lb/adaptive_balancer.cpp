@@ -6,7 +6,7 @@
 namespace cascade::agent::lb {
 
 void AdaptiveBalancer::candidates_changed(const std::vector<std::size_t>& from) {
-  load_.carry_over(from);
+  LoadAwareBalancer::candidates_changed(from);
   effective_.resize(set_.size());
   cumulative_.resize(set_.size());
   scratch_.reserve(set_.size());

@@ -14,18 +14,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/lb/candidate_set.hpp"
-#include "agent/lb/load_tracker.hpp"
+#include "agent/lb/load_aware_balancer.hpp"
 
 namespace cascade::agent::lb {
 
-class AdaptiveBalancer final : public CandidateBalancer {
+class AdaptiveBalancer final : public LoadAwareBalancer {
  public:
-  explicit AdaptiveBalancer(const LbConfig& config)
-      : config_(config), load_(config.latency_decay, config.failure_latency) {}
+  explicit AdaptiveBalancer(const LbConfig& config) : LoadAwareBalancer(config), config_(config) {}
   LbPolicy policy() const override { return LbPolicy::kAdaptive; }
   std::optional<std::size_t> pick(const PickContext& ctx, Rng& rng) override;
-  void on_call_started(std::string_view address) override { load_.started(set_, address); }
   void on_call_finished(std::string_view address, std::chrono::microseconds latency,
                         bool ok) override;
 
@@ -37,7 +34,6 @@ class AdaptiveBalancer final : public CandidateBalancer {
   void refresh();
 
   LbConfig config_;
-  LoadTracker load_;
   std::vector<double> effective_;
   std::vector<double> cumulative_;  // running sums of effective_
   std::vector<double> scratch_;     // refresh()'s sort space, kept to avoid reallocating

@@ -4,29 +4,9 @@
 // only the calls reported to this balancer; the Client reports every call of
 // the service to each of its balancers.
 
-#include "agent/lb/candidate_set.hpp"
-#include "agent/lb/load_tracker.hpp"
+#include "agent/lb/load_aware_balancer.hpp"
 
 namespace cascade::agent::lb {
-
-// The policies that decide by load: calls in flight and latency averages per
-// address (LoadTracker), carried over when the candidates change.
-class LoadAwareBalancer : public CandidateBalancer {
- public:
-  explicit LoadAwareBalancer(const LbConfig& config)
-      : load_(config.latency_decay, config.failure_latency) {}
-  void on_call_started(std::string_view address) override { load_.started(set_, address); }
-  void on_call_finished(std::string_view address, std::chrono::microseconds latency,
-                        bool ok) override {
-    load_.finished(set_, address, latency, ok);
-  }
-
- protected:
-  LoadTracker load_;
-
- private:
-  void candidates_changed(const std::vector<std::size_t>& from) override { load_.carry_over(from); }
-};
 
 // The candidate with the fewest calls in flight. Ties are broken at random in
 // proportion to weight (Dubbo's LeastActive): a caller making one call at a
