@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what cascade needs to build and test on Debian 12, idempotently:
+# Installs the Debian packages listed in tools/packages.txt, idempotently:
 # packages already present are not reinstalled and apt is not touched at all
 # when nothing is missing. Run as root (or with sudo available).
+#   --list   print the package names and exit (tools/check_setup.py reads them)
 set -euo pipefail
+cd "$(dirname "$0")"
 
-packages=(
-  build-essential cmake pkg-config
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libsqlite3-dev libspdlog-dev
-  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
-)
+mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' packages.txt)
+
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
