@@ -1,9 +1,9 @@
-#include "agent/agent_core.hpp"
+#include "cascade/agent/agent_core.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "common/digest.hpp"
+#include "cascade/common/digest.hpp"
 
 namespace cascade::agent {
 

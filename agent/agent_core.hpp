@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "agent/failure_reporter.hpp"
-#include "agent/snapshot_store.hpp"
-#include "common/clock.hpp"
-#include "common/digest.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
+#include "cascade/agent/failure_reporter.hpp"
+#include "cascade/agent/snapshot_store.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::agent {
 

@@ -1,9 +1,9 @@
 // Command line and TOML config of cascade-agent (CLI11 stays in this file).
-#include "agent/agent_options.hpp"
+#include "cascade/agent/agent_options.hpp"
 
-#include "agent/registration_spec.hpp"
-#include "common/cli.hpp"
-#include "common/log.hpp"
+#include "cascade/agent/registration_spec.hpp"
+#include "cascade/common/cli.hpp"
+#include "cascade/common/log.hpp"
 
 namespace cascade::agent {
 

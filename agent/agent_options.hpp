@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/client.hpp"
-#include "common/options.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/common/options.hpp"
 
 namespace cascade::agent {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::agent {
 

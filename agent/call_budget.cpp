@@ -1,8 +1,8 @@
-#include "agent/call_budget.hpp"
+#include "cascade/agent/call_budget.hpp"
 
 #include <cmath>
 
-#include "agent/config_check.hpp"
+#include "cascade/agent/config_check.hpp"
 
 namespace cascade::agent {
 std::string check_budget_config(const BudgetConfig& c) {

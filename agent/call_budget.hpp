@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/bucket_ring.hpp"
-#include "common/clock.hpp"
+#include "cascade/agent/bucket_ring.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::agent {
 

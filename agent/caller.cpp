@@ -1,4 +1,4 @@
-#include "agent/caller.hpp"
+#include "cascade/agent/caller.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <utility>
 
-#include "agent/config_check.hpp"
+#include "cascade/agent/config_check.hpp"
 
 namespace cascade::agent {
 

@@ -44,11 +44,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/call_budget.hpp"
-#include "agent/circuit_breaker.hpp"
-#include "agent/latency_tracker.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/agent/call_budget.hpp"
+#include "cascade/agent/circuit_breaker.hpp"
+#include "cascade/agent/latency_tracker.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::agent {
 

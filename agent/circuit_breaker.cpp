@@ -1,8 +1,8 @@
-#include "agent/circuit_breaker.hpp"
+#include "cascade/agent/circuit_breaker.hpp"
 
 #include <algorithm>
 
-#include "agent/config_check.hpp"
+#include "cascade/agent/config_check.hpp"
 
 namespace cascade::agent {
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/bucket_ring.hpp"
-#include "common/clock.hpp"
+#include "cascade/agent/bucket_ring.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/client.hpp"
+#include "cascade/agent/client.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -7,11 +7,12 @@
 #include <stdexcept>
 #include <zmq.hpp>
 
-#include "agent/sqlite_snapshot_store.hpp"
-#include "common/codec.hpp"
-#include "common/options.hpp"
-#include "common/validate.hpp"
-#include "common/zmq_util.hpp"
+#include "cascade/agent/sqlite_snapshot_store.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/host_name.hpp"
+#include "cascade/common/options.hpp"
+#include "cascade/common/validate.hpp"
+#include "cascade/common/zmq_util.hpp"
 
 namespace cascade::agent {
 
@@ -24,9 +25,7 @@ void require(const std::string& error) {
 }
 
 std::string default_node_id() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
-  return std::string(host) + "-" + std::to_string(::getpid());
+  return host_name() + "-" + std::to_string(::getpid());
 }
 
 // Changes on every start of a process on this host (wall clock in µs); the

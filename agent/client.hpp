@@ -42,13 +42,13 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "agent/agent_core.hpp"
-#include "agent/caller.hpp"
-#include "agent/lb/load_balancer.hpp"
-#include "agent/picker.hpp"
-#include "agent/router.hpp"
-#include "agent/snapshot_store.hpp"
-#include "common/clock.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/agent/caller.hpp"
+#include "cascade/agent/lb/load_balancer.hpp"
+#include "cascade/agent/picker.hpp"
+#include "cascade/agent/router.hpp"
+#include "cascade/agent/snapshot_store.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::agent {
 

@@ -1,7 +1,7 @@
 // Client, calls and failures: fast-fail reports to the hub and the call
 // helper (agent/caller.hpp) wired to the client's picks, balancers and reports.
 
-#include "agent/client.hpp"
+#include "cascade/agent/client.hpp"
 
 namespace cascade::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/failure_reporter.hpp"
+#include "cascade/agent/failure_reporter.hpp"
 
 #include <algorithm>
 

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::agent {
 

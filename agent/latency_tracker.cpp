@@ -1,9 +1,9 @@
-#include "agent/latency_tracker.hpp"
+#include "cascade/agent/latency_tracker.hpp"
 
 #include <bit>
 #include <cmath>
 
-#include "agent/config_check.hpp"
+#include "cascade/agent/config_check.hpp"
 
 namespace cascade::agent {
 namespace {

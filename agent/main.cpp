@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/agent_options.hpp"
-#include "agent/client.hpp"
-#include "common/log.hpp"
+#include "cascade/agent/agent_options.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/common/log.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "agent/registration_spec.hpp"
+#include "cascade/agent/registration_spec.hpp"
 
 #include <charconv>
 #include <vector>
 
-#include "common/validate.hpp"
+#include "cascade/common/validate.hpp"
 
 namespace cascade::agent {
 

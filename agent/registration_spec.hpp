@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::agent {
 

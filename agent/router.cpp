@@ -1,4 +1,4 @@
-#include "agent/router.hpp"
+#include "cascade/agent/router.hpp"
 
 #include <algorithm>
 #include <array>

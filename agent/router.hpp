@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/routing_rule.hpp"
-#include "common/protocol.hpp"
+#include "cascade/agent/routing_rule.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/routing_rule.hpp"
+#include "cascade/agent/routing_rule.hpp"
 
 #include <array>
 

@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/sqlite_snapshot_store.hpp"
+#include "cascade/agent/sqlite_snapshot_store.hpp"
 
 #include <msgpack.hpp>
 #include <optional>
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <utility>
 
-#include "common/msgpack_blob.hpp"
+#include "cascade/common/msgpack_blob.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -23,8 +23,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "agent/snapshot_store.hpp"
-#include "common/sqlite_db.hpp"
+#include "cascade/agent/snapshot_store.hpp"
+#include "cascade/common/sqlite_db.hpp"
 
 namespace cascade::agent {
 

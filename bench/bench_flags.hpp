@@ -19,7 +19,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::bench {
 

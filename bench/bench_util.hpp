@@ -16,7 +16,7 @@
 #include <system_error>
 #include <vector>
 
-#include "common/log.hpp"
+#include "cascade/common/log.hpp"
 
 namespace cascade::bench {
 

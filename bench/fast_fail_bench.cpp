@@ -77,16 +77,16 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bench/bench_flags.hpp"
-#include "bench/bench_util.hpp"
-#include "bench/fast_fail_fleet.hpp"
-#include "bench/in_process_hub.hpp"
-#include "bench/thread_cpu.hpp"
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/log.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_config.hpp"
+#include "cascade/bench/bench_flags.hpp"
+#include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/fast_fail_fleet.hpp"
+#include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/thread_cpu.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_config.hpp"
 
 namespace {
 

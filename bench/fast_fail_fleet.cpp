@@ -1,4 +1,4 @@
-#include "bench/fast_fail_fleet.hpp"
+#include "cascade/bench/fast_fail_fleet.hpp"
 
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "bench/thread_cpu.hpp"
-#include "common/codec.hpp"
-#include "common/random.hpp"
+#include "cascade/bench/thread_cpu.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::bench {
 

@@ -52,17 +52,17 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bench/bench_flags.hpp"
-#include "bench/bench_util.hpp"
-#include "bench/in_process_hub.hpp"
-#include "bench/thread_cpu.hpp"
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/digest.hpp"
-#include "common/log.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_config.hpp"
-#include "hub/hub_server.hpp"
+#include "cascade/bench/bench_flags.hpp"
+#include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/thread_cpu.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_config.hpp"
+#include "cascade/hub/hub_server.hpp"
 
 #ifndef CASCADE_HUB_BINARY
 #define CASCADE_HUB_BINARY ""

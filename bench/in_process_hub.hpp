@@ -23,14 +23,14 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bench/bench_util.hpp"
-#include "bench/thread_cpu.hpp"
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_config.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
+#include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/thread_cpu.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_config.hpp"
+#include "cascade/hub/hub_server.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 
 namespace cascade::bench {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/lb/load_balancer.hpp"
+#include "cascade/agent/lb/load_balancer.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -51,15 +51,15 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "agent/client.hpp"
-#include "bench/bench_flags.hpp"
-#include "bench/bench_util.hpp"
-#include "bench/in_process_hub.hpp"
-#include "bench/tier_load.hpp"
-#include "common/clock.hpp"
-#include "common/log.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_config.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/bench/bench_flags.hpp"
+#include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/tier_load.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_config.hpp"
 
 namespace {
 

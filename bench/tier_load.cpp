@@ -1,4 +1,4 @@
-#include "bench/tier_load.hpp"
+#include "cascade/bench/tier_load.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "common/random.hpp"
-#include "hub/hub_core.hpp"
+#include "cascade/common/random.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 namespace cascade::bench {
 

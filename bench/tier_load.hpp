@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/virtual_deployment.hpp"
-#include "common/clock.hpp"
+#include "cascade/bench/virtual_deployment.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::bench {
 

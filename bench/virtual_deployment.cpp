@@ -1,4 +1,4 @@
-#include "bench/virtual_deployment.hpp"
+#include "cascade/bench/virtual_deployment.hpp"
 
 #include <time.h>
 
@@ -7,8 +7,8 @@
 #include <functional>
 #include <stdexcept>
 
-#include "bench/thread_cpu.hpp"
-#include "common/codec.hpp"
+#include "cascade/bench/thread_cpu.hpp"
+#include "cascade/common/codec.hpp"
 
 namespace cascade::bench {
 

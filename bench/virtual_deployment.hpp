@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "agent/agent_core.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_core.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 namespace cascade::bench {
 

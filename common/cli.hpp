@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "common/options.hpp"
+#include "cascade/common/options.hpp"
 
 namespace cascade {
 

@@ -1,4 +1,4 @@
-#include "common/codec.hpp"
+#include "cascade/common/codec.hpp"
 
 #include <limits>
 #include <msgpack.hpp>

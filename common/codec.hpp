@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::proto {
 

@@ -1,4 +1,4 @@
-#include "common/digest.hpp"
+#include "cascade/common/digest.hpp"
 
 #include <algorithm>
 #include <tuple>

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::proto {
 

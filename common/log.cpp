@@ -1,4 +1,4 @@
-#include "common/log.hpp"
+#include "cascade/common/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade {
 

@@ -1,4 +1,4 @@
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::proto {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade {
 

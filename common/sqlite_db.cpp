@@ -1,4 +1,4 @@
-#include "common/sqlite_db.hpp"
+#include "cascade/common/sqlite_db.hpp"
 
 #include <sqlite3.h>
 

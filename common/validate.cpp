@@ -1,4 +1,4 @@
-#include "common/validate.hpp"
+#include "cascade/common/validate.hpp"
 
 namespace cascade::proto {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::proto {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::hub {
 

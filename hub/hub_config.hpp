@@ -11,10 +11,10 @@
 #include <variant>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/options.hpp"
-#include "hub/hub_core.hpp"
-#include "hub/proxy_server.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/options.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/proxy_server.hpp"
 
 namespace cascade::hub {
 

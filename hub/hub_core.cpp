@@ -1,11 +1,11 @@
-#include "hub/hub_core.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <tuple>
 
-#include "common/digest.hpp"
+#include "cascade/common/digest.hpp"
 
 namespace cascade::hub {
 

@@ -15,19 +15,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/protocol.hpp"
-#include "hub/departed_nodes.hpp"
-#include "hub/eviction_guard.hpp"
-#include "hub/isolation.hpp"
-#include "hub/lease_queue.hpp"
-#include "hub/metrics.hpp"
-#include "hub/node_index.hpp"
-#include "hub/push_gate.hpp"
-#include "hub/registry.hpp"
-#include "hub/store.hpp"
-#include "hub/uplink.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/departed_nodes.hpp"
+#include "cascade/hub/eviction_guard.hpp"
+#include "cascade/hub/isolation.hpp"
+#include "cascade/hub/lease_queue.hpp"
+#include "cascade/hub/metrics.hpp"
+#include "cascade/hub/node_index.hpp"
+#include "cascade/hub/push_gate.hpp"
+#include "cascade/hub/registry.hpp"
+#include "cascade/hub/store.hpp"
+#include "cascade/hub/uplink.hpp"
 
 namespace cascade::hub {
 

@@ -33,9 +33,9 @@
 
 #include <algorithm>
 
-#include "agent/routing_rule.hpp"
-#include "common/validate.hpp"
-#include "hub/hub_core.hpp"
+#include "cascade/agent/routing_rule.hpp"
+#include "cascade/common/validate.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 namespace cascade::hub {
 

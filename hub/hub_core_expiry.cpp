@@ -14,7 +14,7 @@
 
 #include <map>
 
-#include "hub/hub_core.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 namespace cascade::hub {
 

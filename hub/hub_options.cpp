@@ -1,8 +1,9 @@
 // Command line and TOML config of cascade-hub. CLI11 lives in this file only:
 // its header costs seconds per translation unit.
-#include "common/cli.hpp"
-#include "common/log.hpp"
-#include "hub/hub_config.hpp"
+#include "cascade/common/cli.hpp"
+#include "cascade/common/host_name.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/hub/hub_config.hpp"
 
 namespace cascade::hub {
 
@@ -191,7 +192,8 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       "cascade-hub: a tier of the cascade service registry.\n"
       "Agents beat to it; it owns their leases and answers queries."};
   add_config_file_option(app, "lease-ms = 6000");
-  app.add_option("--id", c.id, "This hub's id, unique in the network")->capture_default_str();
+  c.id = host_name();
+  app.add_option("--id", c.id, "This hub's id, unique in the network (default: this host's name)");
   app.add_option("--tier", c.tier,
                  "Tier of this hub: 1 for a datacenter hub (L1), 2 and up above it")
       ->capture_default_str();

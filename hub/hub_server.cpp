@@ -1,11 +1,11 @@
-#include "hub/hub_server.hpp"
+#include "cascade/hub/hub_server.hpp"
 
 #include <algorithm>
 #include <zmq_addon.hpp>
 
-#include "common/codec.hpp"
-#include "common/zmq_util.hpp"
-#include "hub/sqlite_store.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/zmq_util.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 
 namespace cascade::hub {
 

@@ -17,11 +17,11 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.hpp"
-#include "common/log.hpp"
-#include "hub/hub_config.hpp"
-#include "hub/hub_core.hpp"
-#include "hub/store.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/hub/hub_config.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/store.hpp"
 
 namespace cascade::hub {
 

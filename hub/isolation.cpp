@@ -1,4 +1,4 @@
-#include "hub/isolation.hpp"
+#include "cascade/hub/isolation.hpp"
 
 #include <fmt/format.h>
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::hub {
 

@@ -12,7 +12,7 @@
 #include <list>
 #include <optional>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::hub {
 

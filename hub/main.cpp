@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "common/log.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/hub/hub_server.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 
 namespace {
 

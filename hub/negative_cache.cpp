@@ -1,4 +1,4 @@
-#include "hub/negative_cache.hpp"
+#include "cascade/hub/negative_cache.hpp"
 
 #include <algorithm>
 #include <vector>

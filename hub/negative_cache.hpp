@@ -16,8 +16,8 @@
 #include <cstddef>
 #include <map>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
 

@@ -1,4 +1,4 @@
-#include "hub/proxy_core.hpp"
+#include "cascade/hub/proxy_core.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -40,8 +40,8 @@
 #include <variant>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
 

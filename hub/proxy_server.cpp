@@ -1,9 +1,9 @@
-#include "hub/proxy_server.hpp"
+#include "cascade/hub/proxy_server.hpp"
 
 #include <algorithm>
 #include <zmq_addon.hpp>
 
-#include "common/zmq_util.hpp"
+#include "cascade/common/zmq_util.hpp"
 
 namespace cascade::hub {
 

@@ -11,10 +11,10 @@
 #include <unordered_map>
 #include <zmq.hpp>
 
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/log.hpp"
-#include "hub/proxy_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/log.hpp"
+#include "cascade/hub/proxy_core.hpp"
 
 namespace cascade::hub {
 

@@ -1,4 +1,4 @@
-#include "hub/push_gate.hpp"
+#include "cascade/hub/push_gate.hpp"
 
 #include <string>
 

@@ -21,7 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::hub {
 

@@ -1,4 +1,4 @@
-#include "hub/registry.hpp"
+#include "cascade/hub/registry.hpp"
 
 #include <algorithm>
 #include <set>

@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
 

@@ -1,4 +1,4 @@
-#include "hub/sqlite_store.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "common/msgpack_blob.hpp"
+#include "cascade/common/msgpack_blob.hpp"
 
 namespace cascade::hub {
 namespace {

@@ -43,8 +43,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "common/sqlite_db.hpp"
-#include "hub/store.hpp"
+#include "cascade/common/sqlite_db.hpp"
+#include "cascade/hub/store.hpp"
 
 namespace cascade::hub {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
 

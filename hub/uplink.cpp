@@ -1,4 +1,4 @@
-#include "hub/uplink.hpp"
+#include "cascade/hub/uplink.hpp"
 
 #include <algorithm>
 

@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/agent_core.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "hub/negative_cache.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/negative_cache.hpp"
 
 namespace cascade::hub {
 

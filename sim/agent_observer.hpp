@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::sim {
 

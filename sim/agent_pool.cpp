@@ -1,10 +1,10 @@
-#include "sim/agent_pool.hpp"
+#include "cascade/sim/agent_pool.hpp"
 
 #include <stdexcept>
 #include <utility>
 
-#include "agent/picker.hpp"
-#include "sim/seed.hpp"
+#include "cascade/agent/picker.hpp"
+#include "cascade/sim/seed.hpp"
 
 namespace cascade::sim {
 

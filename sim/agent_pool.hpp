@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "agent/agent_core.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
-#include "sim/event_queue.hpp"
-#include "sim/network.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
+#include "cascade/sim/event_queue.hpp"
+#include "cascade/sim/network.hpp"
 
 namespace cascade::sim {
 

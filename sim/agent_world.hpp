@@ -21,13 +21,13 @@
 #include <utility>
 #include <vector>
 
-#include "agent/agent_core.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "sim/agent_pool.hpp"
-#include "sim/event_queue.hpp"
-#include "sim/network.hpp"
-#include "sim/seed.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/sim/agent_pool.hpp"
+#include "cascade/sim/event_queue.hpp"
+#include "cascade/sim/network.hpp"
+#include "cascade/sim/seed.hpp"
 
 namespace cascade::sim {
 

@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
-#include "sim/seed.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
+#include "cascade/sim/seed.hpp"
 
 namespace cascade::sim {
 

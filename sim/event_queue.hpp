@@ -11,7 +11,7 @@
 #include <functional>
 #include <vector>
 
-#include "common/clock.hpp"
+#include "cascade/common/clock.hpp"
 
 namespace cascade::sim {
 

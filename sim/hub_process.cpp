@@ -1,4 +1,4 @@
-#include "sim/hub_process.hpp"
+#include "cascade/sim/hub_process.hpp"
 
 #include <algorithm>
 #include <stdexcept>

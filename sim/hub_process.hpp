@@ -34,12 +34,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_core.hpp"
-#include "sim/event_queue.hpp"
-#include "sim/memory_hub_store.hpp"
-#include "sim/network.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/sim/event_queue.hpp"
+#include "cascade/sim/memory_hub_store.hpp"
+#include "cascade/sim/network.hpp"
 
 namespace cascade::sim {
 

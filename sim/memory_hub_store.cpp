@@ -1,4 +1,4 @@
-#include "sim/memory_hub_store.hpp"
+#include "cascade/sim/memory_hub_store.hpp"
 
 namespace cascade::sim {
 

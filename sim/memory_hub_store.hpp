@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "hub/store.hpp"
+#include "cascade/hub/store.hpp"
 
 namespace cascade::sim {
 

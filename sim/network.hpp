@@ -17,11 +17,11 @@
 #include <set>
 #include <utility>
 
-#include "common/clock.hpp"
-#include "common/codec.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
-#include "sim/event_queue.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
+#include "cascade/sim/event_queue.hpp"
 
 namespace cascade::sim {
 

@@ -5,10 +5,10 @@
 
 #include <cstddef>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "sim/agent_observer.hpp"
-#include "sim/network.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/sim/agent_observer.hpp"
+#include "cascade/sim/network.hpp"
 
 namespace cascade::sim {
 

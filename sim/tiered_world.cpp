@@ -1,4 +1,4 @@
-#include "sim/tiered_world.hpp"
+#include "cascade/sim/tiered_world.hpp"
 
 #include <algorithm>
 #include <stdexcept>

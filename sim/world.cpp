@@ -1,4 +1,4 @@
-#include "sim/world.hpp"
+#include "cascade/sim/world.hpp"
 
 #include <cassert>
 #include <stdexcept>

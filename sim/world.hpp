@@ -23,17 +23,17 @@
 #include <utility>
 #include <vector>
 
-#include "agent/agent_core.hpp"
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_core.hpp"
-#include "sim/agent_pool.hpp"
-#include "sim/agent_world.hpp"
-#include "sim/event_queue.hpp"
-#include "sim/hub_process.hpp"
-#include "sim/memory_hub_store.hpp"
-#include "sim/network.hpp"
-#include "sim/world_observer.hpp"
+#include "cascade/agent/agent_core.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/sim/agent_pool.hpp"
+#include "cascade/sim/agent_world.hpp"
+#include "cascade/sim/event_queue.hpp"
+#include "cascade/sim/hub_process.hpp"
+#include "cascade/sim/memory_hub_store.hpp"
+#include "cascade/sim/network.hpp"
+#include "cascade/sim/world_observer.hpp"
 
 namespace cascade::sim {
 

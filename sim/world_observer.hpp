@@ -5,9 +5,9 @@
 
 #include <cstddef>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "sim/agent_observer.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/sim/agent_observer.hpp"
 
 namespace cascade::sim {
 

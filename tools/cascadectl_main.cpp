@@ -15,8 +15,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "tools/ctl/commands.hpp"
-#include "tools/ctl/hub_client.hpp"
+#include "cascade/tools/ctl/commands.hpp"
+#include "cascade/tools/ctl/hub_client.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "agent/lb/adaptive_balancer.hpp"
+#include "cascade/agent/lb/adaptive_balancer.hpp"
 
 #include <algorithm>
 #include <cmath>

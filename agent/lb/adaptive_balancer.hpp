@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/lb/load_aware_balancer.hpp"
+#include "cascade/agent/lb/load_aware_balancer.hpp"
 
 namespace cascade::agent::lb {
 

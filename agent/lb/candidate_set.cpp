@@ -1,4 +1,4 @@
-#include "agent/lb/candidate_set.hpp"
+#include "cascade/agent/lb/candidate_set.hpp"
 
 #include <algorithm>
 #include <numeric>

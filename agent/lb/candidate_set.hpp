@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/lb/load_balancer.hpp"
+#include "cascade/agent/lb/load_balancer.hpp"
 
 namespace cascade::agent::lb {
 

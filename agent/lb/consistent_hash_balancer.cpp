@@ -1,4 +1,4 @@
-#include "agent/lb/consistent_hash_balancer.hpp"
+#include "cascade/agent/lb/consistent_hash_balancer.hpp"
 
 #include <algorithm>
 #include <cmath>

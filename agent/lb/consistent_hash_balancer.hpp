@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/lb/candidate_set.hpp"
+#include "cascade/agent/lb/candidate_set.hpp"
 
 namespace cascade::agent::lb {
 

@@ -1,4 +1,4 @@
-#include "agent/lb/least_active_balancer.hpp"
+#include "cascade/agent/lb/least_active_balancer.hpp"
 
 namespace cascade::agent::lb {
 

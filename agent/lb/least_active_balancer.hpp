@@ -4,7 +4,7 @@
 // only the calls reported to this balancer; the Client reports every call of
 // the service to each of its balancers.
 
-#include "agent/lb/load_aware_balancer.hpp"
+#include "cascade/agent/lb/load_aware_balancer.hpp"
 
 namespace cascade::agent::lb {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "agent/lb/candidate_set.hpp"
-#include "agent/lb/load_tracker.hpp"
+#include "cascade/agent/lb/candidate_set.hpp"
+#include "cascade/agent/lb/load_tracker.hpp"
 
 namespace cascade::agent::lb {
 

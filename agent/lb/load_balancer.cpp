@@ -1,13 +1,13 @@
-#include "agent/lb/load_balancer.hpp"
+#include "cascade/agent/lb/load_balancer.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "agent/lb/adaptive_balancer.hpp"
-#include "agent/lb/consistent_hash_balancer.hpp"
-#include "agent/lb/least_active_balancer.hpp"
-#include "agent/lb/random_balancer.hpp"
-#include "agent/lb/round_robin_balancer.hpp"
+#include "cascade/agent/lb/adaptive_balancer.hpp"
+#include "cascade/agent/lb/consistent_hash_balancer.hpp"
+#include "cascade/agent/lb/least_active_balancer.hpp"
+#include "cascade/agent/lb/random_balancer.hpp"
+#include "cascade/agent/lb/round_robin_balancer.hpp"
 
 namespace cascade::agent {
 

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/picker.hpp"
-#include "common/protocol.hpp"
-#include "common/random.hpp"
+#include "cascade/agent/picker.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::agent {
 

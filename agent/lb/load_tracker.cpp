@@ -1,4 +1,4 @@
-#include "agent/lb/load_tracker.hpp"
+#include "cascade/agent/lb/load_tracker.hpp"
 
 #include <algorithm>
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/lb/candidate_set.hpp"
+#include "cascade/agent/lb/candidate_set.hpp"
 
 namespace cascade::agent::lb {
 

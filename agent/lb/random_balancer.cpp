@@ -1,4 +1,4 @@
-#include "agent/lb/random_balancer.hpp"
+#include "cascade/agent/lb/random_balancer.hpp"
 
 namespace cascade::agent::lb {
 

@@ -2,7 +2,7 @@
 // The memoryless policies: uniform random and weighted random. Both draw
 // from the Rng they are given and keep nothing between picks.
 
-#include "agent/lb/candidate_set.hpp"
+#include "cascade/agent/lb/candidate_set.hpp"
 
 namespace cascade::agent::lb {
 

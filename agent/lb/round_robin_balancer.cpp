@@ -1,4 +1,4 @@
-#include "agent/lb/round_robin_balancer.hpp"
+#include "cascade/agent/lb/round_robin_balancer.hpp"
 
 namespace cascade::agent::lb {
 

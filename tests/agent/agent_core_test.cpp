@@ -1,10 +1,10 @@
-#include "agent/agent_core.hpp"
+#include "cascade/agent/agent_core.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "tests/common/builders.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {

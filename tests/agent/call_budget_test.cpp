@@ -1,4 +1,4 @@
-#include "agent/call_budget.hpp"
+#include "cascade/agent/call_budget.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "common/random.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -1,4 +1,4 @@
-#include "agent/caller.hpp"
+#include "cascade/agent/caller.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "agent/latency_tracker.hpp"
+#include "cascade/agent/latency_tracker.hpp"
 
 namespace cascade::agent {
 namespace {

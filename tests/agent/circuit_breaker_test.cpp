@@ -1,4 +1,4 @@
-#include "agent/circuit_breaker.hpp"
+#include "cascade/agent/circuit_breaker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,16 +1,16 @@
 // The agent library against a real hub server over ZeroMQ on loopback.
-#include "agent/client.hpp"
+#include "cascade/agent/client.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <thread>
 
-#include "hub/hub_server.hpp"
-#include "hub/proxy_server.hpp"
-#include "hub/sqlite_store.hpp"
-#include "tests/agent/client_with_hub.hpp"
-#include "tests/common/builders.hpp"
+#include "cascade/hub/hub_server.hpp"
+#include "cascade/hub/proxy_server.hpp"
+#include "cascade/hub/sqlite_store.hpp"
+#include "cascade/tests/agent/client_with_hub.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "agent/client.hpp"
-#include "tests/agent/running_hub.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/tests/agent/running_hub.hpp"
 
 namespace cascade::agent::testing {
 

@@ -7,10 +7,10 @@
 #include <set>
 #include <thread>
 
-#include "agent/client.hpp"
-#include "common/codec.hpp"
-#include "tests/agent/client_with_hub.hpp"
-#include "tests/common/builders.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/tests/agent/client_with_hub.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "agent/lb/consistent_hash_balancer.hpp"
-#include "agent/lb/load_balancer.hpp"
+#include "cascade/agent/lb/consistent_hash_balancer.hpp"
+#include "cascade/agent/lb/load_balancer.hpp"
 
 namespace cascade::agent {
 namespace {

@@ -1,4 +1,4 @@
-#include "agent/picker.hpp"
+#include "cascade/agent/picker.hpp"
 
 #include <gtest/gtest.h>
 

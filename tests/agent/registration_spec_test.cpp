@@ -1,4 +1,4 @@
-#include "agent/registration_spec.hpp"
+#include "cascade/agent/registration_spec.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "agent/router.hpp"
+#include "cascade/agent/router.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/random.hpp"
+#include "cascade/common/random.hpp"
 
 // Counts heap allocations while a test asks for it: route() promises to
 // allocate only its output vector, whatever the number of candidates.

@@ -1,11 +1,11 @@
-#include "agent/routing_rule.hpp"
+#include "cascade/agent/routing_rule.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "common/random.hpp"
+#include "cascade/common/random.hpp"
 
 namespace cascade::agent {
 namespace {

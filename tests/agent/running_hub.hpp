@@ -10,9 +10,9 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "common/clock.hpp"
-#include "hub/hub_server.hpp"
-#include "hub/sqlite_store.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/hub/hub_server.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 
 namespace cascade::agent::testing {
 

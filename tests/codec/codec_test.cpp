@@ -5,7 +5,7 @@
 // golden frame's MessagePack tree (wire_tree.hpp), so every malformed shape is
 // one precise step away from a valid one.
 
-#include "common/codec.hpp"
+#include "cascade/common/codec.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "common/digest.hpp"
-#include "tests/codec/golden_json.hpp"
-#include "tests/codec/golden_messages.hpp"
-#include "tests/codec/wire_tree.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/tests/codec/golden_json.hpp"
+#include "cascade/tests/codec/golden_messages.hpp"
+#include "cascade/tests/codec/wire_tree.hpp"
 
 namespace cascade::proto {
 namespace {

@@ -9,9 +9,9 @@
 #include <iostream>
 #include <string>
 
-#include "common/codec.hpp"
-#include "tests/codec/golden_json.hpp"
-#include "tests/codec/golden_messages.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/tests/codec/golden_json.hpp"
+#include "cascade/tests/codec/golden_messages.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::golden {
 

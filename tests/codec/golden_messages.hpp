@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/digest.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::golden {
 

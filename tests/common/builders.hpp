@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::test_support {
 

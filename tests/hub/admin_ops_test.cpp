@@ -7,10 +7,10 @@
 
 #include <algorithm>
 
-#include "hub/hub_core.hpp"
-#include "hub/sqlite_store.hpp"
-#include "tests/hub/hub_test_util.hpp"
-#include "tests/store/temp_dir.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/sqlite_store.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::hub {
 namespace {

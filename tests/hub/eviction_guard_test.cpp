@@ -1,4 +1,4 @@
-#include "hub/eviction_guard.hpp"
+#include "cascade/hub/eviction_guard.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hub/hub_core.hpp"
-#include "tests/hub/hub_test_util.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "hub/hub_core.hpp"
-#include "tests/hub/hub_test_util.hpp"
-#include "tests/hub/tier_harness.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
+#include "cascade/tests/hub/tier_harness.hpp"
 
 namespace cascade::hub {
 namespace {

@@ -1,8 +1,8 @@
-#include "hub/hub_core.hpp"
+#include "cascade/hub/hub_core.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tests/hub/hub_test_util.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub {
 namespace {

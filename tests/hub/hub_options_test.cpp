@@ -2,7 +2,8 @@
 
 #include <fstream>
 
-#include "hub/hub_config.hpp"
+#include "cascade/common/host_name.hpp"
+#include "cascade/hub/hub_config.hpp"
 
 namespace cascade::hub {
 namespace {
@@ -20,6 +21,13 @@ TEST(HubOptions, DefaultsGiveAThreeBeatLease) {
   ASSERT_TRUE(p.config);
   EXPECT_EQ(p.config->beat_interval, Duration{2000});
   EXPECT_EQ(p.config->effective_lease(), Duration{6000});
+}
+
+TEST(HubOptions, IdDefaultsToTheHostName) {
+  auto p = parse({});
+  ASSERT_TRUE(p.config);
+  EXPECT_EQ(p.config->id, host_name());
+  EXPECT_FALSE(p.config->id.empty());
 }
 
 TEST(HubOptions, FlagsAreTypedWithUnits) {
@@ -119,7 +127,8 @@ TEST(HubOptions, HelpExitsZeroWithUsage) {
 TEST(HubOptions, ShippedConfigFileParses) {
   auto p = parse({"--config", CASCADE_SOURCE_DIR "/deploy/config/hub.toml"});
   ASSERT_TRUE(p.config) << p.message;
-  EXPECT_EQ(p.config->id, "dc1-hub-a");
+  EXPECT_EQ(p.config->id, host_name());  // the packaged config leaves the id to the host
+  EXPECT_EQ(p.config->listen, "tcp://127.0.0.1:7400");
   EXPECT_EQ(p.config->effective_lease(), Duration{6000});
 }
 

@@ -1,14 +1,14 @@
 // The hub server's I/O shell with a store that can be told to fail: replies
 // that acknowledge a change wait for the commit, and never go out without it.
-#include "hub/hub_server.hpp"
+#include "cascade/hub/hub_server.hpp"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <thread>
 
-#include "common/codec.hpp"
-#include "tests/hub/hub_test_util.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub {
 namespace {

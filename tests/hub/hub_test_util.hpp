@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/digest.hpp"
-#include "common/protocol.hpp"
-#include "hub/hub_core.hpp"
-#include "tests/common/builders.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::hub::testing {
 

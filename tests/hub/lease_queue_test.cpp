@@ -1,4 +1,4 @@
-#include "hub/lease_queue.hpp"
+#include "cascade/hub/lease_queue.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "hub/node_index.hpp"
+#include "cascade/hub/node_index.hpp"
 
 #include <gtest/gtest.h>
 

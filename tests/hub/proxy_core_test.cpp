@@ -1,10 +1,10 @@
-#include "hub/proxy_core.hpp"
+#include "cascade/hub/proxy_core.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/codec.hpp"
-#include "hub/hub_core.hpp"
-#include "tests/hub/hub_test_util.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub {
 namespace {

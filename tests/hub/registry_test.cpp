@@ -1,8 +1,8 @@
-#include "hub/registry.hpp"
+#include "cascade/hub/registry.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tests/common/builders.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::hub {
 namespace {

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/digest.hpp"
-#include "hub/hub_core.hpp"
-#include "tests/hub/hub_test_util.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/digest.hpp"
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub::testing {
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/hub/hub_test_util.hpp"
-#include "tests/hub/tier_harness.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
+#include "cascade/tests/hub/tier_harness.hpp"
 
 namespace cascade::hub {
 namespace {

@@ -1,11 +1,11 @@
 // The uplink on its own: questions, timeouts and failover between upstreams,
 // with the upstream played by the test.
 
-#include "hub/uplink.hpp"
+#include "cascade/hub/uplink.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tests/common/builders.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::hub {
 namespace {

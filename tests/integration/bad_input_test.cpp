@@ -12,9 +12,9 @@
 
 #include <random>
 
-#include "common/codec.hpp"
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 namespace cascade::integration {
 namespace {

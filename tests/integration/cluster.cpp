@@ -1,4 +1,4 @@
-#include "tests/integration/cluster.hpp"
+#include "cascade/tests/integration/cluster.hpp"
 
 #include <cstdlib>
 #include <iostream>

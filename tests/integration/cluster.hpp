@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/common/refusing_port.hpp"
-#include "tests/integration/hub_probe.hpp"
-#include "tests/integration/process.hpp"
+#include "cascade/tests/common/refusing_port.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/process.hpp"
 
 namespace cascade::integration {
 

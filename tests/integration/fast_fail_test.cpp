@@ -16,8 +16,8 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/client.hpp"
-#include "tests/integration/cluster.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/tests/integration/cluster.hpp"
 
 namespace cascade::integration {
 namespace {

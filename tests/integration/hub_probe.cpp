@@ -1,10 +1,10 @@
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 #include <algorithm>
 #include <zmq_addon.hpp>
 
-#include "common/codec.hpp"
-#include "tools/ctl/hub_client.hpp"  // request_id_of: the same matching as cascadectl
+#include "cascade/common/codec.hpp"
+#include "cascade/tools/ctl/hub_client.hpp"  // request_id_of: the same matching as cascadectl
 
 namespace cascade::integration {
 

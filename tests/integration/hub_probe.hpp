@@ -11,7 +11,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/protocol.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::integration {
 

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 namespace cascade::integration {
 namespace {

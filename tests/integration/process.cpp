@@ -1,4 +1,4 @@
-#include "tests/integration/process.hpp"
+#include "cascade/tests/integration/process.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -8,8 +8,8 @@
 #include <regex>
 #include <sstream>
 
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 namespace cascade::integration {
 namespace {

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 namespace cascade::integration {
 namespace {

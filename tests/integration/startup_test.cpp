@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/hub_probe.hpp"
+#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/hub_probe.hpp"
 
 namespace cascade::integration {
 namespace {

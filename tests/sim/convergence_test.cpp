@@ -2,8 +2,8 @@
 // every service it uses equals the hub's list within two beat intervals and
 // the network delay (kConvergenceBound), under 5% loss.
 
-#include "tests/sim/fleet_fixture.hpp"
-#include "tests/sim/probes.hpp"
+#include "cascade/tests/sim/fleet_fixture.hpp"
+#include "cascade/tests/sim/probes.hpp"
 
 namespace cascade::sim::testing {
 namespace {

@@ -10,8 +10,8 @@
 // arrived can be several intervals old, and then the instance leaves early
 // (still exactly one lease after that beat).
 
-#include "tests/sim/fleet_fixture.hpp"
-#include "tests/sim/probes.hpp"
+#include "cascade/tests/sim/fleet_fixture.hpp"
+#include "cascade/tests/sim/probes.hpp"
 
 namespace cascade::sim::testing {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "tests/sim/fleet.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

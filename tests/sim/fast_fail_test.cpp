@@ -24,10 +24,10 @@
 #include <variant>
 #include <vector>
 
-#include "sim/call_load.hpp"
-#include "sim/tiered_world.hpp"
-#include "sim/world.hpp"
-#include "tests/sim/fleet.hpp"
+#include "cascade/sim/call_load.hpp"
+#include "cascade/sim/tiered_world.hpp"
+#include "cascade/sim/world.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

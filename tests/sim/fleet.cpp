@@ -1,4 +1,4 @@
-#include "tests/sim/fleet.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 #include <cassert>
 

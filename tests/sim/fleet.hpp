@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/world.hpp"
+#include "cascade/sim/world.hpp"
 
 namespace cascade::sim::testing {
 

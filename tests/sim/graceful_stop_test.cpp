@@ -1,8 +1,8 @@
 // Scenario (d): providers that stop gracefully leave the hub the moment their
 // Deregister arrives, and consumers drop them on their next beat.
 
-#include "tests/sim/fleet_fixture.hpp"
-#include "tests/sim/probes.hpp"
+#include "cascade/tests/sim/fleet_fixture.hpp"
+#include "cascade/tests/sim/probes.hpp"
 
 namespace cascade::sim::testing {
 namespace {

@@ -9,8 +9,8 @@
 //    repeats it and the new hub applies it;
 //  - consumers converge again; no live instance is ever missing.
 
-#include "tests/sim/fleet_fixture.hpp"
-#include "tests/sim/probes.hpp"
+#include "cascade/tests/sim/fleet_fixture.hpp"
+#include "cascade/tests/sim/probes.hpp"
 
 namespace cascade::sim::testing {
 namespace {

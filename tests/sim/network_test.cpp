@@ -1,4 +1,4 @@
-#include "sim/network.hpp"
+#include "cascade/sim/network.hpp"
 
 #include <gtest/gtest.h>
 

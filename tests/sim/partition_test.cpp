@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/call_load.hpp"
-#include "sim/world.hpp"
-#include "tests/sim/fleet.hpp"
+#include "cascade/sim/call_load.hpp"
+#include "cascade/sim/world.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

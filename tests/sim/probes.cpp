@@ -1,4 +1,4 @@
-#include "tests/sim/probes.hpp"
+#include "cascade/tests/sim/probes.hpp"
 
 #include <algorithm>
 

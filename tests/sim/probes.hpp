@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/world.hpp"
-#include "tests/sim/fleet.hpp"
+#include "cascade/sim/world.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 

@@ -1,6 +1,6 @@
 // Scenario (a): a full fleet under 5% message loss keeps every live instance.
 
-#include "tests/sim/fleet_fixture.hpp"
+#include "cascade/tests/sim/fleet_fixture.hpp"
 
 namespace cascade::sim::testing {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "tests/sim/tier_fleet.hpp"
-#include "tests/sim/tier_probes.hpp"
+#include "cascade/tests/sim/tier_fleet.hpp"
+#include "cascade/tests/sim/tier_probes.hpp"
 
 namespace cascade::sim::testing {
 

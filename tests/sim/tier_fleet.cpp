@@ -1,4 +1,4 @@
-#include "tests/sim/tier_fleet.hpp"
+#include "cascade/tests/sim/tier_fleet.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/tiered_world.hpp"
-#include "tests/sim/fleet.hpp"
+#include "cascade/sim/tiered_world.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/sim/tier_probes.hpp"
+#include "cascade/tests/sim/tier_probes.hpp"
 
 #include <algorithm>
 

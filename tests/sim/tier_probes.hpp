@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/tiered_world.hpp"
-#include "tests/sim/tier_fleet.hpp"
+#include "cascade/sim/tiered_world.hpp"
+#include "cascade/tests/sim/tier_fleet.hpp"
 
 namespace cascade::sim::testing {
 

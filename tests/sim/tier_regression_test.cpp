@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "sim/tiered_world.hpp"
-#include "tests/sim/tier_fleet.hpp"
+#include "cascade/sim/tiered_world.hpp"
+#include "cascade/tests/sim/tier_fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

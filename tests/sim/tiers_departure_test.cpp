@@ -11,7 +11,7 @@
 //  Per-hop timing above L1 for a burst of removals is not asserted here: a
 //  core bug delays it (tier_known_bugs_test.cpp, the repeated-removal case).
 
-#include "tests/sim/tier_fixture.hpp"
+#include "cascade/tests/sim/tier_fixture.hpp"
 
 namespace cascade::sim::testing {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "tests/sim/tier_fleet.hpp"
+#include "cascade/tests/sim/tier_fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

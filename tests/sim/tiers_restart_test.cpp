@@ -11,7 +11,7 @@
 //    no consumer's view ever regresses, and everyone holds the live set
 //    within kRestartBound of the crash.
 
-#include "tests/sim/tier_fixture.hpp"
+#include "cascade/tests/sim/tier_fixture.hpp"
 
 namespace cascade::sim::testing {
 namespace {

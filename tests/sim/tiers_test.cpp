@@ -8,7 +8,7 @@
 //      own services; the L2 drops them exactly one L2 lease after the last
 //      beat it got; after the heal everyone converges within the heal bound.
 
-#include "tests/sim/tier_fixture.hpp"
+#include "cascade/tests/sim/tier_fixture.hpp"
 
 namespace cascade::sim::testing {
 namespace {

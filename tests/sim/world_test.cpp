@@ -1,9 +1,9 @@
-#include "sim/world.hpp"
+#include "cascade/sim/world.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "tests/sim/fleet.hpp"
+#include "cascade/tests/sim/fleet.hpp"
 
 namespace cascade::sim::testing {
 namespace {

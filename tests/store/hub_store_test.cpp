@@ -9,9 +9,9 @@
 #include <limits>
 #include <tuple>
 
-#include "hub/registry.hpp"
-#include "hub/sqlite_store.hpp"
-#include "tests/store/temp_dir.hpp"
+#include "cascade/hub/registry.hpp"
+#include "cascade/hub/sqlite_store.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::hub {
 namespace {

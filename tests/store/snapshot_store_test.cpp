@@ -5,9 +5,9 @@
 
 #include <limits>
 
-#include "agent/sqlite_snapshot_store.hpp"
-#include "common/sqlite_db.hpp"
-#include "tests/store/temp_dir.hpp"
+#include "cascade/agent/sqlite_snapshot_store.hpp"
+#include "cascade/common/sqlite_db.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::agent {
 namespace {

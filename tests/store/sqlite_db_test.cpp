@@ -1,6 +1,6 @@
 // The SQLite wrapper on its own: pragmas, bindings, transactions, errors.
 
-#include "common/sqlite_db.hpp"
+#include "cascade/common/sqlite_db.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "tests/store/temp_dir.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::sqlite {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/tools/fake_hub.hpp"
-#include "tools/ctl/render.hpp"
+#include "cascade/tests/tools/fake_hub.hpp"
+#include "cascade/tools/ctl/render.hpp"
 
 namespace cascade::ctl {
 namespace {

@@ -1,13 +1,13 @@
 // Exit-code mapping and command output, against a fake Requester (no network).
 
-#include "tools/ctl/commands.hpp"
+#include "cascade/tools/ctl/commands.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/tools/fake_hub.hpp"
-#include "tools/ctl/render.hpp"
+#include "cascade/tests/tools/fake_hub.hpp"
+#include "cascade/tools/ctl/render.hpp"
 
 namespace cascade::ctl {
 namespace {

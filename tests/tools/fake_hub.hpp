@@ -15,9 +15,9 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "common/codec.hpp"
-#include "common/protocol.hpp"
-#include "tests/common/refusing_port.hpp"
+#include "cascade/common/codec.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/tests/common/refusing_port.hpp"
 
 namespace cascade::ctl::testing {
 

@@ -1,12 +1,12 @@
 // HubClient against an in-process fake hub over tcp loopback.
 
-#include "tools/ctl/hub_client.hpp"
+#include "cascade/tools/ctl/hub_client.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "tests/tools/fake_hub.hpp"
+#include "cascade/tests/tools/fake_hub.hpp"
 
 namespace cascade::ctl {
 namespace {

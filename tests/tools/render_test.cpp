@@ -1,6 +1,6 @@
 // Pure rendering of hub replies: exact tables and exact JSON keys.
 
-#include "tools/ctl/render.hpp"
+#include "cascade/tools/ctl/render.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tests/tools/fake_hub.hpp"
+#include "cascade/tests/tools/fake_hub.hpp"
 
 namespace cascade::ctl {
 namespace {

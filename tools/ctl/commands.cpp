@@ -1,11 +1,11 @@
-#include "tools/ctl/commands.hpp"
+#include "cascade/tools/ctl/commands.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 
-#include "common/validate.hpp"
-#include "tools/ctl/render.hpp"
+#include "cascade/common/validate.hpp"
+#include "cascade/tools/ctl/render.hpp"
 
 namespace cascade::ctl {
 namespace {

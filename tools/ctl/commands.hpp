@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
-#include "tools/ctl/hub_client.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
+#include "cascade/tools/ctl/hub_client.hpp"
 
 namespace cascade::ctl {
 

@@ -1,9 +1,9 @@
-#include "tools/ctl/hub_client.hpp"
+#include "cascade/tools/ctl/hub_client.hpp"
 
 #include <chrono>
 #include <type_traits>
 
-#include "common/codec.hpp"
+#include "cascade/common/codec.hpp"
 
 namespace cascade::ctl {
 namespace {

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <zmq.hpp>
 
-#include "common/clock.hpp"
-#include "common/protocol.hpp"
+#include "cascade/common/clock.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::ctl {
 

@@ -1,4 +1,4 @@
-#include "tools/ctl/render.hpp"
+#include "cascade/tools/ctl/render.hpp"
 
 #include <algorithm>
 #include <cstdio>
