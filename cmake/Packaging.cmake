@@ -114,7 +114,7 @@ register, resolve, pick (eight load-balancing policies, routing rules),\n\
 report failures and make resilient calls. Static archives, headers under\n\
 /usr/include/cascade and a CMake package: find_package(cascade CONFIG)\n\
 and link cascade::agent."
-  DEPENDS "cppzmq-dev, libzmq3-dev, libsqlite3-dev, libspdlog-dev")
+  DEPENDS "cppzmq-dev, libzmq3-dev, libsqlite3-dev, libspdlog-dev, pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 
 include(CPack)
