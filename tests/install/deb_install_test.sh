@@ -15,6 +15,10 @@ if [ "${1:-}" != --inside ]; then
     echo "skipped: needs root (mounts an overlay over / in a private namespace)"
     exit 77
   fi
+  if ! mountpoint -q /; then  # a plain chroot: no private mount namespace can be made of it
+    echo "skipped: / is not a mount point (a chroot?), so its mounts cannot be made private"
+    exit 77
+  fi
   # Everything lives on a tmpfs mounted on $base inside the namespace, which
   # vanishes with it: nothing is ever deleted through a bind mount of /dev.
   base=$(mktemp -d /tmp/cascade-deb-install.XXXXXX)
