@@ -77,8 +77,11 @@ verify_installed_units() {
     echo "(no systemd in this root: not verified here)"
     return
   fi
+  # verify looks the units' Documentation= man pages up with man, where there is one.
+  local man=()
+  in_root test -x /usr/bin/man || { man=(--man=no); echo "(no man in this root: man pages not looked up)"; }
   for unit in cascade-hub.service cascade-hub@dc1-a.service cascade-agent@example.service; do
-    verify_unit "$unit" in_root systemd-analyze verify
+    verify_unit "$unit" in_root systemd-analyze verify "${man[@]}"
   done
 }
 
