@@ -170,7 +170,10 @@ void HubServer::handle(Multipart& frames) {
     }
     replies.push_back(std::move(result.reply));
   }
-  if (replies.empty()) return;
+  // An empty batch is answered by an empty batch (protocol section 3.12);
+  // otherwise a frame whose messages all want no answer gets none.
+  const bool empty_batch = decoded.batched && decoded.items.empty();
+  if (replies.empty() && !empty_batch) return;
   reply(frames, replies, decoded.batched, durable);
 }
 

@@ -156,6 +156,17 @@ TEST_F(HubServerTest, BatchOfBeatsGetsABatchOfRepliesInOrder) {
               "n" + std::to_string(i));
 }
 
+// Protocol section 3.12: an empty batch is valid and answered by an empty batch
+// (a proxy probing the hub gets its answer, not a timeout).
+TEST_F(HubServerTest, EmptyBatchIsAnsweredByAnEmptyBatch) {
+  const auto bytes = proto::encode_batch({});
+  client.send(zmq::buffer(bytes), zmq::send_flags::none);
+  const auto reply = receive();
+  ASSERT_TRUE(reply) << "no answer to an empty batch";
+  EXPECT_TRUE(reply->batched);
+  EXPECT_TRUE(reply->items.empty());
+}
+
 // Pushes flushed in the pass that changed the service, so a push and a
 // durable reply are made in the same pass of the server loop.
 class HubServerPushTest : public HubServerTest {
