@@ -729,14 +729,14 @@ AdminReply read_admin_reply(Fields& f) {
   AdminReply m;
   m.request_id = f.u64("request_id");
   m.ok = f.boolean("ok");
-  m.message = f.str("message", 4096);
+  m.message = f.str("message", kMaxMessageBytes);
   return m;
 }
 
 ErrorReply read_error(Fields& f) {
   ErrorReply m;
   m.code = static_cast<ErrorCode>(f.enum_u8("code", kMaxErrorCode, /*min=*/1));
-  m.message = f.str("message", 4096);
+  m.message = f.str("message", kMaxMessageBytes);
   m.ref = f.u64("ref");
   return m;
 }
@@ -967,7 +967,7 @@ std::size_t required_field_count(MsgType type) {
 }
 
 ErrorReply to_error_reply(const DecodeFailure& failure) {
-  return ErrorReply{failure.code, failure.what, failure.ref};
+  return ErrorReply{failure.code, clip_message(failure.what), failure.ref};
 }
 
 }  // namespace cascade::proto

@@ -116,6 +116,20 @@ const char* to_string(AdminOp op) {
   return "unknown";
 }
 
+std::string clip_message(std::string text) {
+  if (text.size() <= kMaxMessageBytes) return text;
+  static constexpr std::string_view kEllipsis = "...";
+  std::size_t end = kMaxMessageBytes - kEllipsis.size();
+  const auto continuation = [&](std::size_t i) {
+    return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+  };
+  while (end > 0 && continuation(end))
+    --end;  // never split a character
+  text.resize(end);
+  text += kEllipsis;
+  return text;
+}
+
 bool is_instance_op(AdminOp op) {
   switch (op) {
     case AdminOp::kMarkOutOfService:

@@ -57,6 +57,8 @@ inline constexpr std::uint8_t kMaxInstanceStatus = 3;
 enum class Health : std::uint8_t { kOk = 0, kIsolated = 1, kUnconfirmed = 2 };
 inline constexpr std::uint8_t kMaxHealth = 2;
 inline constexpr std::size_t kMaxReasonBytes = 255;
+// The text of an ErrorReply or an AdminReply.
+inline constexpr std::size_t kMaxMessageBytes = 4096;
 
 // Routing rules a hub serves with a service (revision 3; section 5.12 of
 // schemas/protocol-v1.md). The text's syntax is agent/routing_rule.hpp's.
@@ -388,6 +390,10 @@ std::optional<FailureKind> parse_failure_kind(std::string_view s);
 const char* to_string(AdminOp op);
 // The operation names one instance (service + instance_id).
 bool is_instance_op(AdminOp op);
+// TEXT cut to kMaxMessageBytes at a UTF-8 character boundary, ending in "..."
+// when cut: what an ErrorReply or AdminReply may carry (a reply that quotes
+// its request must still decode).
+std::string clip_message(std::string text);
 const char* to_string(MsgType t);
 MsgType type_of(const Message& m);
 

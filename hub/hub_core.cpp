@@ -167,7 +167,7 @@ proto::ErrorReply HubCore::on_decode_failure(const proto::DecodeFailure& failure
 
 HandleResult HubCore::reject(proto::ErrorCode code, std::string message, std::uint64_t ref) {
   ++counters_.invalid_messages;
-  return {proto::ErrorReply{code, std::move(message), ref}};
+  return {proto::ErrorReply{code, proto::clip_message(std::move(message)), ref}};
 }
 
 void HubCore::prefetch(const proto::Message& message) const {

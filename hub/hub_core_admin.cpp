@@ -117,11 +117,13 @@ std::string check_request(const proto::AdminRequest& request) {
   return {};
 }
 
+// Messages may quote what the request said (a rule, a glob): clipped to what
+// the protocol lets a reply carry, or the operator's tool could not read it.
 proto::AdminReply ok(std::string message) {
-  return {0, true, std::move(message)};
+  return {0, true, proto::clip_message(std::move(message))};
 }
 proto::AdminReply refused(std::string message) {
-  return {0, false, std::move(message)};
+  return {0, false, proto::clip_message(std::move(message))};
 }
 
 // The actor as logged: it is unchecked input when the request is refused.

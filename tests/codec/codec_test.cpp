@@ -26,6 +26,7 @@
 #include "cascade/tests/codec/golden_json.hpp"
 #include "cascade/tests/codec/golden_messages.hpp"
 #include "cascade/tests/codec/wire_tree.hpp"
+#include "cascade/tests/common/vm_peak.hpp"
 
 namespace cascade::proto {
 namespace {
@@ -42,8 +43,6 @@ using wire::Node;
 
 constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
-// codec.cpp bounds ErrorReply.message with a literal, not a protocol.hpp constant.
-constexpr std::size_t kMaxErrorMessageBytes = 4096;
 
 // ------------------------------------------------------------------ helpers
 
@@ -720,7 +719,7 @@ std::vector<StringField> string_fields() {
          m.services.front().service.name = s;
          return Message(m);
        }},
-      {"ErrorReply.message", kMaxErrorMessageBytes, false,
+      {"ErrorReply.message", kMaxMessageBytes, false,
        [](const std::string& s) {
          auto m = error_reply();
          m.message = s;
@@ -1076,14 +1075,7 @@ TEST(CodecMalformed, ErrorCodeZeroIsInvalid) {
   EXPECT_TRUE(IsFailure(decode_single(wire::pack(tree)), ErrorCode::kInvalid));
 }
 
-// Peak virtual memory of this process, from /proc (0 where unavailable).
-std::uint64_t vm_peak_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmPeak:", 0) == 0) return std::stoull(line.substr(7));
-  return 0;
-}
+using cascade::test_support::vm_peak_kib;
 
 TEST(CodecMalformed, ClaimedCountsReserveNoMoreThanTheFrameCanHold) {
   // Seven nested arrays each claiming 4 Mi - 1 items: 35 bytes that would make
@@ -1102,6 +1094,30 @@ TEST(CodecMalformed, ClaimedCountsReserveNoMoreThanTheFrameCanHold) {
         std::exit(frame.items.size() == 1 && failure_of(frame.items[0]) && grown_mib < 16 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace cascade::proto
+
+namespace cascade::proto {
+namespace {
+
+TEST(ClipMessage, ShortTextIsKept) {
+  EXPECT_EQ(clip_message("refused: no instance svc/i1"), "refused: no instance svc/i1");
+  EXPECT_EQ(clip_message(std::string(kMaxMessageBytes, 'a')).size(), kMaxMessageBytes);
+}
+
+TEST(ClipMessage, LongTextIsCutAtACharacterBoundaryAndSaysSo) {
+  // "é" is two bytes: a cut between them would leave half a character.
+  std::string text;
+  while (text.size() < 2 * kMaxMessageBytes)
+    text += "\xc3\xa9";
+  const auto clipped = clip_message(text);
+  EXPECT_LE(clipped.size(), kMaxMessageBytes);
+  ASSERT_TRUE(clipped.ends_with("..."));
+  const auto body = clipped.substr(0, clipped.size() - 3);
+  EXPECT_EQ(body.size() % 2, 0u);
+  EXPECT_EQ(body, text.substr(0, body.size()));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "cascade/common/codec.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 #include "cascade/tests/hub/hub_test_util.hpp"
@@ -508,6 +509,24 @@ TEST_F(AdminOpsTest, SetRoutesIsServedWithTheNextFullUpdate) {
   EXPECT_EQ(down.updates[0].upserts.size(), 2u);
   EXPECT_EQ(down.updates[0].routes, dc1_rules());
   EXPECT_EQ(query("svc").routes, dc1_rules());
+}
+
+// A refusal quotes the rule; a rule of the longest length the protocol allows
+// must still give a reply the operator's tool can decode.
+TEST_F(AdminOpsTest, RefusalQuotingTheLongestInvalidRuleStillDecodes) {
+  // A bad glob: the parser quotes the pattern, and the hub the rule around it.
+  const std::string rule = "=> host = **" + std::string(proto::kMaxRouteRuleBytes - 12, 'a');
+  ASSERT_EQ(rule.size(), proto::kMaxRouteRuleBytes);
+
+  const auto reply = admin(set_routes_op("svc", {{rule, 0, false, true}}));
+
+  EXPECT_FALSE(reply.ok);
+  EXPECT_LE(reply.message.size(), proto::kMaxMessageBytes);
+  const auto decoded = proto::decode_frame(proto::encode(reply));
+  ASSERT_EQ(decoded.items.size(), 1u);
+  const auto* message = std::get_if<proto::Message>(&decoded.items[0]);
+  ASSERT_NE(message, nullptr) << std::get<proto::DecodeFailure>(decoded.items[0]).what;
+  EXPECT_EQ(std::get<proto::AdminReply>(*message).message, reply.message);
 }
 
 TEST_F(AdminOpsTest, FullUpdatesAndQueryRepliesSayNoRulesWhenThereAreNone) {

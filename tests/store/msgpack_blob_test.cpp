@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cascade/tests/common/vm_peak.hpp"
+
 namespace cascade {
 namespace {
 
@@ -23,17 +25,23 @@ TEST(MsgpackBlob, TrailingBytesAreRefused) {
   EXPECT_FALSE(unpack_blob<std::vector<int>>(pack_blob(std::vector<int>{1, 2}) + "x"));
 }
 
-// The parser would reserve memory for every claimed item before reading one:
-// the blob's size bounds the claim, so it is refused before any reservation.
-TEST(MsgpackBlob, CountsClaimedBeyondTheBlobsSizeAreRefusedBeforeAnyReservation) {
-  std::size_t offset = 0;
-  EXPECT_THROW(msgpack::unpack(kHugeArrayClaim.data(), kHugeArrayClaim.size(), offset, nullptr,
-                               nullptr, blob_limits(kHugeArrayClaim.size())),
-               msgpack::array_size_overflow);
-  offset = 0;
-  EXPECT_THROW(msgpack::unpack(kHugeMapClaim.data(), kHugeMapClaim.size(), offset, nullptr, nullptr,
-                               blob_limits(kHugeMapClaim.size())),
-               msgpack::map_size_overflow);
+// Seven nested arrays each claiming 4 Mi - 1 items: 35 bytes that would make
+// the parser reserve 7 x 64 MiB (16 bytes per claimed item) before reading an
+// item, were the claims not bounded by the blob's size. A fresh process, so
+// earlier tests do not hide the peak.
+TEST(MsgpackBlob, CountsClaimedBeyondTheBlobsSizeReserveNothing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::string blob;
+        for (int i = 0; i < 7; ++i)
+          blob += std::string("\xdd\x00\x3f\xff\xff", 5);
+        const auto before = test_support::vm_peak_kib();
+        const auto refused = !unpack_blob<std::vector<std::vector<int>>>(blob);
+        const auto grown_mib = (test_support::vm_peak_kib() - before) / 1024;
+        std::exit(refused && grown_mib < 16 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
   EXPECT_FALSE(unpack_blob<std::vector<int>>(kHugeArrayClaim));
   EXPECT_FALSE((unpack_blob<std::map<std::string, std::string>>(kHugeMapClaim)));
 }
