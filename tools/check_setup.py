@@ -10,7 +10,7 @@ fails on the next fresh machine. This check collects what the project really
 uses - the CMake cache of a configured build, the imports of its Python files,
 the commands its shell scripts call, the program paths its C++ and CMake
 sources name - maps every used file to its Debian package with dpkg, and fails
-for each package outside what tools/packages.txt pulls in.
+for each package outside what the list in tools/setup.sh pulls in.
 
 Run it with Debian's interpreter (standard library only):
     /usr/bin/python3 tools/check_setup.py [--build-dir DIR] [-v]
@@ -35,7 +35,8 @@ PROG = 'check_setup'
 # whatever python3 comes first on a developer's PATH.
 PYTHON = '/usr/bin/python3'
 INSTALLER = 'tools/setup.sh'
-DEFAULT_LIST = 'tools/packages.txt'
+# Where a missing package goes: the packages=( ... ) list of the set-up script.
+DEFAULT_LIST = 'the packages list of tools/setup.sh'
 
 
 class CheckError(Exception):
@@ -853,7 +854,7 @@ class InstalledPackages:
 
 
 def parse_package_list(text):
-    """tools/packages.txt format: one package a line, '#' comments."""
+    """One package a line, '#' comments (the output of setup.sh --list, or a --packages file)."""
     names = (line.split('#', 1)[0].strip() for line in text.splitlines())
     return [name for name in names if name]
 
@@ -938,7 +939,7 @@ def parse_arguments(argv):
     parser.add_argument('--cache', help='CMake cache to read (default: BUILD_DIR/CMakeCache.txt)')
     parser.add_argument('--source-dir', default=repo, help=f'source tree (default: {repo})')
     parser.add_argument('--packages', metavar='FILE',
-                        help=f'package list in {DEFAULT_LIST} format (default: the output of '
+                        help='package list, one package a line, # comments (default: the output of '
                              f'`bash SOURCE_DIR/{INSTALLER} --list`)')
     parser.add_argument('-v', '--verbose', action='store_true',
                         help='print every use and its package')

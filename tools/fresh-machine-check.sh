@@ -85,13 +85,13 @@ resolve_revision() {
   fi
 }
 
-# The revision's own package list, parsed as tools/setup.sh parses it. Read before anything is
-# created: a revision without one cannot be checked.
+# The revision's own package list: its tools/setup.sh --list. Read before anything is created: a
+# revision whose set-up cannot list its packages cannot be checked.
 read_project_packages() {
-  mapfile -t PROJECT_PACKAGES < <(git -C "$REPO" show "$COMMIT:tools/packages.txt" 2>/dev/null |
-    sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d')
+  mapfile -t PROJECT_PACKAGES < <(git -C "$REPO" show "$COMMIT:tools/setup.sh" 2>/dev/null |
+    bash -s -- --list 2>/dev/null)
   [ ${#PROJECT_PACKAGES[@]} -gt 0 ] ||
-    die "$REV has no tools/packages.txt listing a package (revisions before it are not supported)"
+    die "$REV: tools/setup.sh --list names no package (revisions before it are not supported)"
 }
 
 # --- the work directory and clean-up -------------------------------------------------------------
@@ -391,7 +391,7 @@ check_root_lacks_project_packages() {
   say "root: $(wc -l <"$minbase") packages, all of them minbase" \
       "(essential, required, apt and their dependencies)"
   say "root lacks the project's packages: $(( ${#PROJECT_PACKAGES[@]} - ${#in_minbase[@]} )) of the" \
-      "${#PROJECT_PACKAGES[@]} in tools/packages.txt are not installed" \
+      "${#PROJECT_PACKAGES[@]} of tools/setup.sh are not installed" \
       "${in_minbase[*]:+(installed, as part of minbase: ${in_minbase[*]})}"
 }
 
@@ -616,7 +616,7 @@ main() {
   parse_args "$@"
   require_root
   command -v mmdebstrap >/dev/null ||
-    die "mmdebstrap is missing (apt-get install mmdebstrap; it is in tools/packages.txt)"
+    die "mmdebstrap is missing (apt-get install mmdebstrap; tools/setup.sh installs it)"
   local t0=$EPOCHSECONDS
   say "fresh-machine check of $REPO ($(date -u '+%Y-%m-%d %H:%M UTC'))"
   resolve_revision

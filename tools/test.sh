@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 bash tools/build.sh
 # Fails here, naming the package, when the build, a test or a script uses
-# something tools/packages.txt does not install (a fresh machine would lack it).
+# something tools/setup.sh does not install (a fresh machine would lack it).
 /usr/bin/python3 tools/check_setup.py --build-dir build
 ctest --test-dir build --output-on-failure -j2 --timeout 300

@@ -1096,12 +1096,6 @@ TEST(CodecMalformed, ClaimedCountsReserveNoMoreThanTheFrameCanHold) {
       ::testing::ExitedWithCode(0), "");
 }
 
-}  // namespace
-}  // namespace cascade::proto
-
-namespace cascade::proto {
-namespace {
-
 TEST(ClipMessage, ShortTextIsKept) {
   EXPECT_EQ(clip_message("refused: no instance svc/i1"), "refused: no instance svc/i1");
   EXPECT_EQ(clip_message(std::string(kMaxMessageBytes, 'a')).size(), kMaxMessageBytes);
