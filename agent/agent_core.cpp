@@ -377,15 +377,27 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     need_full_ = false;
   }
   apply_updates(now, down.updates, out);
-  // Every entry the beat declared is now confirmed current by the hub.
+  // Every entry the beat declared is now confirmed current by the hub, but
+  // for those it serves stale, which are as old as it says.
   for (auto& [key, entry] : cache_) {
-    entry.confirmed_at = now;
-    entry.from_snapshot = false;
+    entry.confirm(now, 0, false);
     // Versions are numbered per hub: after moving to another hub, declare
     // none held so the new hub sends each list whole once (the lists are kept
     // and served meanwhile).
     if (other_hub) entry.version_trusted = false;
   }
+  for (const auto& stale : down.stale)
+    if (auto it = cache_.find(stale.service); it != cache_.end())
+      it->second.confirm(now, stale.age_ms, true);
+}
+
+void AgentCore::CacheEntry::confirm(MonoTime now, std::uint64_t age_ms, bool stale) {
+  // A year bounds what a peer may claim, so the subtraction cannot overflow.
+  constexpr std::uint64_t kMaxAgeMs = 365ULL * 24 * 3600 * 1000;
+  heard_at = now;
+  confirmed_at = now - Duration{static_cast<Duration::rep>(std::min(age_ms, kMaxAgeMs))};
+  source_stale = stale;
+  from_snapshot = false;
 }
 
 // Delta mode: the hub holds the set as of beat `ack_seq` (its digest matched),
@@ -454,8 +466,7 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
   entry.last_used = now;
   // An answer from an upper tier's cache is as old as that cache says.
-  entry.confirmed_at = now - Duration{static_cast<Duration::rep>(reply.age_ms)};
-  entry.from_snapshot = false;
+  entry.confirm(now, reply.age_ms, reply.stale);
   out.changed.push_back(reply.service);
   out.answered.push_back(reply.request_id);
 }
@@ -538,7 +549,7 @@ Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEnt
   r.source = e.from_snapshot ? Source::kSnapshot : Source::kHub;
   r.age = e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
                           : now - e.confirmed_at;
-  r.stale = e.from_snapshot || r.age > stale_after();
+  r.stale = e.from_snapshot || e.source_stale || r.age > stale_after();
   r.routes = e.routes;
   return r;
 }
@@ -547,10 +558,13 @@ std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now,
                                             const proto::ServiceKey& service) {
   auto it = cache_.find(service);
   if (it == cache_.end()) return std::nullopt;
-  auto r = resolution_of(service, it->second, now, wall_now);
-  if (r.stale) return std::nullopt;
+  // A list our hub answered for lately is the best there is, even one it
+  // serves stale (its upper tier is cut off): asking again would only bring
+  // the same answer. One the hub went quiet about is worth a query.
+  const auto& entry = it->second;
+  if (entry.from_snapshot || now - entry.heard_at > stale_after()) return std::nullopt;
   it->second.last_used = now;
-  return r;
+  return resolution_of(service, entry, now, wall_now);
 }
 
 std::optional<Resolution> AgentCore::peek(MonoTime now, WallMs wall_now,

@@ -121,7 +121,9 @@ class AgentCore {
   // Keeps a service fresh regardless of use (the daemon's --use).
   void pin(const proto::ServiceKey& service);
 
-  // A fresh cached answer (and marks the entry used), or nothing.
+  // A cached answer our hub stood by within the last three beat intervals (and
+  // marks the entry used), or nothing: then a query is worth sending. The
+  // answer may be stale (Resolution::stale) when the hub serves it stale.
   std::optional<Resolution> lookup(MonoTime now, WallMs wall_now, const proto::ServiceKey& service);
   // Whatever is cached, however stale, without marking it used.
   std::optional<Resolution> peek(MonoTime now, WallMs wall_now,
@@ -187,8 +189,12 @@ class AgentCore {
     std::uint64_t version = 0;
     std::map<std::string, proto::Instance> instances;
     MonoTime last_used{};
-    MonoTime confirmed_at{};     // last time a hub said this list is current
+    MonoTime confirmed_at{};     // as of when the list is current (the tier holding it said so)
+    MonoTime heard_at{};         // last time our hub answered for it (however stale its answer)
+    bool source_stale = false;   // our hub said it serves this list stale (protocol 5.14)
     bool from_snapshot = false;  // never confirmed since the agent started
+    // A hub answered for the list: current as of `age_ms` ago, stale or not.
+    void confirm(MonoTime now, std::uint64_t age_ms, bool stale);
     // False when `version` may not be one the current hub issued (restored
     // from the snapshot, or from another hub): beats then declare
     // kUnverifiedVersion, which no hub ever issues, so the hub sends the whole list.

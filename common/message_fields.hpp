@@ -172,6 +172,15 @@ void describe(Io& io, U& u) {
   io.field("removed", u.removed, Text{kMaxIdBytes});
   io.optional_from_here();
   io.field("routes", u.routes, MaxItems{kMaxRouteRules});
+  io.field("more", u.more);
+}
+
+template <>
+inline constexpr const char* kRecordName<StaleList> = "stale_list";
+template <typename Io, Of<StaleList> S>
+void describe(Io& io, S& s) {
+  key_fields(io, s.service);
+  io.field("age_ms", s.age_ms);
 }
 
 template <>
@@ -234,6 +243,7 @@ void describe(Io& io, M& m) {
   io.field("updates", m.updates);
   io.optional_from_here();
   io.field("push", m.push);
+  io.field("stale", m.stale);
 }
 
 template <typename Io, Of<Query> M>
@@ -258,6 +268,7 @@ void describe(Io& io, M& m) {
   io.field("age_ms", m.age_ms);
   io.field("stale", m.stale);
   io.field("routes", m.routes, MaxItems{kMaxRouteRules});
+  io.field("more", m.more);
 }
 
 template <typename Io, Of<Deregister> M>

@@ -27,6 +27,9 @@ inline constexpr std::size_t kMaxMetadataKeyBytes = 128;
 inline constexpr std::size_t kMaxMetadataValueBytes = 1024;
 inline constexpr std::size_t kMaxBatchMessages = 4096;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 4 * 1024 * 1024;
+// Senders split a reply or push larger than this into parts (section 5.13),
+// so a service of any size reaches a receiver with the default frame limit.
+inline constexpr std::size_t kMaxPartBytes = 1024 * 1024;
 
 enum class MsgType : std::uint8_t {
   kUpBeat = 1,
@@ -163,7 +166,21 @@ struct ServiceUpdate {
   // (empty: no rules); nullopt = unchanged. Full and gone updates always
   // carry it, deltas only when the rules changed after from_version.
   std::optional<std::vector<RouteRuleText>> routes{};
+  // Trailing field (revision 4): the update continues in the next update of
+  // the same service (in this DownBeat or in the push frames that follow it):
+  // a list too large for one frame travels in parts, and the receiver applies
+  // them together once the part without `more` arrived (section 5.13).
+  bool more = false;
   bool operator==(const ServiceUpdate&) const = default;
+};
+
+// A list the hub serves although its source has not confirmed it recently: a
+// cross-tier list past its TTL because the upper tier is unreachable
+// (revision 4, section 5.14). Consumers show it as stale, with this age.
+struct StaleList {
+  ServiceKey service;
+  std::uint64_t age_ms = 0;  // since the tier that holds the list last confirmed it
+  bool operator==(const StaleList&) const = default;
 };
 
 // hub -> agent, the reply to every UpBeat.
@@ -178,6 +195,9 @@ struct DownBeat {
   // Trailing field (revision 3): not a reply but a push of urgent updates
   // (an isolation) between beats. ack_seq is 0; only `updates` apply.
   bool push = false;
+  // Trailing field (revision 4): of the services the beat declared, those
+  // served stale. A declared list not named here is current as of this reply.
+  std::vector<StaleList> stale{};
   bool operator==(const DownBeat&) const = default;
 };
 
@@ -209,6 +229,9 @@ struct QueryReply {
   // Trailing field (revision 3): the routing rules of the answering hub's own
   // entry of the service (empty: none); nullopt = not said (an older hub).
   std::optional<std::vector<RouteRuleText>> routes{};
+  // Trailing field (revision 4): further QueryReply frames with the same
+  // request_id follow, carrying more of `instances` (section 5.13).
+  bool more = false;
   bool operator==(const QueryReply&) const = default;
 };
 

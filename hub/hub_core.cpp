@@ -246,7 +246,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, std::st
   reply.lease_ms = static_cast<std::uint32_t>(config_.lease.count());
   reply.send_full = !(node.set_known && node.digest == beat.digest);
   if (reply.send_full) ++counters_.full_sets_requested;
-  collect_updates(now, node, beat.uses, reply.updates);
+  collect_updates(now, node, beat.uses, reply);
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
   return {std::move(reply),
@@ -410,15 +410,29 @@ bool HubCore::ensure_running_digest(Node& node) {
 }
 
 void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
-                              std::vector<proto::ServiceUpdate>& out) {
+                              proto::DownBeat& reply) {
+  auto& out = reply.updates;
   uses_scratch_.clear();
   for (const auto& use : uses) {
     const auto before = out.size();
     const ServiceEntry* followed = add_update(now, use, out);
+    note_if_stale(now, use.service, followed, reply.stale);
     if (followed == nullptr) continue;
     uses_scratch_.push_back({followed, out.size() > before ? out.back().version : use.version});
   }
   set_uses(node, uses_scratch_);
+}
+
+// A cross-tier list past its TTL is still served (the upper tier is
+// unreachable), and the reply says so with its age: the consumer must not
+// take the reply as a confirmation of the list (protocol section 5.14).
+void HubCore::note_if_stale(MonoTime now, const proto::ServiceKey& service, const ServiceEntry* svc,
+                            std::vector<proto::StaleList>& stale) {
+  if (answers_locally(svc)) return;
+  const auto age = uplink_->stale_age(now, service);
+  if (!age) return;
+  stale.push_back({service, static_cast<std::uint64_t>(age->count())});
+  ++counters_.updates_stale;
 }
 
 const ServiceEntry* HubCore::add_update(MonoTime now, const proto::ServiceUse& use,

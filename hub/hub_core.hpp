@@ -185,7 +185,9 @@ class HubCore {
                            std::vector<OwnedInstance> added);
   void ask_for_set(const std::string& node_id);
   void collect_updates(MonoTime now, Node& node, const std::vector<proto::ServiceUse>& uses,
-                       std::vector<proto::ServiceUpdate>& out);
+                       proto::DownBeat& reply);
+  void note_if_stale(MonoTime now, const proto::ServiceKey& service, const ServiceEntry* svc,
+                     std::vector<proto::StaleList>& stale);
   // Appends what a consumer holding `use.version` needs, if anything; returns
   // the entry that serves the service (nullptr: nothing to follow yet).
   const ServiceEntry* add_update(MonoTime now, const proto::ServiceUse& use,

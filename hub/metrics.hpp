@@ -28,6 +28,7 @@ namespace cascade::hub {
   X(updates_full)        /* full service lists sent downstream */                    \
   X(updates_gone)        /* "service gone" updates sent downstream */                \
   X(updates_cross_tier)  /* lists composed with the upper tier's, sent downstream */ \
+  X(updates_stale)       /* replies naming a used list served stale, per list */     \
   X(decode_errors)       /* frames or messages that failed to decode */              \
   X(invalid_messages)    /* well-formed messages that broke a rule */                \
   X(unexpected_messages) /* reply-type messages sent to the hub */                   \

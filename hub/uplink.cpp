@@ -127,6 +127,14 @@ const agent::AgentCore* Uplink::freshest(MonoTime now, const proto::ServiceKey& 
   return best;
 }
 
+std::optional<Duration> Uplink::stale_age(MonoTime now, const proto::ServiceKey& service) const {
+  const auto* core = freshest(now, service);
+  if (core == nullptr) return std::nullopt;
+  const auto age = core->held(now, service)->age;
+  if (age <= ttl()) return std::nullopt;
+  return age;
+}
+
 bool Uplink::known_missing(MonoTime now, const proto::ServiceKey& service) const {
   return missing_.fresh(now, service);
 }

@@ -111,6 +111,10 @@ class Uplink {
   std::optional<CrossTierView> view(MonoTime now, const proto::ServiceKey& service) const {
     return best_view(now, service);
   }
+  // How old the freshest list held of the service is, when it is past its
+  // TTL (served stale: the upper tier did not confirm it in time); nullopt
+  // when it is fresh or not held.
+  std::optional<Duration> stale_age(MonoTime now, const proto::ServiceKey& service) const;
   // The upstream said recently that it has no such service.
   bool known_missing(MonoTime now, const proto::ServiceKey& service) const;
 

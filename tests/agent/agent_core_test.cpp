@@ -487,6 +487,56 @@ TEST_F(AgentCoreTest, SnapshotEntryBecomesFreshOnceAHubConfirmsIt) {
   EXPECT_EQ(r->source, Source::kHub);
 }
 
+// Staleness made by any hop above reaches the consumer: a reply naming the
+// list as stale is not a confirmation of it (protocol section 5.14).
+TEST_F(AgentCoreTest, AReplyNamingAListStaleShowsItStaleWithTheHubsAge) {
+  start_with_svc_resolved();
+  auto down = down_for(next_beat());
+  down.stale = {proto::StaleList{key("svc"), 41'000}};
+  core.on_message(clock.now(), 0, down);
+  const auto r = core.peek(clock.now(), clock.wall_ms(), key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->age, Duration{41'000});
+  EXPECT_EQ(r->source, Source::kHub);
+  EXPECT_EQ(core.held(clock.now(), key("svc"))->age, Duration{41'000});
+
+  // The hub stood by it just now: served from the cache, marked stale, no query.
+  const auto looked_up = core.lookup(clock.now(), clock.wall_ms(), key("svc"));
+  ASSERT_TRUE(looked_up);
+  EXPECT_TRUE(looked_up->stale);
+
+  // The next reply that does not name it confirms it again.
+  core.on_message(clock.now(), 0, down_for(next_beat()));
+  const auto fresh = core.peek(clock.now(), clock.wall_ms(), key("svc"));
+  EXPECT_FALSE(fresh->stale);
+  EXPECT_EQ(fresh->age, Duration{0});
+}
+
+TEST_F(AgentCoreTest, AStaleQueryReplyIsShownStaleEvenWhenItsAgeIsShort) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  proto::QueryReply reply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}};
+  reply.stale = true;
+  reply.age_ms = 1'500;  // past a short cross-tier TTL, within three of our intervals
+  core.on_message(clock.now(), 0, reply);
+  const auto r = core.peek(clock.now(), clock.wall_ms(), key("svc"));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->age, Duration{1'500});
+}
+
+TEST_F(AgentCoreTest, AClaimedAgeBeyondAYearIsBoundedNotWrapped) {
+  start_with_svc_resolved();
+  auto down = down_for(next_beat());
+  down.stale = {proto::StaleList{key("svc"), ~std::uint64_t{0}}};
+  core.on_message(clock.now(), 0, down);
+  const auto r = core.peek(clock.now(), clock.wall_ms(), key("svc"));
+  EXPECT_TRUE(r->stale);
+  EXPECT_EQ(r->age, Duration{365LL * 24 * 3600 * 1000});
+}
+
 TEST_F(AgentCoreTest, SnapshotVersionsAreDeclaredUnverifiedSoTheHubSendsWholeLists) {
   core.restore_snapshot({ServiceSnapshot{key("svc"), 3, clock.wall_ms(), {inst("i1", "a:1")}}},
                         clock.now());

@@ -183,9 +183,12 @@ std::vector<RecordPath> record_paths(MsgType t) {
     case MsgType::kUpBeat:  // registrations, uses, delta, its upserts and removed keys
       return {{{}, whole}, {{6, kEvery}, 8},    {{7, kEvery}, 3},
               {{8}, 4},    {{8, 2, kEvery}, 8}, {{8, 3, kEvery}, 3}};
-    case MsgType::kDownBeat:  // updates, upserts, routing rules
-      return {
-          {{}, whole}, {{8, kEvery}, 7}, {{8, kEvery, 5, kEvery}, 6}, {{8, kEvery, 7, kEvery}, 4}};
+    case MsgType::kDownBeat:  // updates, upserts, routing rules, stale lists
+      return {{{}, whole},
+              {{8, kEvery}, 7},
+              {{8, kEvery, 5, kEvery}, 6},
+              {{8, kEvery, 7, kEvery}, 4},
+              {{10, kEvery}, 3}};
     case MsgType::kQueryReply:  // instances, routing rules
       return {{{}, whole}, {{9, kEvery}, 6}, {{14, kEvery}, 4}};
     case MsgType::kAdminRequest:  // routing rules

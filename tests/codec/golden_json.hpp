@@ -249,10 +249,16 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
     write_instances(w, "upserts", u.upserts);
     write_strings(w, "removed", u.removed);
     write_optional_routes(w, "routes", u.routes);
-    w.end_object();
+    w.field("more", u.more).end_object();
   }
   w.end_array();
-  w.field("push", m.push);
+  w.field("push", m.push).key("stale").begin_array();
+  for (const auto& s : m.stale) {
+    w.begin_object();
+    write_key(w, s.service);
+    w.field("age_ms", s.age_ms).end_object();
+  }
+  w.end_array();
 }
 
 inline void write_fields(JsonWriter& w, const proto::Query& m) {
@@ -270,6 +276,7 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
       .field("age_ms", m.age_ms)
       .field("stale", m.stale);
   write_optional_routes(w, "routes", m.routes);
+  w.field("more", m.more);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {

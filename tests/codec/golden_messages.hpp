@@ -262,6 +262,34 @@ inline DownBeat isolation_push() {
   return m;
 }
 
+// Revision 4: an L1 hub cut off from its upper tier still serves the
+// cross-tier list it cached, and tells the consumer how old it is.
+inline DownBeat downbeat_stale() {
+  DownBeat m;
+  m.hub_id = std::string(kHubId);
+  m.hub_epoch = kHubEpoch;
+  m.node_id = std::string(kNodeA);
+  m.ack_seq = 4902;
+  m.lease_ms = 45000;
+  m.stale = {proto::StaleList{cache_queue(), 41250}};
+  return m;
+}
+
+// Revision 4: the first part of a full list too large for one frame; the
+// rest follows in push frames, the last part without `more`.
+inline DownBeat downbeat_first_part() {
+  DownBeat m;
+  m.hub_id = std::string(kHubId);
+  m.hub_epoch = kHubEpoch;
+  m.node_id = std::string(kNodeA);
+  m.ack_seq = 4903;
+  m.lease_ms = 45000;
+  ServiceUpdate part{cache_queue(), 0, 43, UpdateKind::kFull, {cache_q_1()}, {}, RouteRules{}};
+  part.more = true;
+  m.updates = {part};
+  return m;
+}
+
 // A caller saw two timeouts and a refused connection: reported at once.
 inline proto::FailureReport failure_report() {
   proto::FailureReport m;
@@ -358,6 +386,12 @@ inline std::vector<Sample> variant_samples() {
        "hub reply whose delta carries the routing rules set since the consumer's version",
        downbeat_with_routes()},
       {"21-admin-set-routes", "operator sets a service's routing rules", admin_set_routes()},
+      {"22-downbeat-stale",
+       "reply of a hub cut off from its upper tier: a used list served stale, with its age",
+       downbeat_stale()},
+      {"23-downbeat-first-part",
+       "reply whose full list continues in the push frames that follow (more = true)",
+       downbeat_first_part()},
   };
 }
 

@@ -124,6 +124,10 @@ class TierHarness {
   const HeldList& list(const std::string& node, const std::string& service) {
     return agents_.at(node).lists[service];
   }
+  // The lists the last beat reply to a consumer named as served stale.
+  const std::vector<proto::StaleList>& stale_lists(const std::string& node) const {
+    return agents_.at(node).stale;
+  }
   // Node messages no hub or agent of the harness took (an unknown node, a cut link).
   const std::vector<NodeMessage>& undelivered() const { return undelivered_; }
 
@@ -247,6 +251,7 @@ class TierHarness {
     std::map<std::string, HeldList> lists{};  // by service name
     std::vector<proto::DownBeat> pushes{};
     std::vector<MonoTime> pushed_at{};
+    std::vector<proto::StaleList> stale{};  // of the last beat reply
   };
   static constexpr Duration kAgentInterval{2000};
 
@@ -263,9 +268,11 @@ class TierHarness {
           proto::ServiceKey{service, std::string(proto::kDefaultGroup)}, a.lists[service].version});
     a.last_beat = clock.now();
     auto result = hub(a.hub).handle(clock.now(), b);
-    if (const auto* down = std::get_if<proto::DownBeat>(&result.reply))
+    if (const auto* down = std::get_if<proto::DownBeat>(&result.reply)) {
       for (const auto& update : down->updates)
         apply_update(a.lists[update.service.name], update);
+      a.stale = down->stale;
+    }
     pump();
   }
 

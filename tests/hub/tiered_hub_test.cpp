@@ -119,6 +119,40 @@ TEST_F(TwoDatacenters, UpstreamDownServesSameTierNormallyAndCrossTierStaleWithAg
   EXPECT_EQ(std::get<proto::ErrorReply>(unknown).code, proto::ErrorCode::kUnavailable);
 }
 
+// Staleness reaches the consumer in every beat reply, with the list's age,
+// and the first reply after the heal says the list is current again.
+TEST_F(TwoDatacenters, ConsumerBelowACutOffL1IsToldItsCrossTierListIsStaleWithItsAge) {
+  net.agent("l1-dc2", "pay-1", {reg("pay", "pay-1", "10.2.0.1:80")});
+  net.consumer("l1-dc1", "web-1", {"pay"});
+  net.advance(Duration{4'000});
+  ASSERT_EQ(net.list("web-1", "pay").instances.size(), 1u);
+  EXPECT_TRUE(net.stale_lists("web-1").empty()) << "fresh while L2 answers";
+
+  net.cut("l1-dc1", "l2");
+  net.advance(Duration{20'000});
+  const auto& stale = net.stale_lists("web-1");
+  ASSERT_EQ(stale.size(), 1u);
+  EXPECT_EQ(stale[0].service, key("pay"));
+  // As old as L2's last confirmation: the cut and up to one beat before it.
+  EXPECT_GE(stale[0].age_ms, 17'000u);
+  EXPECT_LE(stale[0].age_ms, 22'100u);
+  EXPECT_EQ(net.list("web-1", "pay").instances.size(), 1u) << "still served";
+  EXPECT_GT(net.hub("l1-dc1").counters().updates_stale, 0u);
+
+  net.heal("l1-dc1", "l2");
+  net.advance(Duration{5'000});
+  EXPECT_TRUE(net.stale_lists("web-1").empty());
+}
+
+TEST_F(TwoDatacenters, SameTierListsAreNeverReportedStaleWhileTheUpstreamIsCut) {
+  net.agent("l1-dc1", "web-1", {reg("web", "web-1", "10.1.0.1:80")});
+  net.consumer("l1-dc1", "app-1", {"web"});
+  net.cut("l1-dc1", "l2");
+  net.advance(Duration{20'000});
+  EXPECT_EQ(net.list("app-1", "web").instances.size(), 1u);
+  EXPECT_TRUE(net.stale_lists("app-1").empty());
+}
+
 TEST_F(TwoDatacenters, L1CatchesUpWhenTheUpstreamReturns) {
   net.agent("l1-dc2", "pay-1", {reg("pay", "pay-1", "10.2.0.1:80")});
   net.advance(Duration{50});
@@ -313,6 +347,33 @@ TEST(ThreeTiers, QueryClimbsUntilATierKnowsTheServiceAndEachTierCachesIt) {
   net.advance(Duration{3100});
   EXPECT_TRUE(net.query_reply("l1-eu", "pay").stale) << "L1's 3 s are over";
   EXPECT_FALSE(net.query_reply("l1-eu-b", "pay").stale) << "L2's 6 s are not";
+}
+
+// The hop that went stale is above the consumer's own hub: L1 still hears
+// from L2, but L2 serves L3's list stale, and says so; L1 passes it on.
+TEST(ThreeTiers, StalenessMadeTwoTiersUpReachesTheConsumerWithItsAge) {
+  TierHarness net;
+  net.add({.id = "l3", .tier = 3, .lease = Duration{12'000}});
+  net.add({.id = "l2-eu", .tier = 2, .upstreams = {"l3"}});
+  net.add({.id = "l2-us", .tier = 2, .upstreams = {"l3"}});
+  net.add({.id = "l1-eu", .upstreams = {"l2-eu"}});
+  net.add({.id = "l1-us", .upstreams = {"l2-us"}});
+  net.agent("l1-us", "pay-1", {reg("pay", "pay-1", "10.9.0.1:80")});
+  net.consumer("l1-eu", "shop-1", {"pay"});
+  net.advance(Duration{6'000});
+  ASSERT_EQ(net.list("shop-1", "pay").instances.size(), 1u);
+  ASSERT_TRUE(net.stale_lists("shop-1").empty());
+
+  net.cut("l2-eu", "l3");
+  net.advance(Duration{30'000});
+  const auto& stale = net.stale_lists("shop-1");
+  ASSERT_EQ(stale.size(), 1u) << "L2-eu still answers L1-eu, but not with a current list";
+  EXPECT_GE(stale[0].age_ms, 25'000u);
+  EXPECT_TRUE(net.query_reply("l1-eu", "pay").stale);
+
+  net.heal("l2-eu", "l3");
+  net.advance(Duration{10'000});
+  EXPECT_TRUE(net.stale_lists("shop-1").empty());
 }
 
 TEST(MultiHoming, L1BeatingToTwoL2sLeavesBothWithTheWholeTier) {
