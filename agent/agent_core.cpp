@@ -611,6 +611,15 @@ void AgentCore::beat_not_sent(MonoTime now) {
   next_beat_at_ = std::min(next_beat_at_, now + retry_pause());
 }
 
+AgentActions AgentCore::on_link_up(MonoTime now, std::size_t hub) {
+  const bool waiting = deregister_ || awaiting_reply_ || last_beat_unsent_ || failover_streak_ > 0;
+  if (stopped_ || hub != current_hub_ || !waiting) return {};
+  awaiting_reply_ = false;
+  retry_at_.reset();
+  next_beat_at_ = now;
+  return on_timer(now);
+}
+
 void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now) {
   for (const auto& snap : services) {
     CacheEntry& entry = cache_[snap.service];

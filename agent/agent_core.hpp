@@ -160,6 +160,16 @@ class AgentCore {
   // left quickly, while a connection that is merely being set up costs little.
   void beat_not_sent(MonoTime now);
 
+  // The adapter's connection to `hub` is up again after it saw it lost
+  // (LinkWatch, common/zmq_util.hpp). If that is the hub we beat to and we are
+  // waiting on it (a beat unanswered or not sent, a failover backoff, an
+  // unacknowledged Deregister), beat now instead of at the end of that wait:
+  // after a cut heals, the link, not a backoff grown during the cut, decides
+  // when we talk again. What went into the lost connection is not counted as
+  // a miss. The transport spreads a fleet's reconnects (common/link_timing.hpp),
+  // so these beats are spread the same way.
+  AgentActions on_link_up(MonoTime now, std::size_t hub);
+
   void restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now);
   ServiceSnapshot snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
                               MonoTime now) const;

@@ -85,7 +85,9 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   app.add_option("--data", raw.data_dir,
                  "Directory for the snapshot of used services (agent-snapshot.db)");
   app.add_option("--beat-interval-ms", raw.beat_interval_ms,
-                 "Beat interval in milliseconds (jittered ±10%)")
+                 "Beat interval in milliseconds (jittered ±10%). Also paces the hub "
+                 "connection: a dead one is found within an interval by ZeroMQ heartbeats and "
+                 "made again within an interval after the network heals")
       ->capture_default_str();
   app.add_option("--misses-before-failover", raw.misses,
                  "Unanswered beats before moving to the next hub")

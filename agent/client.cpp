@@ -334,13 +334,15 @@ namespace {
 
 struct HubSockets {
   std::vector<zmq::socket_t> sockets;
-  HubSockets(zmq::context_t& ctx, const std::vector<std::string>& endpoints) {
+  LinkWatches links;
+  HubSockets(zmq::context_t& ctx, const std::vector<std::string>& endpoints, Duration beat)
+      : links(endpoints.size()) {
+    // A beat that cannot go out is a miss (ZMQ_IMMEDIATE); a dead connection
+    // is found and made again within one beat interval.
+    const auto timing = LinkTiming::for_beat_interval(beat);
     for (const auto& ep : endpoints) {
       auto& s = sockets.emplace_back(ctx, zmq::socket_type::dealer);
-      s.set(zmq::sockopt::linger, 0);
-      // Do not queue beats for a hub that is not connected: a beat that
-      // cannot go out is a miss, and stale beats must not burst on reconnect.
-      s.set(zmq::sockopt::immediate, 1);
+      configure_link(s, timing);
       s.connect(ep);
     }
   }
@@ -350,7 +352,7 @@ struct HubSockets {
 
 void Client::io_loop() {
   zmq::context_t ctx(1);
-  HubSockets hubs(ctx, options_.hubs);
+  HubSockets hubs(ctx, options_.hubs, options_.beat_interval);
   sockets_ = &hubs.sockets;
   {
     // With ZMQ_IMMEDIATE a message sent before the connection is up is
@@ -375,6 +377,7 @@ void Client::io_loop() {
       std::lock_guard lock(mu_);
       wait = std::clamp(core_.next_deadline() - clock_.now(), Duration{0}, kMaxPollWait);
     }
+    hubs.links.set_poll_events(items.data());
     poll_ignoring_signals(items.data(), items.size(), wait);
     if (items.back().revents & ZMQ_POLLIN) {
       std::uint64_t drained = 0;
@@ -382,6 +385,8 @@ void Client::io_loop() {
     }
     for (std::size_t hub = 0; hub < hubs.sockets.size(); ++hub)
       if (items[hub].revents & ZMQ_POLLIN) receive_from(hub);
+    for (const auto hub : hubs.links.links_back(hubs.sockets))
+      with_core([&](AgentCore& core, MonoTime now) { return core.on_link_up(now, hub); });
     AgentActions due;
     {
       std::lock_guard lock(mu_);

@@ -57,6 +57,11 @@ struct HubConfig {
   std::size_t proxy_max_batch = 256;
 
   Duration effective_lease() const { return lease.count() > 0 ? lease : beat_interval * 3; }
+  // Also paces the upstream connections' heartbeats and reconnects
+  // (common/link_timing.hpp), for the uplink and for a proxy.
+  Duration effective_uplink_interval() const {
+    return uplink_interval.count() > 0 ? uplink_interval : beat_interval / 2;
+  }
   HubCoreConfig core_config() const;
   ProxyServerConfig proxy_config() const;
 };

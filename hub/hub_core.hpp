@@ -99,6 +99,10 @@ class HubCore {
 
   // A message from upstream `index` (UplinkConfig::endpoints) of a tiered hub.
   void on_upstream_message(MonoTime now, std::size_t index, const proto::Message& message);
+  // The connection to upstream `index` is back after a loss (Uplink::on_link_up).
+  void on_upstream_link_up(MonoTime now, std::size_t index) {
+    if (uplink_) uplink_->on_link_up(now, index);
+  }
   // Messages for the upstreams; replies to deferred queries.
   std::vector<UplinkOutgoing> take_upstream_messages();
   std::vector<DeferredReply> take_deferred_replies();

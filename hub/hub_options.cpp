@@ -21,7 +21,7 @@ HubCoreConfig HubConfig::core_config() const {
     UplinkConfig up;
     up.endpoints = upstreams;
     up.mode = upstream_mode;
-    up.beat_interval = uplink_interval.count() > 0 ? uplink_interval : beat_interval / 2;
+    up.beat_interval = effective_uplink_interval();
     up.cache_ttl = cache_ttl;
     up.negative_ttl = negative_ttl;
     up.max_stale = max_stale;
@@ -37,6 +37,7 @@ ProxyServerConfig HubConfig::proxy_config() const {
   c.core.max_batch = proxy_max_batch;
   c.core.max_delay = proxy_max_delay;
   c.max_frame_bytes = max_frame_bytes;
+  c.link = LinkTiming::for_beat_interval(effective_uplink_interval());
   return c;
 }
 
@@ -228,7 +229,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--uplink-interval-ms", raw.uplink_interval_ms,
                  "How often this hub beats to its upstream, in milliseconds (0: half the beat "
-                 "interval, so a change crossing tiers waits at most half an interval per hub)")
+                 "interval, so a change crossing tiers waits at most half an interval per hub). "
+                 "Also paces the upstream connection (and a proxy's): a dead one is found "
+                 "within this interval by ZeroMQ heartbeats and made again within it after "
+                 "the network heals")
       ->capture_default_str();
   app.add_option("--cache-ttl-ms", raw.cache_ttl_ms,
                  "How long an upper tier's answer is served without confirmation, in "

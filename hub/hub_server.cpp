@@ -16,7 +16,6 @@ constexpr Duration kMaxPollWait{100};            // how soon a stop request is n
 constexpr int kReceiveHighWaterMark = 100'000;
 constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
 constexpr int kUpstreamHighWaterMark = 1000;
-constexpr int kReconnectMaxMs = 5000;            // ZeroMQ backs off reconnects up to this
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
@@ -57,7 +56,8 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
       socket_(context, zmq::socket_type::router),
       core_(make_core(config, clock, store)),
       next_flush_(clock.now() + config.flush_interval),
-      next_route_prune_(clock.now() + kRoutePruneInterval) {
+      next_route_prune_(clock.now() + kRoutePruneInterval),
+      upstream_links_(config.upstreams.size()) {
   limits_.max_frame_bytes = config.max_frame_bytes;
   socket_.set(zmq::sockopt::linger, 1000);
   socket_.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);
@@ -71,12 +71,10 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
 void HubServer::connect_upstreams(zmq::context_t& context) {
   for (const auto& endpoint : config_.upstreams) {
     auto& s = upstreams_.emplace_back(context, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    // Nothing is queued for an upstream that is not connected: the uplink
-    // retries on its own schedule, and old beats must not pile up meanwhile.
-    s.set(zmq::sockopt::immediate, 1);
+    // Heartbeats and reconnects paced by the uplink's beats: after a cut the
+    // link is made again within one uplink interval of the heal.
+    configure_link(s, LinkTiming::for_beat_interval(config_.effective_uplink_interval()));
     s.set(zmq::sockopt::sndhwm, kUpstreamHighWaterMark);
-    s.set(zmq::sockopt::reconnect_ivl_max, kReconnectMaxMs);
     s.connect(endpoint);
     spdlog::info("tier {} hub {}: upstream {}", config_.tier, config_.id, endpoint);
   }
@@ -95,9 +93,12 @@ void HubServer::run(const std::atomic<bool>& stop) {
   for (auto& up : upstreams_)
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   while (!stop.load(std::memory_order_relaxed)) {
+    upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
     poll_ignoring_signals(items.data(), items.size(), poll_timeout());
     for (std::size_t i = 1; i < items.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
+    for (const auto index : upstream_links_.links_back(upstreams_))
+      core_.on_upstream_link_up(clock_.now(), index);
     const bool backlog = (items[0].revents & ZMQ_POLLIN) && serve_pending_frames();
     // With frames still queued, a renewal may be waiting behind them: expire
     // nothing until the queue is drained, for a bounded number of passes.

@@ -19,6 +19,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/common/zmq_util.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/store.hpp"
@@ -84,6 +85,7 @@ class HubServer {
   int ticks_deferred_ = 0;
   MonoTime next_flush_;
   MonoTime next_route_prune_;
+  LinkWatches upstream_links_;  // one per upstreams_: tells the core when a link is back
   RateLimit bad_input_log_{10, Duration{10'000}};
   RateLimit store_error_log_{5, Duration{10'000}};
 };

@@ -30,6 +30,9 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
     s->set(zmq::sockopt::rcvhwm, kHighWaterMark);
     s->set(zmq::sockopt::sndhwm, kHighWaterMark);
   }
+  // A dead upstream connection is found and made again within an uplink
+  // interval; batches meanwhile are dropped, not queued (see dispatch()).
+  configure_link(upstream_, config.link);
   downstream_.set(zmq::sockopt::maxmsgsize,
                   static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
 }

@@ -13,6 +13,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
+#include "cascade/common/link_timing.hpp"
 #include "cascade/common/log.hpp"
 #include "cascade/hub/proxy_core.hpp"
 
@@ -23,6 +24,9 @@ struct ProxyServerConfig {
   std::string upstream = "tcp://127.0.0.1:7400";
   ProxyCoreConfig core;
   std::size_t max_frame_bytes = proto::kDefaultMaxFrameBytes;
+  // Heartbeats and reconnects of the upstream connection (cascade-hub derives
+  // them from its uplink interval).
+  LinkTiming link = LinkTiming::for_beat_interval(std::chrono::milliseconds{1000});
 };
 
 class ProxyServer {

@@ -213,6 +213,14 @@ std::optional<CrossTierView> Uplink::best_view(MonoTime now,
   return view;
 }
 
+void Uplink::on_link_up(MonoTime now, std::size_t upstream) {
+  if (upstream >= std::max<std::size_t>(1, config_.endpoints.size())) return;
+  std::size_t from_hub = 0;
+  auto& core = core_for(upstream, from_hub);
+  take_actions(now, config_.mode == UplinkMode::kAll ? upstream : 0,
+               core.on_link_up(now, from_hub));
+}
+
 void Uplink::on_message(MonoTime now, std::size_t upstream, const proto::Message& message) {
   if (upstream >= std::max<std::size_t>(1, config_.endpoints.size())) return;
   std::size_t from_hub = 0;

@@ -126,6 +126,9 @@ class Uplink {
   void send_report(MonoTime now, proto::FailureReport report);
 
   void on_message(MonoTime now, std::size_t upstream, const proto::Message& message);
+  // The connection to `upstream` is back after a loss: its link beats at once
+  // if it was waiting on that upstream (agent::AgentCore::on_link_up).
+  void on_link_up(MonoTime now, std::size_t upstream);
   void on_timer(MonoTime now);
   MonoTime next_deadline() const;
 

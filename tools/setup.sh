@@ -21,7 +21,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
   # Packaging: Debian packages, their checks and the unit checks; adduser runs
   # in the packages' postinst (tests/install), iproute2 brings up the package
-  # test's loopback
+  # test's loopback and builds the network namespaces of tests/netns
   dpkg-dev help2man file lintian systemd adduser iproute2
   # tools/fresh-machine-check.sh: a throw-away Debian root
   mmdebstrap git

@@ -102,5 +102,24 @@ TEST_F(UplinkTest, AllModeBeatsToEveryUpstream) {
   EXPECT_EQ(targets, (std::set<std::size_t>{0, 1}));
 }
 
+TEST_F(UplinkTest, AllModeBeatsOnlyTheUpstreamWhoseLinkIsBackAfterACut) {
+  Uplink up(config(UplinkMode::kAll), "l1", 1, 1, 7, clock.now());
+  up.upsert(clock.now(), test_support::reg("web", "w1", "10.0.0.1:80"));
+  // A cut: nothing answers for 30 s, so both links are deep in their backoff.
+  const auto healed = clock.now() + Duration{30'000};
+  while (up.next_deadline() <= healed) {
+    clock.set(std::max(clock.now(), up.next_deadline()));
+    up.on_timer(clock.now());
+  }
+  clock.set(healed);
+  up.take_outgoing();
+
+  up.on_link_up(clock.now(), 1);
+  const auto out = up.take_outgoing();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].upstream, 1u);
+  EXPECT_TRUE(std::holds_alternative<proto::UpBeat>(out[0].message));
+}
+
 }  // namespace
 }  // namespace cascade::hub
