@@ -14,6 +14,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/proxy_core.hpp"
 
 namespace cascade::hub {
@@ -23,6 +24,7 @@ struct ProxyServerConfig {
   std::string upstream = "tcp://127.0.0.1:7400";
   ProxyCoreConfig core;
   std::size_t max_frame_bytes = proto::kDefaultMaxFrameBytes;
+  ListenConfig connections;  // the downstream ROUTER's, as a hub's
 };
 
 class ProxyServer {
@@ -48,6 +50,7 @@ class ProxyServer {
   ProxyServerConfig config_;
   const Clock& clock_;
   zmq::socket_t downstream_;
+  ConnectionMonitor connections_;  // of downstream_: limit, idle timeout
   zmq::socket_t upstream_;
   ProxyCore core_;
   proto::DecodeLimits limits_;
