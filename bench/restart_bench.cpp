@@ -159,6 +159,7 @@ class HubProcess {
 class Fleet {
  public:
   Fleet(const Options& o, const std::string& endpoint) : beat_(o.beat) {
+    context_.set(zmq::ctxopt::max_sockets, static_cast<int>(o.agents) + 16);  // default 1023
     for (std::size_t i = 0; i < o.agents; ++i) {
       auto& a = agents_.emplace_back(context_, i, endpoint);
       a.next_beat = SteadyClock::now() + beat_ * i / o.agents;
@@ -267,6 +268,36 @@ void print_latencies(const char* what, std::vector<double>& ms) {
               p.max, static_cast<std::size_t>(over_1s));
 }
 
+// One restart: stop the hub, let the fleet retry for a beat interval, start
+// it again on the same endpoint and wait for every agent's reply. Returns the
+// ListenOverflows of the restart.
+std::uint64_t restart(const Options& o, const fs::path& dir, const std::string& endpoint,
+                      std::unique_ptr<HubProcess>& hub, Fleet& fleet, std::size_t round) {
+  const auto syn_before_stop = tcp_ext("TCPSynRetrans");
+  const auto overflows_before_stop = tcp_ext("ListenOverflows");
+  hub.reset();                          // SIGTERM, waits for the exit
+  std::this_thread::sleep_for(o.beat);  // the fleet retries its connects meanwhile
+  const auto overflows = tcp_ext("ListenOverflows");
+  const auto syn_at_start = tcp_ext("TCPSynRetrans");
+  const auto start = SteadyClock::now();
+  hub = std::make_unique<HubProcess>(o, dir, endpoint);
+  hub->endpoint(dir);
+  const double listening_ms =
+      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  auto recovery = fleet.run_until_answered(start, o.patience);
+  const auto delta = tcp_ext("ListenOverflows") - overflows;
+  std::printf(
+      "restart %zu: listening after %.0f ms; ListenOverflows +%llu while it stopped, "
+      "+%llu after its start; SYN retransmits +%llu while it stopped, +%llu after\n",
+      round, listening_ms, static_cast<unsigned long long>(overflows - overflows_before_stop),
+      static_cast<unsigned long long>(delta),
+      static_cast<unsigned long long>(syn_at_start - syn_before_stop),
+      static_cast<unsigned long long>(tcp_ext("TCPSynRetrans") - syn_at_start));
+  print_latencies("reconnected (can send)", recovery.reconnect_ms);
+  print_latencies("first reply", recovery.reply_ms);
+  return delta;
+}
+
 int run(const Options& o) {
   raise_open_file_limit();
   TempDir dir("cascade-restart-bench");
@@ -281,23 +312,8 @@ int run(const Options& o) {
   Fleet fleet(o, endpoint);
   fleet.run_until_answered(SteadyClock::now(), o.patience);  // all registered
   std::uint64_t total_overflows = 0;
-  for (std::size_t round = 1; round <= o.restarts; ++round) {
-    hub.reset();                          // SIGTERM, waits for the exit
-    std::this_thread::sleep_for(o.beat);  // the fleet retries its connects meanwhile
-    const auto overflows = tcp_ext("ListenOverflows");
-    const auto start = SteadyClock::now();
-    hub = std::make_unique<HubProcess>(o, dir.path(), endpoint);
-    hub->endpoint(dir.path());
-    const double listening_ms =
-        std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
-    auto recovery = fleet.run_until_answered(start, o.patience);
-    const auto delta = tcp_ext("ListenOverflows") - overflows;
-    total_overflows += delta;
-    std::printf("restart %zu: listening after %.0f ms, ListenOverflows +%llu\n", round,
-                listening_ms, static_cast<unsigned long long>(delta));
-    print_latencies("reconnected (can send)", recovery.reconnect_ms);
-    print_latencies("first reply", recovery.reply_ms);
-  }
+  for (std::size_t round = 1; round <= o.restarts; ++round)
+    total_overflows += restart(o, dir.path(), endpoint, hub, fleet, round);
   std::printf("total ListenOverflows over %zu restarts: %llu\n", o.restarts,
               static_cast<unsigned long long>(total_overflows));
   return 0;

@@ -1,8 +1,10 @@
 #include "cascade/hub/connection_monitor.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstring>
 #include <zmq_addon.hpp>
 
@@ -13,6 +15,10 @@ namespace {
 // Files a hub needs besides its connections: SQLite, ZeroMQ's mailboxes and
 // epoll, upstream sockets, logs.
 constexpr std::size_t kReservedFds = 128;
+
+// After this many connections closed since the most open, the memory they
+// held goes back to the system (glibc keeps freed heap otherwise).
+constexpr std::size_t kTrimAfterClosed = 1024;
 
 constexpr int kMonitoredEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_ACCEPT_FAILED |
                                  ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
@@ -104,6 +110,11 @@ void ConnectionMonitor::drain_events(MonoTime now) {
     std::memcpy(&event, frames[0].data(), sizeof event);
     std::memcpy(&value, static_cast<const char*>(frames[0].data()) + 2, sizeof value);
     on_event(event, value, now);
+    peak_open_ = std::max(peak_open_, guard_.open());
+    if (peak_open_ - guard_.open() >= kTrimAfterClosed) {
+      malloc_trim(0);
+      peak_open_ = guard_.open();
+    }
   }
 }
 

@@ -82,6 +82,7 @@ class ConnectionMonitor {
   zmq::socket_t events_;
   ConnectionGuard guard_;
   std::string name_;
+  std::size_t peak_open_ = 0;  // most connections open since memory was last trimmed
   RateLimit refused_log_{5, Duration{10'000}};
   RateLimit idle_log_{5, Duration{10'000}};
   RateLimit accept_failed_log_{5, Duration{10'000}};
