@@ -3,7 +3,9 @@
 // notes (load average, CPU model), a temporary directory, number formatting,
 // target verdicts and instance addresses. Header-only; nothing here touches the product.
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -135,6 +137,23 @@ struct Verdicts {
 inline std::string address(std::size_t n, int port) {
   return "10." + std::to_string((n >> 16) & 255) + "." + std::to_string((n >> 8) & 255) + "." +
          std::to_string(n & 255) + ":" + std::to_string(port);
+}
+
+// In a forked child: stdout and stderr to `log` (appended to, or truncated),
+// then `args` (args[0] is the program path); exit code 127 when exec fails.
+[[noreturn]] inline void exec_logged(std::vector<std::string>& args,
+                                     const std::filesystem::path& log, bool append) {
+  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd >= 0) {
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

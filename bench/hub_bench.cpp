@@ -657,19 +657,7 @@ class ChildHub {
                                   "warn"};
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-      }
-      std::vector<char*> argv;
-      for (auto& a : args)
-        argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
+    if (pid_ == 0) bench::exec_logged(args, log, false);
     const auto endpoint_file = dir / "hub.endpoint";
     const auto deadline = SteadyClock::now() + std::chrono::seconds(15);
     while (endpoint_.empty()) {

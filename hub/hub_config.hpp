@@ -13,6 +13,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/options.hpp"
+#include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/proxy_server.hpp"
 
@@ -31,6 +32,11 @@ struct HubConfig {
   spdlog::level::level_enum log_level = spdlog::level::info;
 
   std::string zone;  // datacenter or zone label
+
+  // The listening socket (hub/connection_monitor.hpp, hub/connection_guard.hpp):
+  // listen backlog, handshake timeout, connection limit, idle timeout. The
+  // option parser sets the idle timeout to five leases unless told otherwise.
+  ListenConfig connections;
 
   // Upper tier: a hub with upstreams beats its tier's aggregate there and
   // forwards what its tier lacks (hub/uplink.hpp). A proxy forwards to the first.

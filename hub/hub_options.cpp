@@ -38,6 +38,7 @@ ProxyServerConfig HubConfig::proxy_config() const {
   c.core.max_delay = proxy_max_delay;
   c.max_frame_bytes = max_frame_bytes;
   c.link = LinkTiming::for_beat_interval(effective_uplink_interval());
+  c.connections = connections;
   return c;
 }
 
@@ -64,7 +65,31 @@ struct RawOptions {
   std::uint32_t notify_share_percent = 10;
   std::int64_t eviction_window_ms = 60'000;
   std::int64_t eviction_max_hold_ms = 600'000;
+  std::int64_t handshake_timeout_ms = 5000;
+  std::int64_t idle_timeout_ms = -1;  // -1: five leases
 };
+
+constexpr int kIdleTimeoutLeases = 5;
+
+// The listening socket's options, after the lease is known.
+std::string validate_connections(HubConfig& c, const RawOptions& raw) {
+  auto& conn = c.connections;
+  if (conn.backlog < 1 || conn.backlog > 1'048'576)
+    return "--listen-backlog must be between 1 and 1048576 (the kernel caps it at "
+           "net.core.somaxconn)";
+  if (raw.handshake_timeout_ms < 100 || raw.handshake_timeout_ms > 600'000)
+    return "--handshake-timeout-ms must be between 100 and 600000 milliseconds";
+  conn.handshake_timeout = Duration{raw.handshake_timeout_ms};
+  if (raw.idle_timeout_ms == -1)
+    conn.guard.idle_timeout = c.effective_lease() * kIdleTimeoutLeases;
+  else if (raw.idle_timeout_ms == 0 || (raw.idle_timeout_ms >= c.effective_lease().count() &&
+                                        raw.idle_timeout_ms <= 86'400'000))
+    conn.guard.idle_timeout = Duration{raw.idle_timeout_ms};
+  else
+    return "--idle-timeout-ms must be 0 (never) or between one lease (" +
+           std::to_string(c.effective_lease().count()) + " ms) and 86400000";
+  return check_connection_guard_config(conn.guard);
+}
 
 // The millisecond options of the fast-fail and protection features, checked
 // by the components' own validators after conversion.
@@ -127,6 +152,7 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
+  if (auto error = validate_connections(c, raw); !error.empty()) return error;
   return validate_tiers(c, raw);
 }
 
@@ -182,6 +208,24 @@ void add_protection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
   app.add_option("--eviction-max-hold-ms", raw.eviction_max_hold_ms,
                  "Longest an instance is held unconfirmed, in milliseconds (never stuck)")
       ->capture_default_str();
+}
+
+void add_connection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
+  app.add_option("--listen-backlog", c.connections.backlog,
+                 "TCP listen queue of --listen, in connections (a whole fleet reconnects at "
+                 "once after a restart; the kernel caps it at net.core.somaxconn)")
+      ->capture_default_str();
+  app.add_option("--handshake-timeout-ms", raw.handshake_timeout_ms,
+                 "Close a connection that has not finished the ZeroMQ handshake after this "
+                 "long, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--max-connections", c.connections.guard.max_connections,
+                 "Close new connections beyond this many open ones (0: as many as the "
+                 "open-file limit allows)")
+      ->capture_default_str();
+  app.add_option("--idle-timeout-ms", raw.idle_timeout_ms,
+                 "Close a connection that sent no valid message for this long, in milliseconds "
+                 "(default: five leases; 0: never). Lower-tier hubs and proxies are exempt");
 }
 
 }  // namespace
@@ -250,6 +294,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "tier's instances")
       ->capture_default_str();
   add_protection_options(app, c, raw);
+  add_connection_options(app, c, raw);
   app.add_option("--proxy-max-delay-ms", raw.proxy_max_delay_ms,
                  "With --proxy: longest a message waits for its batch, in milliseconds (<= 50)")
       ->capture_default_str();

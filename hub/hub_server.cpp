@@ -54,6 +54,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
       clock_(clock),
       store_(store),
       socket_(context, zmq::socket_type::router),
+      connections_(socket_, context, config.connections, "hub " + config.id),
       core_(make_core(config, clock, store)),
       next_flush_(clock.now() + config.flush_interval),
       next_route_prune_(clock.now() + kRoutePruneInterval),
@@ -65,6 +66,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
   // ZeroMQ drops a peer that sends a larger message before we ever see it; the
   // decoder enforces the exact limit for anything smaller.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
+  apply_listen_options(socket_, config.connections);
   connect_upstreams(context);
 }
 
@@ -92,10 +94,13 @@ void HubServer::run(const std::atomic<bool>& stop) {
   items.push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
   for (auto& up : upstreams_)
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
+  items.push_back(connections_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
     poll_ignoring_signals(items.data(), items.size(), poll_timeout());
-    for (std::size_t i = 1; i < items.size(); ++i)
+    // Accepts and closes first: a connection's messages follow its accept.
+    connections_.drain_events(clock_.now());
+    for (std::size_t i = 1; i <= upstreams_.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
     for (const auto index : upstream_links_.links_back(upstreams_))
       core_.on_upstream_link_up(clock_.now(), index);
@@ -104,6 +109,7 @@ void HubServer::run(const std::atomic<bool>& stop) {
     // nothing until the queue is drained, for a bounded number of passes.
     if (!backlog || ++ticks_deferred_ > kMaxTicksDeferred) {
       core_.tick(clock_.now());
+      connections_.tick(clock_.now());
       ticks_deferred_ = 0;
     }
     route_core_output();
@@ -143,6 +149,7 @@ void HubServer::handle(Multipart& frames) {
   const auto payload = frames.back().to_string_view();
   const auto now = clock_.now();
   auto decoded = proto::decode_frame(payload, limits_);
+  note_valid_input(decoded, frames);
   const auto source = source_of(frames);
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
@@ -158,6 +165,8 @@ void HubServer::handle(Multipart& frames) {
     const auto& message = std::get<proto::Message>(item);
     learn_route(message, frames);
     auto result = core_.handle(now, message, source);
+    if (auto* status = std::get_if<proto::StatusReply>(&result.reply))
+      connections_.append_counters(status->counters);
     durable |= result.durable;
     if (result.no_reply) continue;
     if (result.deferred != 0) {
@@ -176,6 +185,11 @@ void HubServer::handle(Multipart& frames) {
   const bool empty_batch = decoded.batched && decoded.items.empty();
   if (replies.empty() && !empty_batch) return;
   reply(frames, replies, decoded.batched, durable);
+}
+
+void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames) {
+  if (const auto kind = peer_kind(decoded))
+    connections_.valid_message(frames.back(), clock_.now(), *kind);
 }
 
 void HubServer::reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,

@@ -20,6 +20,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/log.hpp"
 #include "cascade/common/zmq_util.hpp"
+#include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/store.hpp"
@@ -46,6 +47,7 @@ class HubServer {
   // Handles queued frames; true when it stopped at the per-pass cap.
   bool serve_pending_frames();
   void handle(Multipart& frames);
+  void note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames);
   void connect_upstreams(zmq::context_t& context);
   void receive_from_upstream(std::size_t index);
   // Sends what the core produced for the upstreams and the deferred replies.
@@ -67,6 +69,7 @@ class HubServer {
   const Clock& clock_;
   HubStore& store_;
   zmq::socket_t socket_;
+  ConnectionMonitor connections_;         // of socket_: limit, idle timeout
   std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream
   HubCore core_;
   // Queries forwarded to the upper tier, by core token: the envelope their

@@ -22,6 +22,7 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
     : config_(config),
       clock_(clock),
       downstream_(context, zmq::socket_type::router),
+      connections_(downstream_, context, config.connections, "proxy"),
       upstream_(context, zmq::socket_type::dealer),
       core_(config.core) {
   limits_.max_frame_bytes = config.max_frame_bytes;
@@ -35,6 +36,7 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
   configure_link(upstream_, config.link);
   downstream_.set(zmq::sockopt::maxmsgsize,
                   static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
+  apply_listen_options(downstream_, config.connections);
 }
 
 std::string ProxyServer::bind() {
@@ -48,15 +50,18 @@ void ProxyServer::run(const std::atomic<bool>& stop) {
                config_.core.max_batch, config_.core.max_delay.count());
   while (!stop.load(std::memory_order_relaxed)) {
     zmq::pollitem_t items[] = {{downstream_.handle(), 0, ZMQ_POLLIN, 0},
-                               {upstream_.handle(), 0, ZMQ_POLLIN, 0}};
+                               {upstream_.handle(), 0, ZMQ_POLLIN, 0},
+                               connections_.poll_item()};
     auto wait = kMaxPollWait;
     if (auto deadline = core_.next_deadline())
       wait = std::clamp(*deadline - clock_.now(), Duration{0}, kMaxPollWait);
-    poll_ignoring_signals(items, 2, wait);
+    poll_ignoring_signals(items, 3, wait);
+    connections_.drain_events(clock_.now());  // a connection's messages follow its accept
     if (items[0].revents & ZMQ_POLLIN) from_downstream();
     if (items[1].revents & ZMQ_POLLIN) from_upstream();
     dispatch(core_.on_timer(clock_.now()));
     forget_idle_peers(clock_.now());
+    connections_.tick(clock_.now());
   }
   spdlog::info("proxy stopped");
 }
@@ -87,7 +92,10 @@ void ProxyServer::from_downstream() {
     if (frames.size() != 2)
       continue;  // [routing id, payload] from a DEALER; nothing else is spoken here
     const PeerToken peer = token_for(frames[0]);
-    for (auto& item : proto::decode_frame(frames[1].to_string_view(), limits_).items) {
+    auto decoded = proto::decode_frame(frames[1].to_string_view(), limits_);
+    if (const auto kind = peer_kind(decoded))
+      connections_.valid_message(frames[1], clock_.now(), *kind);
+    for (auto& item : decoded.items) {
       if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
         log_bad_input(*failure);
         dispatch({{}, {}, {Downstream{peer, proto::to_error_reply(*failure)}}});

@@ -15,6 +15,7 @@
 #include "cascade/common/codec.hpp"
 #include "cascade/common/link_timing.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/proxy_core.hpp"
 
 namespace cascade::hub {
@@ -27,6 +28,7 @@ struct ProxyServerConfig {
   // Heartbeats and reconnects of the upstream connection (cascade-hub derives
   // them from its uplink interval).
   LinkTiming link = LinkTiming::for_beat_interval(std::chrono::milliseconds{1000});
+  ListenConfig connections;  // the downstream ROUTER's, as a hub's
 };
 
 class ProxyServer {
@@ -52,6 +54,7 @@ class ProxyServer {
   ProxyServerConfig config_;
   const Clock& clock_;
   zmq::socket_t downstream_;
+  ConnectionMonitor connections_;  // of downstream_: limit, idle timeout
   zmq::socket_t upstream_;
   ProxyCore core_;
   proto::DecodeLimits limits_;

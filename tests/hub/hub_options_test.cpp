@@ -77,7 +77,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--notify-share-percent", "0"}, "notify share"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
-        BadFlag{{"--eviction-window-ms", "0"}, "durations"}));
+        BadFlag{{"--eviction-window-ms", "0"}, "durations"},
+        BadFlag{{"--listen-backlog", "0"}, "--listen-backlog"},
+        BadFlag{{"--handshake-timeout-ms", "0"}, "--handshake-timeout-ms"},
+        BadFlag{{"--idle-timeout-ms", "5999"}, "one lease (6000 ms)"}));
+
+TEST(HubOptions, ConnectionDefaultsHoldAFleetRestartAndSpareBeatingAgents) {
+  auto p = parse({"--beat-interval-ms", "1000"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto& c = p.config->connections;
+  EXPECT_EQ(c.backlog, 4096);
+  EXPECT_EQ(c.handshake_timeout, Duration{5000});
+  EXPECT_EQ(c.guard.max_connections, 65'536u);
+  EXPECT_EQ(c.guard.idle_timeout, Duration{15'000});  // five leases of three beats
+}
+
+TEST(HubOptions, ConnectionFlagsReachTheListeningSocketOfHubAndProxy) {
+  auto p = parse({"--listen-backlog", "512", "--handshake-timeout-ms", "300", "--max-connections",
+                  "20", "--idle-timeout-ms", "0", "--proxy", "--upstream", "tcp://h:1"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto c = p.config->proxy_config().connections;
+  EXPECT_EQ(c.backlog, 512);
+  EXPECT_EQ(c.handshake_timeout, Duration{300});
+  EXPECT_EQ(c.guard.max_connections, 20u);
+  EXPECT_EQ(c.guard.idle_timeout, Duration{0});
+}
 
 TEST(HubOptions, ProtectionFlagsReachTheCore) {
   auto p =
