@@ -26,17 +26,22 @@ void AgentActions::merge(AgentActions&& other) {
   append(dropped, std::move(other.dropped));
   append(answered, std::move(other.answered));
   append(timed_out, std::move(other.timed_out));
+  append(keepalive, std::move(other.keepalive));
   deregistered |= other.deregistered;
 }
 
 AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
-    : config_(std::move(config)), rng_(rng_seed), reporter_(config_.reports, config_.node_id) {
+    : config_(std::move(config)),
+      rng_(rng_seed),
+      keepalive_rng_(rng_seed ^ 0x9e3779b97f4a7c15ULL),
+      reporter_(config_.reports, config_.node_id) {
   if (all_mode()) mirrors_.resize(config_.hub_count);
 }
 
 AgentActions AgentCore::start(MonoTime now) {
   AgentActions out;
   if (stopped_ || deregister_) return out;  // shut down before the transport came up
+  send_keepalives(now, out);                // arms the first
   send_beat(now, out);  // announce ourselves at once; the period is jittered from here
   return out;
 }
@@ -49,13 +54,31 @@ MonoTime AgentCore::next_deadline() const {
   for (const auto& [id, q] : pending_)
     next = std::min(next, q.deadline);
   if (auto reports = reporter_.next_deadline()) next = std::min(next, *reports);
+  if (next_keepalive_at_) next = std::min(next, *next_keepalive_at_);
   return next;
+}
+
+void AgentCore::send_keepalives(MonoTime now, AgentActions& out) {
+  if (!has_standby_hubs()) return;
+  const auto interval = standby_keepalive_interval().count();
+  if (!next_keepalive_at_) {  // first call: spread the fleet over one interval
+    next_keepalive_at_ = now + Duration{keepalive_rng_.uniform(interval / 2, interval)};
+    return;
+  }
+  if (now < *next_keepalive_at_) return;
+  for (std::size_t hub = 0; hub < config_.hub_count; ++hub)
+    if (hub != current_hub_) out.keepalive.push_back(hub);
+  next_keepalive_at_ = now + Duration{keepalive_rng_.uniform(interval * 9 / 10, interval)};
 }
 
 AgentActions AgentCore::on_timer(MonoTime now) {
   AgentActions out;
   expire_queries(now, out);
   send_reports(now, out);
+  if (stopped_ || deregister_)
+    next_keepalive_at_.reset();  // leaving: a failover will not need the standby hubs
+  else
+    send_keepalives(now, out);
   if (resend_full_at_ && now >= *resend_full_at_) {
     resend_full_at_.reset();
     need_full_ = true;
@@ -247,7 +270,8 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
     else if (all_mode() && from_hub < mirrors_.size())
       on_mirror_downbeat(from_hub, *down);
   } else if (const auto* reply = std::get_if<proto::QueryReply>(&message)) {
-    on_query_reply(now, *reply, out);
+    if (!pending_.contains(reply->request_id)) return out;  // timed out, or not ours
+    if (const auto* whole = parts_.add(*reply)) on_query_reply(now, *whole, out);
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
     on_deregister_ack(from_hub, *ack, out);
   } else if (const auto* error = std::get_if<proto::ErrorReply>(&message)) {
@@ -330,7 +354,8 @@ void AgentCore::apply_updates(MonoTime now, const std::vector<proto::ServiceUpda
                               AgentActions& out) {
   bool missed = false;
   for (const auto& update : updates)
-    missed |= apply_update(now, update, out) == UpdateOutcome::kMissedBase;
+    if (const auto* whole = parts_.add(update))  // a list in parts applies once all came
+      missed |= apply_update(now, *whole, out) == UpdateOutcome::kMissedBase;
   if (!missed || deregister_ || (last_repair_ && now - *last_repair_ < kRepairSpacing)) return;
   last_repair_ = now;
   next_beat_at_ = std::min(next_beat_at_, now);
@@ -360,7 +385,10 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   if (down.lease_ms > 0) granted_lease_ = Duration{down.lease_ms};
   hub_epoch_ = down.hub_epoch;
   hub_id_ = down.hub_id;
-  if (other_hub) hub_holds_set_ = false;
+  if (other_hub) {
+    hub_holds_set_ = false;
+    parts_.clear();  // parts of the other hub's lists will never be completed
+  }
   if (down.send_full) {
     // A reply to a beat sent before our newest set (or before its last chunk)
     // asks for what is already on its way.
@@ -486,6 +514,7 @@ void AgentCore::expire_queries(MonoTime now, AgentActions& out) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (now >= it->second.deadline) {
       out.timed_out.push_back(it->first);
+      parts_.forget_reply(it->first);
       it = pending_.erase(it);
     } else {
       ++it;

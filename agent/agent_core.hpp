@@ -23,6 +23,7 @@
 #include "cascade/agent/snapshot_store.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/digest.hpp"
+#include "cascade/common/message_parts.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/common/random.hpp"
 
@@ -75,7 +76,11 @@ struct AgentActions {
   std::vector<proto::ServiceKey> dropped;  // cache entries dropped (unused for the TTL)
   std::vector<std::uint64_t> answered;     // query ids that got a reply
   std::vector<std::uint64_t> timed_out;    // query ids that got none in time
-  bool deregistered = false;               // the hub acknowledged our Deregister
+  // Standby hubs (configured, not beaten to) to send a keepalive now: an
+  // empty batch, which a hub answers with an empty batch. It keeps a hub's
+  // idle timeout from closing the connection a failover will need.
+  std::vector<std::size_t> keepalive;
+  bool deregistered = false;  // the hub acknowledged our Deregister
   void merge(AgentActions&& other);
 };
 
@@ -252,10 +257,16 @@ class AgentCore {
   Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                            WallMs wall_now) const;
   Duration stale_after() const { return config_.beat_interval * 3; }
+  // Well inside a hub's default idle timeout (five leases of three intervals).
+  Duration standby_keepalive_interval() const { return config_.beat_interval * 5; }
+  bool has_standby_hubs() const { return !all_mode() && config_.hub_count > 1; }
+  void send_keepalives(MonoTime now, AgentActions& out);
   Duration retry_pause() const { return std::min(config_.beat_interval / 4, Duration{100}); }
 
   AgentCoreConfig config_;
   Rng rng_;
+  // Its own stream, so keepalives leave the beats' jitter as it was.
+  Rng keepalive_rng_;
   FailureReporter reporter_;
   std::uint64_t seq_ = 0;
   std::uint64_t request_seq_ = 0;
@@ -290,6 +301,8 @@ class AgentCore {
   std::map<std::uint64_t, PendingQuery> pending_;
 
   std::size_t current_hub_ = 0;
+  std::optional<MonoTime> next_keepalive_at_;  // standby hubs' next keepalive
+  proto::PartAssembler parts_;                 // lists larger than a frame (protocol 5.13)
   std::uint64_t hub_epoch_ = 0;
   std::string hub_id_;
   MonoTime next_beat_at_{};

@@ -429,6 +429,12 @@ void Client::receive_from(std::size_t hub) {
 void Client::dispatch(AgentActions actions) {
   for (const auto& out : actions.send)
     send(out);
+  if (!actions.keepalive.empty()) {
+    static const auto kEmptyBatch = proto::encode_batch({});
+    for (const auto hub : actions.keepalive)  // not connected: nothing to keep alive
+      [[maybe_unused]] auto sent =
+          (*sockets_)[hub].send(zmq::buffer(kEmptyBatch), zmq::send_flags::dontwait);
+  }
   if (!actions.changed.empty() || !actions.dropped.empty()) {
     // Before anyone waiting on a query wakes: the rules that came with a list apply with it.
     std::lock_guard lock(mu_);

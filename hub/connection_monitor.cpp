@@ -56,8 +56,11 @@ std::string monitor_endpoint(const zmq::socket_t& socket) {
 }  // namespace
 
 // What a decoded frame says about its connection: nothing when it held no
-// valid message; trusted for a proxy's batch or a lower-tier hub's beat.
+// valid message; trusted for a proxy's batch or a lower-tier hub's beat. An
+// empty batch is an agent's keepalive on a standby connection (protocol
+// section 3.12): activity, not trust.
 std::optional<PeerKind> peer_kind(const proto::DecodedFrame& decoded) {
+  if (decoded.batched && decoded.items.empty()) return PeerKind::kAgent;
   std::optional<PeerKind> kind;
   for (const auto& item : decoded.items) {
     const auto* message = std::get_if<proto::Message>(&item);

@@ -15,6 +15,7 @@
 #include "cascade/common/options.hpp"
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/proxy_server.hpp"
 
 namespace cascade::hub {
@@ -55,6 +56,9 @@ struct HubConfig {
   IsolationPolicy isolation;
   PushConfig push;
   EvictionGuardConfig eviction;
+  // Crashed or unreachable: held agents' addresses probed (hub/liveness_probes.hpp).
+  LivenessProbeConfig probes;
+  ProbeRunnerConfig probe_runner;
 
   // Cascading proxy role: no registry, forwards agents' messages upstream in
   // batches (hub/proxy_server.hpp).

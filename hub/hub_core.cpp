@@ -70,6 +70,7 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       registry_(hub_epoch, config_.change_log_per_service),
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
       guard_(config_.eviction),
+      probes_(config_.probes),
       push_gate_(config_.push) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
@@ -630,6 +631,7 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInsta
 
 std::size_t HubCore::drop_node(Node& node) {
   forget_uses(node);
+  probes_.forget(node.id);
   std::size_t removed = 0;
   for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id, node.id)) ++removed;
@@ -758,6 +760,13 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("expiry_cap_holds",
                           guard.counters.service_cap_holds + guard.counters.registry_cap_holds);
   s.counters.emplace_back("held_released_max_hold", guard.counters.released_max_hold);
+  const auto& probes = probes_.counters();
+  s.counters.emplace_back("probes_sent", probes.probes_sent);
+  s.counters.emplace_back("probes_refused", probes.probes_refused);
+  s.counters.emplace_back("probes_accepted", probes.probes_accepted);
+  s.counters.emplace_back("probes_no_answer", probes.probes_no_answer);
+  s.counters.emplace_back("probes_capped", probes.probes_capped);
+  s.counters.emplace_back("refused_reports_on_held", probes.refused_reports);
   s.counters.emplace_back("out_of_service_marks", registry_.out_of_service_marks().size());
   s.zone = config_.zone;
   for (const auto& [id, node] : nodes_)

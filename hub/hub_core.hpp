@@ -22,6 +22,7 @@
 #include "cascade/hub/eviction_guard.hpp"
 #include "cascade/hub/isolation.hpp"
 #include "cascade/hub/lease_queue.hpp"
+#include "cascade/hub/liveness_probes.hpp"
 #include "cascade/hub/metrics.hpp"
 #include "cascade/hub/node_index.hpp"
 #include "cascade/hub/push_gate.hpp"
@@ -50,6 +51,7 @@ struct HubCoreConfig {
   PushConfig push{};                  // pushes between beats (hub/push_gate.hpp)
   std::uint32_t max_report_hops = 8;  // a failure report crossing more hubs is dropped
   EvictionGuardConfig eviction{};     // protection against mass expiry (hub/eviction_guard.hpp)
+  LivenessProbeConfig probes{};  // crashed or unreachable, while held (hub/liveness_probes.hpp)
 };
 
 // The reason served with instances eviction protection holds.
@@ -107,6 +109,10 @@ class HubCore {
   std::vector<UplinkOutgoing> take_upstream_messages();
   std::vector<DeferredReply> take_deferred_replies();
   std::vector<NodeMessage> take_node_messages();
+  // TCP connects to make to the addresses of held nodes (the shell runs them
+  // and hands each result back): a refused one means the process is gone.
+  std::vector<ProbeRequest> take_probes() { return probes_.take_requests(); }
+  void on_probe_result(MonoTime now, const ProbeResult& result);
 
   // Expires leases whose deadline is <= now (at most max_expirations_per_tick)
   // and runs the uplink's timers.
@@ -212,6 +218,7 @@ class HubCore {
   void count_signal(MonoTime now, ServiceEntry& svc, const std::string& id,
                     const proto::FailureSignal& signal, proto::ReportAck& ack);
   bool forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops);
+  bool refused_at_held(const proto::FailureSignal& signal, const Node* owner);
   void readmit_due(MonoTime now);
   Verdict verdict_after_isolation(const InstanceEntry& entry) const;
   void readmit_restarted(MonoTime now, Node& node);
@@ -224,6 +231,9 @@ class HubCore {
   void release_held(MonoTime now);
   void hold(MonoTime now, Node& node, ExpiryVerdict verdict);
   void expire(Node& node, const char* why);
+  // A held node whose every address refused connections: gone, not cut off.
+  void expire_dead(const std::string& node_id);
+  std::vector<std::string> addresses_of(const Node& node) const;
   ExpiryRequest expiry_request(const Node& node) const;
   void note_source(Node& node, std::string_view source);
   void mark_unconfirmed(Node& node, bool unconfirmed);
@@ -275,6 +285,7 @@ class HubCore {
   std::vector<DeferredReply> deferred_replies_;
   IsolationTracker isolation_;
   EvictionGuard guard_;
+  LivenessProbes probes_;
   PushGate<const ServiceEntry*> push_gate_;
   // Who uses each service: the consumers a push goes to, in node-id order
   // (never pointer order): which consumers a capped flush reaches, and the

@@ -25,6 +25,7 @@ void HubCore::note_source(Node& node, std::string_view source) {
   node.source = source;
   if (guard_.on_node_seen(node.id, source) || node.held) {
     node.held = false;
+    probes_.forget(node.id);
     mark_unconfirmed(node, false);
     spdlog::info("agent {} beat again: its held instances are confirmed", node.id);
   }
@@ -57,8 +58,11 @@ void HubCore::release_held(MonoTime now) {
 }
 
 void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
-  // Asked again after another lease period if still held and silent.
+  // Asked again after another lease period if still held and silent; its
+  // addresses are probed each time, so a process that died later is found too.
   node.lease = leases_.add(&node, now + config_.lease);
+  // Only agents' instances: a lower-tier hub's sit in another datacenter.
+  if (node.tier == 0) probes_.probe(node.id, addresses_of(node));
   if (node.held) return;
   node.held = true;
   mark_unconfirmed(node, true);
@@ -74,6 +78,31 @@ void HubCore::expire(Node& node, const char* why) {
   counters_.instances_expired += removed;
   spdlog::info("agent {} expired ({}, lease {} ms): {} instances removed", id, why,
                config_.lease.count(), removed);
+}
+
+void HubCore::on_probe_result(MonoTime /*now*/, const ProbeResult& result) {
+  if (probes_.on_result(result)) expire_dead(result.node_id);
+}
+
+void HubCore::expire_dead(const std::string& node_id) {
+  Node* node = index_.find(node_id);
+  if (node == nullptr || !node->held) return;
+  // Not a partition's casualty: forgotten like a graceful removal, so it
+  // spends none of the budget that paces the expiry of nodes that may return.
+  guard_.on_node_removed(node_id);
+  leases_.remove(node->lease);
+  ++counters_.nodes_confirmed_dead;
+  expire(*node, "held, but every address refused connections: the process is gone");
+}
+
+std::vector<std::string> HubCore::addresses_of(const Node& node) const {
+  std::vector<std::string> addresses;
+  for (const auto& owned : node.owned) {
+    auto it = owned.service->instances.find(owned.id);
+    if (it != owned.service->instances.end() && it->second.owner == node.id)
+      addresses.push_back(it->second.instance.address);
+  }
+  return addresses;
 }
 
 ExpiryRequest HubCore::expiry_request(const Node& node) const {

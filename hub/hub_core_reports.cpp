@@ -45,11 +45,13 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
                            proto::ReportAck& ack) {
   ++counters_.failure_signals;
   bool held_here = false;
+  std::vector<std::string> dead;  // expired after the walk over the service's instances
   if (ServiceEntry* svc = registry_.find(signal.service)) {
     for (const auto& [id, entry] : svc->instances) {
       if (entry.instance.address != signal.address) continue;
       held_here = true;
       const Node* owner = index_.find(entry.owner);
+      if (refused_at_held(signal, owner)) dead.push_back(owner->id);
       if (owner == nullptr || owner->tier == 0) {
         count_signal(now, *svc, id, signal, ack);
       } else if (hops + 1 < config_.max_report_hops) {
@@ -61,6 +63,8 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
       }
     }
   }
+  for (const auto& node_id : dead)
+    expire_dead(node_id);
   if (held_here) return;
   if (forward_up(now, signal, hops)) {
     ++ack.forwarded;
@@ -68,6 +72,14 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
   }
   ++counters_.signals_unknown;
   ++ack.unknown;
+}
+
+// A caller found nothing listening at an address of a held node: evidence
+// of death, like a refused probe (hub/liveness_probes.hpp).
+bool HubCore::refused_at_held(const proto::FailureSignal& signal, const Node* owner) {
+  return owner != nullptr && owner->held && owner->tier == 0 &&
+         signal.kind == proto::FailureKind::kConnectionRefused &&
+         probes_.on_refused_report(owner->id, signal.address);
 }
 
 bool HubCore::forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops) {

@@ -17,6 +17,7 @@ HubCoreConfig HubConfig::core_config() const {
   c.isolation = isolation;
   c.push = push;
   c.eviction = eviction;
+  c.probes = probes;
   if (!upstreams.empty()) {
     UplinkConfig up;
     up.endpoints = upstreams;
@@ -61,6 +62,8 @@ struct RawOptions {
   std::int64_t isolation_max_ms = 300'000;
   std::int64_t push_delay_ms = 5;
   std::string eviction_protection = "on";
+  std::string probe_held = "on";
+  std::int64_t probe_timeout_ms = 1000;
   bool no_isolation = false;
   std::uint32_t notify_share_percent = 10;
   std::int64_t eviction_window_ms = 60'000;
@@ -109,6 +112,12 @@ std::string validate_protection(HubConfig& c, const RawOptions& raw) {
   c.eviction.enabled = raw.eviction_protection == "on";
   c.eviction.window = Duration{raw.eviction_window_ms};
   c.eviction.max_hold = Duration{raw.eviction_max_hold_ms};
+  if (raw.probe_held != "on" && raw.probe_held != "off")
+    return "--probe-held must be 'on' or 'off'";
+  if (raw.probe_timeout_ms < 10 || raw.probe_timeout_ms > 60'000)
+    return "--probe-timeout-ms must be between 10 and 60000 milliseconds";
+  c.probes.enabled = raw.probe_held == "on";
+  c.probe_runner.timeout = Duration{raw.probe_timeout_ms};
   if (auto error = check_isolation_policy(c.isolation); !error.empty()) return error;
   if (auto error = check_push_config(c.push); !error.empty()) return error;
   if (auto error = check_eviction_guard_config(c.eviction); !error.empty())
@@ -207,6 +216,13 @@ void add_protection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
       ->capture_default_str();
   app.add_option("--eviction-max-hold-ms", raw.eviction_max_hold_ms,
                  "Longest an instance is held unconfirmed, in milliseconds (never stuck)")
+      ->capture_default_str();
+  app.add_option("--probe-held", raw.probe_held,
+                 "'on': probe the addresses of held agents with a TCP connect every lease; an "
+                 "agent whose every address refuses is gone, not cut off, and expires at once")
+      ->capture_default_str();
+  app.add_option("--probe-timeout-ms", raw.probe_timeout_ms,
+                 "A probe with no answer within this many milliseconds tells nothing (held)")
       ->capture_default_str();
 }
 

@@ -4,6 +4,7 @@
 #include <zmq_addon.hpp>
 
 #include "cascade/common/codec.hpp"
+#include "cascade/common/message_parts.hpp"
 #include "cascade/common/zmq_util.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 
@@ -17,6 +18,43 @@ constexpr int kReceiveHighWaterMark = 100'000;
 constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
 constexpr int kUpstreamHighWaterMark = 1000;
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
+// The least room a reply in a large batch gets before its list goes in parts.
+constexpr std::size_t kMinPartBytes = 16 * 1024;
+
+// The payloads a reply frame goes out as: the frame itself, then the parts of
+// any list in it too large for one frame, each in a frame of its own
+// (protocol section 5.13). Only a frame over kMaxPartBytes pays for the split.
+std::vector<proto::Bytes> payloads_of(std::vector<proto::Message> messages, bool batched) {
+  auto frame = [&] {
+    return batched ? proto::encode_batch(messages) : proto::encode(messages.front());
+  };
+  auto bytes = frame();
+  if (bytes.size() <= proto::kMaxPartBytes) return {std::move(bytes)};
+  const auto budget = std::max(proto::kMaxPartBytes / messages.size(), kMinPartBytes);
+  std::vector<proto::Bytes> payloads(1);
+  for (auto& message : messages) {
+    auto parts = proto::split_into_parts(std::move(message), budget);
+    message = std::move(parts.front());
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      payloads.push_back(proto::encode(parts[i]));
+  }
+  payloads.front() = frame();
+  return payloads;
+}
+
+using Frames = std::vector<zmq::message_t>;  // HubServer::Multipart
+
+// One multipart message per payload, each with `envelope`'s routing frames.
+std::vector<Frames> addressed(Frames& envelope, std::vector<proto::Bytes> payloads) {
+  std::vector<Frames> out;
+  for (const auto& payload : payloads) {
+    auto& frames = out.emplace_back();
+    for (std::size_t i = 0; i + 1 < envelope.size(); ++i)
+      frames.emplace_back().copy(envelope[i]);
+    frames.emplace_back(payload.data(), payload.size());
+  }
+  return out;
+}
 
 HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) {
   const auto epoch = store.next_epoch();
@@ -56,6 +94,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
       socket_(context, zmq::socket_type::router),
       connections_(socket_, context, config.connections, "hub " + config.id),
       core_(make_core(config, clock, store)),
+      probes_(config.probe_runner),
       next_flush_(clock.now() + config.flush_interval),
       next_route_prune_(clock.now() + kRoutePruneInterval),
       upstream_links_(config.upstreams.size()) {
@@ -112,6 +151,7 @@ void HubServer::run(const std::atomic<bool>& stop) {
       connections_.tick(clock_.now());
       ticks_deferred_ = 0;
     }
+    run_probes();
     route_core_output();
     if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();
   }
@@ -184,7 +224,7 @@ void HubServer::handle(Multipart& frames) {
   // otherwise a frame whose messages all want no answer gets none.
   const bool empty_batch = decoded.batched && decoded.items.empty();
   if (replies.empty() && !empty_batch) return;
-  reply(frames, replies, decoded.batched, durable);
+  reply(frames, std::move(replies), decoded.batched, durable);
 }
 
 void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames) {
@@ -192,14 +232,14 @@ void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& 
     connections_.valid_message(frames.back(), clock_.now(), *kind);
 }
 
-void HubServer::reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
+void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bool batched,
                       bool durable) {
-  const auto bytes = batched ? proto::encode_batch(replies) : proto::encode(replies.front());
-  frames.back() = zmq::message_t(bytes.data(), bytes.size());
-  if (durable)
-    awaiting_commit_.push_back(std::move(frames));
-  else
-    send_now(frames);
+  for (auto& out : addressed(frames, payloads_of(std::move(replies), batched))) {
+    if (durable)
+      awaiting_commit_.push_back(std::move(out));
+    else
+      send_now(out);
+  }
 }
 
 void HubServer::learn_route(const proto::Message& message, const Multipart& frames) {
@@ -219,15 +259,16 @@ void HubServer::learn_route(const proto::Message& message, const Multipart& fram
 void HubServer::send_to_node(const NodeMessage& out) {
   auto it = node_routes_.find(out.node_id);
   if (it == node_routes_.end()) return;  // never beat here with uses: its beats will carry it
-  Multipart frames;
+  Multipart envelope;
   for (const auto& hop : it->second)
-    frames.emplace_back(hop.data(), hop.size());
-  const auto bytes = proto::encode(out.message);
-  frames.emplace_back(bytes.data(), bytes.size());
-  if (awaiting_commit_.empty())
-    send_now(frames);
-  else
-    after_commit_.push_back(std::move(frames));
+    envelope.emplace_back(hop.data(), hop.size());
+  envelope.emplace_back();  // the payload's place
+  for (auto& frames : addressed(envelope, payloads_of({out.message}, false))) {
+    if (awaiting_commit_.empty())
+      send_now(frames);
+    else
+      after_commit_.push_back(std::move(frames));
+  }
 }
 
 void HubServer::receive_from_upstream(std::size_t index) {
@@ -250,6 +291,14 @@ void HubServer::receive_from_upstream(std::size_t index) {
   route_core_output();
 }
 
+// Results of the probes made since the last pass (an expiry they cause goes
+// out with this pass's output), and the probes the core wants next.
+void HubServer::run_probes() {
+  for (const auto& result : probes_.take_results())
+    core_.on_probe_result(clock_.now(), result);
+  probes_.submit(core_.take_probes());
+}
+
 void HubServer::route_core_output() {
   for (auto& out : core_.take_upstream_messages()) {
     const auto bytes = proto::encode(out.message);
@@ -265,11 +314,10 @@ void HubServer::route_core_output() {
 void HubServer::send_deferred(const DeferredReply& deferred) {
   auto it = deferred_envelopes_.find(deferred.token);
   if (it == deferred_envelopes_.end()) return;
-  auto frames = std::move(it->second);
+  auto envelope = std::move(it->second);
   deferred_envelopes_.erase(it);
-  const auto bytes = proto::encode(deferred.reply);
-  frames.back() = zmq::message_t(bytes.data(), bytes.size());
-  send_now(frames);
+  for (auto& frames : addressed(envelope, payloads_of({deferred.reply}, false)))
+    send_now(frames);
 }
 
 void HubServer::send_now(Multipart& frames) {

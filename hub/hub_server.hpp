@@ -23,6 +23,7 @@
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/store.hpp"
 
 namespace cascade::hub {
@@ -52,8 +53,8 @@ class HubServer {
   void receive_from_upstream(std::size_t index);
   // Sends what the core produced for the upstreams and the deferred replies.
   void route_core_output();
-  void reply(Multipart& frames, const std::vector<proto::Message>& replies, bool batched,
-             bool durable);
+  void run_probes();
+  void reply(Multipart& frames, std::vector<proto::Message> replies, bool batched, bool durable);
   void send_deferred(const DeferredReply& deferred);
   // Remembers how a node's beats arrive, so pushes can follow the same way.
   void learn_route(const proto::Message& message, const Multipart& frames);
@@ -72,6 +73,7 @@ class HubServer {
   ConnectionMonitor connections_;         // of socket_: limit, idle timeout
   std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream
   HubCore core_;
+  ProbeRunner probes_;  // the TCP connects core_ asks for, on their own thread
   // Queries forwarded to the upper tier, by core token: the envelope their
   // reply goes back in, as a frame of its own.
   std::unordered_map<std::uint64_t, Multipart> deferred_envelopes_;

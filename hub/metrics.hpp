@@ -9,41 +9,42 @@
 
 namespace cascade::hub {
 
-#define CASCADE_HUB_COUNTERS(X)                                                      \
-  X(beats)               /* UpBeats handled */                                       \
-  X(beats_stale_seq)     /* UpBeats older than one already applied */                \
-  X(stale_epoch)         /* messages from an agent incarnation already replaced */   \
-  X(full_sets_received)  /* registration sets applied */                             \
-  X(full_sets_requested) /* DownBeats that asked for the full set */                 \
-  X(deltas_received)     /* registration deltas (or chunks) from lower-tier hubs */  \
-  X(queries)             /* Query messages answered */                               \
-  X(queries_not_found)   /* ... of which the service had no instance */              \
-  X(queries_cross_tier)  /* ... of which this tier lacked the service */             \
-  X(deregistrations)     /* graceful Deregister messages */                          \
-  X(nodes_expired)       /* agents whose lease ran out */                            \
-  X(instances_expired)   /* instances removed by lease expiry */                     \
-  X(expiry_deferred)     /* ticks that hit the per-tick expiry cap */                \
-  X(expiries_held)       /* expired leases eviction protection held (unconfirmed) */ \
-  X(updates_delta)       /* service deltas sent downstream */                        \
-  X(updates_full)        /* full service lists sent downstream */                    \
-  X(updates_gone)        /* "service gone" updates sent downstream */                \
-  X(updates_cross_tier)  /* lists composed with the upper tier's, sent downstream */ \
-  X(updates_stale)       /* replies naming a used list served stale, per list */     \
-  X(decode_errors)       /* frames or messages that failed to decode */              \
-  X(invalid_messages)    /* well-formed messages that broke a rule */                \
-  X(unexpected_messages) /* reply-type messages sent to the hub */                   \
-  X(failure_signals)     /* failure signals received (reports may hold several) */   \
-  X(signals_counted)     /* ... counted here: this hub holds the instance */         \
-  X(signals_sent_up)     /* ... sent to the upper tier, which holds the address */   \
-  X(signals_sent_down)   /* ... sent to the lower-tier hub that holds it */          \
-  X(signals_unknown)     /* ... about an address nobody here knows */                \
-  X(signals_dropped)     /* ... not forwarded: too many hops or no route */          \
-  X(isolations)          /* instances isolated by failure reports */                 \
-  X(readmissions)        /* isolations that ended */                                 \
-  X(isolations_capped)   /* quorum reached, held back by the per-service cap */      \
-  X(pushes)              /* DownBeats pushed between beats */                        \
-  X(admin_requests)      /* operator operations (AdminRequest), all audited */       \
-  X(admin_refused)       /* ... of which refused (invalid, or not applicable) */
+#define CASCADE_HUB_COUNTERS(X)                                                       \
+  X(beats)                /* UpBeats handled */                                       \
+  X(beats_stale_seq)      /* UpBeats older than one already applied */                \
+  X(stale_epoch)          /* messages from an agent incarnation already replaced */   \
+  X(full_sets_received)   /* registration sets applied */                             \
+  X(full_sets_requested)  /* DownBeats that asked for the full set */                 \
+  X(deltas_received)      /* registration deltas (or chunks) from lower-tier hubs */  \
+  X(queries)              /* Query messages answered */                               \
+  X(queries_not_found)    /* ... of which the service had no instance */              \
+  X(queries_cross_tier)   /* ... of which this tier lacked the service */             \
+  X(deregistrations)      /* graceful Deregister messages */                          \
+  X(nodes_expired)        /* agents whose lease ran out */                            \
+  X(instances_expired)    /* instances removed by lease expiry */                     \
+  X(expiry_deferred)      /* ticks that hit the per-tick expiry cap */                \
+  X(expiries_held)        /* expired leases eviction protection held (unconfirmed) */ \
+  X(nodes_confirmed_dead) /* held nodes expired: every address refused connections */ \
+  X(updates_delta)        /* service deltas sent downstream */                        \
+  X(updates_full)         /* full service lists sent downstream */                    \
+  X(updates_gone)         /* "service gone" updates sent downstream */                \
+  X(updates_cross_tier)   /* lists composed with the upper tier's, sent downstream */ \
+  X(updates_stale)        /* replies naming a used list served stale, per list */     \
+  X(decode_errors)        /* frames or messages that failed to decode */              \
+  X(invalid_messages)     /* well-formed messages that broke a rule */                \
+  X(unexpected_messages)  /* reply-type messages sent to the hub */                   \
+  X(failure_signals)      /* failure signals received (reports may hold several) */   \
+  X(signals_counted)      /* ... counted here: this hub holds the instance */         \
+  X(signals_sent_up)      /* ... sent to the upper tier, which holds the address */   \
+  X(signals_sent_down)    /* ... sent to the lower-tier hub that holds it */          \
+  X(signals_unknown)      /* ... about an address nobody here knows */                \
+  X(signals_dropped)      /* ... not forwarded: too many hops or no route */          \
+  X(isolations)           /* instances isolated by failure reports */                 \
+  X(readmissions)         /* isolations that ended */                                 \
+  X(isolations_capped)    /* quorum reached, held back by the per-service cap */      \
+  X(pushes)               /* DownBeats pushed between beats */                        \
+  X(admin_requests)       /* operator operations (AdminRequest), all audited */       \
+  X(admin_refused)        /* ... of which refused (invalid, or not applicable) */
 
 struct HubCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

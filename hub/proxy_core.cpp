@@ -269,9 +269,12 @@ void ProxyCore::deliver(std::uint64_t id, proto::Message reply, ProxyActions& ou
         },
         reply);
   }
+  // A reply in parts (protocol section 5.13) keeps its route until its last part.
+  const auto* query = std::get_if<proto::QueryReply>(&reply);
+  const bool more = query != nullptr && query->more;
   out.downstream.push_back({route.peer, std::move(reply)});
   ++counters_.replies_routed;
-  forget(id);
+  if (!more) forget(id);
 }
 
 void ProxyCore::forget(std::uint64_t id) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "cascade/tests/common/builders.hpp"
@@ -73,10 +74,19 @@ class AgentCoreTest : public ::testing::Test {
     core.on_message(clock.now(), 0,
                     proto::QueryReply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}});
   }
-  // Beats once (advancing to the next beat) and returns the beat.
+  // Beats once (advancing to the next beat, through any other timer of the
+  // core's on the way, such as the standby hubs' keepalives) and returns the beat.
   proto::UpBeat next_beat() {
-    clock.set(core.next_deadline());
-    return last_beat(core.on_timer(clock.now()));
+    for (int timers = 0; timers < 10; ++timers) {
+      clock.set(core.next_deadline());
+      auto a = core.on_timer(clock.now());
+      const bool beat = std::any_of(a.send.begin(), a.send.end(), [](const Outgoing& o) {
+        return std::holds_alternative<proto::UpBeat>(o.message);
+      });
+      if (beat) return last_beat(a);
+    }
+    ADD_FAILURE() << "no beat within ten timers";
+    return {};
   }
   // Beats once and takes hub-a's answer, carrying `update`.
   AgentActions update_at_next_beat(proto::ServiceUpdate update) {
@@ -146,6 +156,41 @@ TEST_F(AgentCoreTest, FailoverAfterThreeMissesWithGrowingCappedBackoff) {
   for (std::size_t i = 0; i < 12; ++i)
     EXPECT_EQ(sent[i].hub, (i / 3) % 3) << "beat " << i;
   EXPECT_GE(core.failovers(), 4u);
+}
+
+// A hub closes connections that say nothing for its idle timeout; the
+// standby hubs get a keepalive so the connection a failover needs is there.
+TEST_F(AgentCoreTest, StandbyHubsGetAKeepaliveWithinEveryFiveBeatIntervals) {
+  const auto started = clock.now();
+  core.start(started);
+  std::vector<MonoTime> at;
+  while (clock.now() < started + Duration{60'000}) {
+    clock.set(core.next_deadline());
+    auto a = core.on_timer(clock.now());
+    for (const auto& out : a.send)  // hub 0 answers every beat
+      if (const auto* beat = std::get_if<proto::UpBeat>(&out.message))
+        core.on_message(clock.now(), 0, down_for(*beat));
+    if (a.keepalive.empty()) continue;
+    EXPECT_EQ(a.keepalive, (std::vector<std::size_t>{1, 2})) << "every hub but the current one";
+    at.push_back(clock.now());
+  }
+  ASSERT_GE(at.size(), 6u);
+  EXPECT_LE(at[0] - started, kInterval * 5);
+  for (std::size_t i = 1; i < at.size(); ++i)
+    EXPECT_LE(at[i] - at[i - 1], kInterval * 5);
+}
+
+TEST_F(AgentCoreTest, NoKeepaliveWithASingleHubOrWhenBeatingEveryHub) {
+  auto single = config();
+  single.hub_count = 1;
+  auto all = config();
+  all.hub_mode = HubMode::kAll;
+  for (auto c : {single, all}) {
+    AgentCore other{c, 1};
+    other.start(clock.now());
+    for (auto t = clock.now(); t < clock.now() + Duration{60'000}; t += Duration{500})
+      EXPECT_TRUE(other.on_timer(t).keepalive.empty());
+  }
 }
 
 TEST_F(AgentCoreTest, FailoverBackoffDoublesAndIsCapped) {

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "cascade/common/codec.hpp"
+#include "cascade/common/digest.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/proxy_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
@@ -79,6 +81,52 @@ TEST_F(ClientTest, ChangesReachAConsumerThroughBeatsWithoutAnotherQuery) {
   EXPECT_TRUE(eventually([&] { return notified_size.load() == 2; }));
   EXPECT_EQ(consumer.status().cached_services, 1u);
   EXPECT_EQ(count(consumer, orders), 2u);
+}
+
+// Registers `providers` x `each` instances of "orders" at `endpoint` the way
+// that many agents' first beats would, and waits for each acknowledgement.
+void register_many(const std::string& endpoint, int providers, int each) {
+  zmq::context_t context(1);
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(endpoint);
+  for (int p = 0; p < providers; ++p) {
+    proto::UpBeat beat;
+    beat.node_id = "provider-" + std::to_string(p);
+    beat.epoch = 1;
+    beat.seq = 1;
+    beat.registrations.emplace();
+    for (int i = 0; i < each; ++i) {
+      const auto n = p * each + i;
+      beat.registrations->push_back(reg("orders", "orders-" + std::to_string(n),
+                                        "10.2." + std::to_string(n / 250 % 250) + "." +
+                                            std::to_string(n % 250) + ":" +
+                                            std::to_string(8000 + n / 62'500)));
+    }
+    beat.digest = proto::digest_of(*beat.registrations);
+    const auto bytes = proto::encode(beat);
+    dealer.send(zmq::buffer(bytes), zmq::send_flags::none);
+    zmq::message_t reply;
+    ASSERT_TRUE(dealer.recv(reply));
+  }
+}
+
+// A list larger than a frame comes in parts (protocol section 5.13); the
+// consumer sees the whole list, never a part of it.
+TEST_F(ClientTest, AServiceLargerThanAFrameResolvesWhole) {
+  // A hub of its own with long leases: the providers beat only once.
+  const auto dir = fresh_dir("large-service-hub");
+  testing::RunningHub big(dir, "large-service-hub", Duration{20'000});
+  register_many(big.endpoint(), 30, 5'000);
+  auto o = options("consumer");
+  o.hubs = {big.endpoint()};
+  o.query_timeout = Duration{5000};  // a 6 MB answer on a loaded machine
+  Client consumer(o);
+  auto r = consumer.resolve(orders);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->instances.size(), 150'000u);
+  EXPECT_FALSE(r->stale);
+  fs::remove_all(dir);
 }
 
 TEST_F(ClientTest, ShutdownDeregistersEverythingAtOnce) {

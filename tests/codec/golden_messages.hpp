@@ -121,15 +121,20 @@ inline UpBeat hub_delta_upbeat() {
   return m;
 }
 
-// The hub's answer to upbeat(): one update of each kind.
-inline DownBeat downbeat() {
+// A reply of the sample hub to node A's beat `ack_seq`, before its updates.
+inline DownBeat reply_to_node_a(std::uint64_t ack_seq) {
   DownBeat m;
   m.hub_id = std::string(kHubId);
   m.hub_epoch = kHubEpoch;
   m.node_id = std::string(kNodeA);
-  m.ack_seq = 4821;
-  m.send_full = false;
+  m.ack_seq = ack_seq;
   m.lease_ms = 45000;
+  return m;
+}
+
+// The hub's answer to upbeat(): one update of each kind.
+inline DownBeat downbeat() {
+  auto m = reply_to_node_a(4821);
   // Full and gone updates always say the rules (none here); a delta only when
   // they changed, so this one leaves them as they were (nil).
   m.updates = {
@@ -154,12 +159,7 @@ inline RouteRules query_api_routes() {
 // Revision 3: the rules were set after the version node A holds, so its
 // delta carries them (the list itself did not change).
 inline DownBeat downbeat_with_routes() {
-  DownBeat m;
-  m.hub_id = std::string(kHubId);
-  m.hub_epoch = kHubEpoch;
-  m.node_id = std::string(kNodeA);
-  m.ack_seq = 4830;
-  m.lease_ms = 45000;
+  auto m = reply_to_node_a(4830);
   m.updates = {ServiceUpdate{query_api(), 42, 44, UpdateKind::kDelta, {}, {}, query_api_routes()}};
   return m;
 }
@@ -265,12 +265,7 @@ inline DownBeat isolation_push() {
 // Revision 4: an L1 hub cut off from its upper tier still serves the
 // cross-tier list it cached, and tells the consumer how old it is.
 inline DownBeat downbeat_stale() {
-  DownBeat m;
-  m.hub_id = std::string(kHubId);
-  m.hub_epoch = kHubEpoch;
-  m.node_id = std::string(kNodeA);
-  m.ack_seq = 4902;
-  m.lease_ms = 45000;
+  auto m = reply_to_node_a(4902);
   m.stale = {proto::StaleList{cache_queue(), 41250}};
   return m;
 }
@@ -278,12 +273,7 @@ inline DownBeat downbeat_stale() {
 // Revision 4: the first part of a full list too large for one frame; the
 // rest follows in push frames, the last part without `more`.
 inline DownBeat downbeat_first_part() {
-  DownBeat m;
-  m.hub_id = std::string(kHubId);
-  m.hub_epoch = kHubEpoch;
-  m.node_id = std::string(kNodeA);
-  m.ack_seq = 4903;
-  m.lease_ms = 45000;
+  auto m = reply_to_node_a(4903);
   ServiceUpdate part{cache_queue(), 0, 43, UpdateKind::kFull, {cache_q_1()}, {}, RouteRules{}};
   part.more = true;
   m.updates = {part};

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -284,6 +286,118 @@ TEST_F(EvictionProtection, IsolationEndingWhileHeldLeavesTheInstanceUnconfirmed)
   EXPECT_EQ(rig.health(kService, "n2"), Health::kUnconfirmed)
       << "n2 has not beaten since its lease ran out";
   EXPECT_EQ(rig.status().unconfirmed, 1u);
+}
+
+// ----------------------------------------------------------- dead or cut off
+// While held, an agent's addresses are probed (hub/liveness_probes.hpp); the
+// test plays the network, answering each probe the core asks for.
+
+// Answers every probe the hub asks for: refused for the dead, no answer for
+// the cut off, accepted for the rest. Returns how many were asked.
+std::size_t answer_probes(HubRig& rig, const std::set<std::string>& dead,
+                          const std::set<std::string>& cut_off = {}) {
+  const auto requests = rig.hub.take_probes();
+  for (const auto& request : requests) {
+    auto outcome = ProbeOutcome::kAccepted;
+    if (dead.contains(request.node_id)) outcome = ProbeOutcome::kRefused;
+    if (cut_off.contains(request.node_id)) outcome = ProbeOutcome::kNoAnswer;
+    rig.hub.on_probe_result(rig.clock.now(), {request.node_id, request.address, outcome});
+  }
+  return requests.size();
+}
+
+// Ten providers of `orders`; the tests stop some of them.
+class EvictionProtectionProbes : public ::testing::Test {
+ protected:
+  void start(HubCoreConfig config = hub_config()) {
+    fleet = std::make_unique<EvictionFleet>(std::move(config));
+    fleet->providers("n", 10);
+  }
+  // These agents stop beating; one lease later their leases have run out.
+  void stop(const std::set<std::string>& nodes) {
+    for (const auto& id : nodes)
+      rig().silence(id);
+    rig().advance(kLease);
+  }
+  std::vector<std::string> known(const std::set<std::string>& nodes) const {
+    return fleet->known({nodes.begin(), nodes.end()});
+  }
+  HubRig& rig() { return fleet->rig; }
+
+  std::unique_ptr<EvictionFleet> fleet;
+  const std::set<std::string> three{"n0", "n1", "n2"};
+  const std::set<std::string> five{"n0", "n1", "n2", "n3", "n4"};
+};
+
+// Half a service crashes: by counts it looks like a partition and would be
+// held for minutes; the refused probes tell the truth within one tick.
+TEST_F(EvictionProtectionProbes, CrashedAgentsWhoseAddressesRefuseAreExpiredAtOnceThoughHeld) {
+  start();
+  stop(five);
+  ASSERT_EQ(rig().counter("held_nodes"), 3u) << "20% of 10 expire; the rest is held";
+
+  EXPECT_EQ(answer_probes(rig(), five), 3u) << "one probe per held agent's address";
+  EXPECT_EQ(rig().counter("held_nodes"), 0u);
+  EXPECT_TRUE(known(five).empty());
+  EXPECT_EQ(rig().hub.counters().nodes_confirmed_dead, 3u);
+  EXPECT_EQ(rig().status().unconfirmed, 0u);
+  EXPECT_EQ(rig().status().instances, 5u) << "exactly the live ones";
+}
+
+// A datacenter's rack cut off: probes get no answer, so everything stays
+// held, probed again every lease; the partition heals without churn.
+TEST_F(EvictionProtectionProbes, AgentsWhoseProbesGetNoAnswerStayHeldAndAreProbedEveryLease) {
+  start();
+  stop(five);
+  EXPECT_EQ(answer_probes(rig(), {}, five), 3u);
+  rig().advance(kLease);
+  EXPECT_EQ(answer_probes(rig(), {}, five), 3u) << "asked again a lease later";
+  EXPECT_EQ(rig().counter("held_nodes"), 3u);
+  EXPECT_EQ(rig().hub.counters().nodes_confirmed_dead, 0u);
+
+  for (const auto& id : known(five))
+    rig().resume(id);
+  EXPECT_EQ(rig().counter("held_nodes"), 0u);
+  EXPECT_EQ(rig().status().unconfirmed, 0u);
+}
+
+// The agent died but its instance still listens (a sidecar crashed): alive,
+// held as before.
+TEST_F(EvictionProtectionProbes, AnAcceptedProbeKeepsTheAgentHeld) {
+  start();
+  stop(three);
+  answer_probes(rig(), {});
+  EXPECT_EQ(rig().counter("held_nodes"), 1u);
+  EXPECT_EQ(rig().counter("probes_accepted"), 1u);
+}
+
+// Callers saw "connection refused" at a held agent's address: the same
+// evidence as a refused probe.
+TEST_F(EvictionProtectionProbes, ACallersConnectionRefusedReportAboutAHeldAgentExpiresIt) {
+  start();
+  stop(three);
+  const auto held = known(three);
+  ASSERT_EQ(held.size(), 1u);
+  proto::FailureSignal signal;
+  signal.service = test_support::key(kService);
+  signal.address = "host-" + held[0] + ":80";
+  signal.reporter = "caller-1";
+  signal.kind = proto::FailureKind::kTimeout;
+  rig().hub.handle(rig().clock.now(), proto::FailureReport{0, {signal}, 0});
+  EXPECT_TRUE(rig().hub.knows_node(held[0])) << "a timeout is no evidence of death";
+  signal.kind = proto::FailureKind::kConnectionRefused;
+  rig().hub.handle(rig().clock.now(), proto::FailureReport{0, {signal}, 0});
+  EXPECT_FALSE(rig().hub.knows_node(held[0]));
+  EXPECT_EQ(rig().hub.counters().nodes_confirmed_dead, 1u);
+}
+
+TEST_F(EvictionProtectionProbes, ProbingSwitchedOffLeavesTheHoldsAsTheyWere) {
+  auto config = hub_config();
+  config.probes.enabled = false;
+  start(config);
+  stop(three);
+  EXPECT_EQ(answer_probes(rig(), three), 0u);
+  EXPECT_EQ(rig().counter("held_nodes"), 1u);
 }
 
 }  // namespace

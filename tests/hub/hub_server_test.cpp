@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cascade/common/codec.hpp"
+#include "cascade/common/message_parts.hpp"
 #include "cascade/tests/hub/hub_test_util.hpp"
 
 namespace cascade::hub {
@@ -165,6 +166,49 @@ TEST_F(HubServerTest, EmptyBatchIsAnsweredByAnEmptyBatch) {
   ASSERT_TRUE(reply) << "no answer to an empty batch";
   EXPECT_TRUE(reply->batched);
   EXPECT_TRUE(reply->items.empty());
+}
+
+// A service larger than a frame (protocol section 5.13): before, the 6 MB
+// reply broke the consumer ("frame of 6000867 bytes"); now the reply and the
+// pushes after it each fit a part and together carry the whole list.
+TEST_F(HubServerTest, AServiceLargerThanAFrameReachesItsConsumerInParts) {
+  constexpr int kProviders = 30;
+  constexpr int kEach = 5'000;
+  for (int p = 0; p < kProviders; ++p) {
+    std::vector<proto::Registration> regs;
+    for (int i = 0; i < kEach; ++i) {
+      const auto n = p * kEach + i;
+      regs.push_back(reg("orders", "orders-" + std::to_string(n),
+                         "10.1." + std::to_string(n / 250 % 250) + "." + std::to_string(n % 250) +
+                             ":" + std::to_string(8000 + n / 62'500)));
+    }
+    ASSERT_TRUE(request(beat_with_set("provider-" + std::to_string(p), 1, regs), Duration{5000}));
+  }
+  auto consumer = beat_with_set("consumer", 1, {});
+  consumer.uses = {{{"orders", "default"}, 0}};
+  const auto bytes = proto::encode(consumer);
+  client.send(zmq::buffer(bytes), zmq::send_flags::none);
+
+  proto::PartAssembler parts;
+  std::size_t frames = 0;
+  std::optional<proto::ServiceUpdate> whole;
+  while (!whole) {
+    zmq::pollitem_t item{client.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, Duration{5000});
+    zmq::message_t frame;
+    ASSERT_TRUE((item.revents & ZMQ_POLLIN) && client.recv(frame))
+        << "the list stopped after " << frames << " frames";
+    ++frames;
+    EXPECT_LE(frame.size(), proto::kMaxPartBytes);
+    const auto decoded = proto::decode_frame(frame.to_string_view());
+    const auto& down = std::get<proto::DownBeat>(std::get<proto::Message>(decoded.items.at(0)));
+    EXPECT_EQ(down.push, frames > 1) << "the reply first, then pushes";
+    for (const auto& update : down.updates)
+      if (const auto* applied = parts.add(update)) whole = *applied;
+  }
+  EXPECT_GT(frames, 4u);
+  EXPECT_EQ(whole->kind, proto::UpdateKind::kFull);
+  EXPECT_EQ(whole->upserts.size(), static_cast<std::size_t>(kProviders * kEach));
 }
 
 // Pushes flushed in the pass that changed the service, so a push and a

@@ -317,14 +317,19 @@ TEST(TierRestart, RestartedL2GetsEveryTierBackInChunksWithoutChurnBelow) {
   EXPECT_EQ(net.hub("l1").registry().instance_count(), 10u);
 }
 
-TEST(ThreeTiers, QueryClimbsUntilATierKnowsTheServiceAndEachTierCachesIt) {
-  TierHarness net;
+// L3 over two regions (an L2 and an L1 each); "pay" is provided in us.
+void three_tiers_with_pay_in_us(TierHarness& net) {
   net.add({.id = "l3", .tier = 3, .lease = Duration{12'000}});
   net.add({.id = "l2-eu", .tier = 2, .upstreams = {"l3"}});
   net.add({.id = "l2-us", .tier = 2, .upstreams = {"l3"}});
   net.add({.id = "l1-eu", .upstreams = {"l2-eu"}});
   net.add({.id = "l1-us", .upstreams = {"l2-us"}});
   net.agent("l1-us", "pay-1", {reg("pay", "pay-1", "10.9.0.1:80")});
+}
+
+TEST(ThreeTiers, QueryClimbsUntilATierKnowsTheServiceAndEachTierCachesIt) {
+  TierHarness net;
+  three_tiers_with_pay_in_us(net);
   net.advance(Duration{100});
 
   const auto reply = net.query_reply("l1-eu", "pay");
@@ -353,12 +358,7 @@ TEST(ThreeTiers, QueryClimbsUntilATierKnowsTheServiceAndEachTierCachesIt) {
 // from L2, but L2 serves L3's list stale, and says so; L1 passes it on.
 TEST(ThreeTiers, StalenessMadeTwoTiersUpReachesTheConsumerWithItsAge) {
   TierHarness net;
-  net.add({.id = "l3", .tier = 3, .lease = Duration{12'000}});
-  net.add({.id = "l2-eu", .tier = 2, .upstreams = {"l3"}});
-  net.add({.id = "l2-us", .tier = 2, .upstreams = {"l3"}});
-  net.add({.id = "l1-eu", .upstreams = {"l2-eu"}});
-  net.add({.id = "l1-us", .upstreams = {"l2-us"}});
-  net.agent("l1-us", "pay-1", {reg("pay", "pay-1", "10.9.0.1:80")});
+  three_tiers_with_pay_in_us(net);
   net.consumer("l1-eu", "shop-1", {"pay"});
   net.advance(Duration{6'000});
   ASSERT_EQ(net.list("shop-1", "pay").instances.size(), 1u);

@@ -109,5 +109,29 @@ TEST_F(IntegrationIdleConnections, SilentConnectionsAreClosedWhileAnAgentKeepsBe
     EXPECT_TRUE(connection->closed_by_peer_within(Millis{100}));
 }
 
+// An agent keeps a connection to every hub it lists and beats to one: the
+// others are standby connections a failover needs. They carry a keepalive
+// (an empty batch) every five beats, so a standby hub's idle timeout never
+// closes them, while it still closes a DEALER that says nothing.
+TEST_F(IntegrationIdleConnections, AnAgentsStandbyConnectionIsKeptAliveAndNeverClosedForIdleness) {
+  HubOptions options;
+  options.extra = {"--idle-timeout-ms", std::to_string(kIdleTimeout.count())};
+  auto standby = start_hub(options);
+  HubProbe standby_probe(standby.endpoint);
+  const auto closed = [&] {
+    const auto status = standby_probe.status(kPatience);
+    return status ? counter(*status, "connections_idle_closed").value_or(0) : 0;
+  };
+  start_agent("two-hubs", {"--id", "two-hubs", "--hub", hub_.endpoint, "--hub", standby.endpoint,
+                           "--register", "orders=10.0.0.2:8080"});
+  ASSERT_TRUE(wait_until_listed(*probe_, "orders", "10.0.0.2:8080"));
+  SilentDealers silent(standby.endpoint, 1);
+
+  // The silent DEALER goes within the idle timeout; the agent's connection stays.
+  EXPECT_TRUE(poll_until([&] { return closed() >= 1; }, kIdleTimeout * 5));
+  EXPECT_TRUE(holds_for([&] { return closed() == 1; }, kIdleTimeout * 4))
+      << "the standby hub closed the agent's connection for idleness";
+}
+
 }  // namespace
 }  // namespace cascade::integration

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cascade/common/codec.hpp"
+#include "cascade/common/message_parts.hpp"
 
 namespace cascade::ctl {
 namespace {
@@ -85,6 +86,7 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
   }
 
   std::uint64_t skipped = 0;
+  proto::PartAssembler parts;  // a list larger than a frame comes in parts (protocol 5.13)
   while (wait_for(socket_, ZMQ_POLLIN, deadline)) {
     zmq::message_t part;
     if (!socket_.recv(part, zmq::recv_flags::dontwait)) continue;
@@ -96,14 +98,18 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
       continue;
     }
     const proto::DecodedFrame decoded = proto::decode_frame(part.to_string_view());
+    bool used = false;
     for (const auto& item : decoded.items) {
       const auto* message = std::get_if<proto::Message>(&item);
-      if (message != nullptr && is_reply_to(*message, id)) {
-        discarded_ += skipped;
-        return *message;
-      }
+      if (message == nullptr || !is_reply_to(*message, id)) continue;
+      used = true;
+      const auto* query = std::get_if<proto::QueryReply>(message);
+      const auto* whole = query != nullptr ? parts.add(*query) : nullptr;
+      if (query != nullptr && whole == nullptr) continue;  // more parts to come
+      discarded_ += skipped;
+      return whole != nullptr ? proto::Message(*whole) : *message;
     }
-    ++skipped;
+    if (!used) ++skipped;
   }
   discarded_ += skipped;
   failure_ = "no reply from the hub at " + endpoint_ + within;

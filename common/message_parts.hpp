@@ -1,0 +1,59 @@
+#pragma once
+// Lists larger than a frame travel in parts (schemas/protocol-v1.md, section
+// 5.13). The sender splits with split_into_parts(); the receiver puts the
+// parts back together with PartAssembler before it applies anything, so a
+// service of any size reaches its consumers while every frame stays far
+// below the receiver's limit.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "cascade/common/protocol.hpp"
+
+namespace cascade::proto {
+
+// `message` as it goes out: itself when it encodes within `max_bytes`;
+// otherwise, for a DownBeat, the reply (its header, its stale lists and the
+// updates that fit) followed by pushes carrying the rest, an update too large
+// for one part split into consecutive updates with `more`; for a QueryReply,
+// replies with the same request id, all but the last with `more`. A part
+// holds at least one instance, so one larger than `max_bytes` still goes.
+// Other messages are never split.
+std::vector<Message> split_into_parts(Message message, std::size_t max_bytes = kMaxPartBytes);
+
+// Collects the parts of split updates and replies until the last one came.
+// A part that does not continue what is held (another version or kind, or a
+// new first part) drops it: a lost part leaves the receiver on its old
+// version, which its next beat declares, and the hub sends the list again.
+class PartAssembler {
+ public:
+  // What to apply now: the update itself when it came whole, the assembled
+  // update when `part` was the last of its parts, nothing while parts are
+  // missing. The reference is valid until the next call.
+  const ServiceUpdate* add(const ServiceUpdate& part);
+  // The same for query replies (matched by request id).
+  const QueryReply* add(const QueryReply& part);
+  // Forgets the parts of a query that ended without them (timed out).
+  void forget_reply(std::uint64_t request_id) { replies_.erase(request_id); }
+  // Forgets everything (the receiver moved to another hub).
+  void clear();
+
+  // Parts dropped because what followed did not continue them, or because
+  // they grew beyond kMaxAssembledInstances.
+  std::uint64_t dropped() const { return dropped_; }
+
+  // A bound on what a sender can make a receiver hold: a million instances.
+  static constexpr std::size_t kMaxAssembledInstances = 1'000'000;
+
+ private:
+  std::map<ServiceKey, ServiceUpdate> updates_;
+  std::map<std::uint64_t, QueryReply> replies_;
+  ServiceUpdate assembled_update_;
+  QueryReply assembled_reply_;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace cascade::proto
