@@ -453,8 +453,9 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   // failover) is served, but its version means nothing to the current hub.
   entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
   entry.last_used = now;
-  // An answer from an upper tier's cache is as old as that cache says.
-  entry.confirmed_at = now - Duration{static_cast<Duration::rep>(reply.age_ms)};
+  // An answer from an upper tier's cache is as old as that cache says (up to kMaxAnswerAge).
+  const auto age_ms = std::min<std::uint64_t>(reply.age_ms, kMaxAnswerAge.count());
+  entry.confirmed_at = now - Duration{static_cast<Duration::rep>(age_ms)};
   entry.from_snapshot = false;
   out.changed.push_back(reply.service);
   out.answered.push_back(reply.request_id);

@@ -398,6 +398,26 @@ TEST_F(AgentCoreTest, QueryReplyRoutingRulesAreHeld) {
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->routes, dc1_rules());
 }
 
+// Found by fuzzing (tests/fuzz/regressions/agent_core/query-reply-age-*): an
+// age_ms beyond int64 wrapped to a negative age (a fresh answer), or
+// overflowed the clock arithmetic.
+TEST_F(AgentCoreTest, QueryReplyAgeBeyondAnyClockIsServedStaleAtTheLongestAge) {
+  core.start(clock.now());
+  for (const std::uint64_t age_ms : {~std::uint64_t{0}, std::uint64_t{1} << 63}) {
+    std::uint64_t id = 0;
+    core.query(clock.now(), key("svc"), id);
+    proto::QueryReply reply{id, "hub-a", 1, key("svc"), true, 5, {inst("i1", "a:1")}};
+    reply.age_ms = age_ms;
+    core.on_message(clock.now(), 0, reply);
+    clock.advance(Duration{10});
+
+    const auto r = core.lookup_any(clock.now(), clock.wall_ms(), key("svc"));
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->stale) << age_ms;
+    EXPECT_EQ(r->age, kMaxAnswerAge + Duration{10}) << age_ms;
+  }
+}
+
 TEST_F(AgentCoreTest, SnapshotKeepsTheHubRulesThroughARestoreIntoAFreshCore) {
   const std::vector<proto::RouteRuleText> two{{"=> zone = dc1", 10, true, true},
                                               {"method = get => zone = dc2", -3, false, false}};
