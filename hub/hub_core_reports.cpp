@@ -52,7 +52,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
       const Node* owner = index_.find(entry.owner);
       if (owner == nullptr || owner->tier == 0) {
         count_signal(now, *svc, id, signal, ack);
-      } else if (hops + 1 < config_.max_report_hops) {
+      } else if (may_forward(hops)) {
         node_messages_.push_back({owner->id, proto::FailureReport{0, {signal}, hops + 1}});
         ++counters_.signals_sent_down;
         ++ack.forwarded;
@@ -70,9 +70,14 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
   ++ack.unknown;
 }
 
+bool HubCore::may_forward(std::uint32_t hops) const {
+  // hops comes from the wire: hops + 1 must not wrap to 0 and restart the count.
+  return hops < config_.max_report_hops && hops + 1 < config_.max_report_hops;
+}
+
 bool HubCore::forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops) {
   if (!uplink_ || !uplink_->knows_address(now, signal.service, signal.address)) return false;
-  if (hops + 1 >= config_.max_report_hops) {
+  if (!may_forward(hops)) {
     ++counters_.signals_dropped;
     return true;  // known above, but this report has travelled far enough
   }

@@ -5,7 +5,8 @@
 // that many times 50 ms before it arrives (leases are 1 s, so they run out).
 // Properties: nothing throws; every reply, push, deferred reply and message
 // for the upstream decodes again to an equal message; batch replies decode as
-// a batch of the same size.
+// a batch of the same size; a failure report the hub passes on has crossed
+// one hub more than it came with, and fewer than max_report_hops.
 
 #include <array>
 #include <string_view>
@@ -74,12 +75,19 @@ class HubSession {
   // Everything the hub has to send besides replies, and its persist batch.
   void drain() {
     for (const auto& out : hub_.take_upstream_messages())
-      check_round_trip(out.message);
+      check_sent(out.message);
     for (const auto& deferred : hub_.take_deferred_replies())
       check_round_trip(deferred.reply);
     for (const auto& out : hub_.take_node_messages())
-      check_round_trip(out.message);
+      check_sent(out.message);
     (void)hub_.take_persist_batch();
+  }
+
+  void check_sent(const proto::Message& message) {
+    check_round_trip(message);
+    if (const auto* report = std::get_if<proto::FailureReport>(&message))
+      CASCADE_FUZZ_CHECK(report->hops >= 1 && report->hops < hub_.config().max_report_hops,
+                         std::to_string(report->hops));
   }
 
   MonoTime now_ = mono_from_ms(1'000'000);
