@@ -398,9 +398,9 @@ TEST_F(AgentCoreTest, QueryReplyRoutingRulesAreHeld) {
   EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->routes, dc1_rules());
 }
 
-// Found by fuzzing (tests/fuzz/regressions/agent_core/query-reply-age-*): an
-// age_ms beyond int64 wrapped to a negative age (a fresh answer), or
-// overflowed the clock arithmetic.
+// Issue 11 (fuzzing; reproducers tests/fuzz/regressions/agent_core/query-reply-age-*):
+// an age_ms beyond int64 wrapped to a negative age (a fresh answer), or
+// overflowed the clock arithmetic (UBSan).
 TEST_F(AgentCoreTest, QueryReplyAgeBeyondAnyClockIsServedStaleAtTheLongestAge) {
   core.start(clock.now());
   for (const std::uint64_t age_ms : {~std::uint64_t{0}, std::uint64_t{1} << 63}) {

@@ -98,8 +98,5 @@ class AgentSession {
 }  // namespace cascade::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  cascade::fuzz::AgentSession session;
-  for (const auto& step : cascade::fuzz::split_session(cascade::fuzz::as_text(data, size)))
-    session.step(step);
-  return 0;
+  return cascade::fuzz::run_session<cascade::fuzz::AgentSession>(data, size);
 }

@@ -107,4 +107,14 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
+// The whole of a session target: a fresh SESSION (with a step(SessionStep)
+// member) takes every step of the input.
+template <typename Session>
+int run_session(const std::uint8_t* data, std::size_t size) {
+  Session session;
+  for (const auto& step : split_session(as_text(data, size)))
+    session.step(step);
+  return 0;
+}
+
 }  // namespace cascade::fuzz

@@ -69,8 +69,5 @@ class ProxySession {
 }  // namespace cascade::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  cascade::fuzz::ProxySession session;
-  for (const auto& step : cascade::fuzz::split_session(cascade::fuzz::as_text(data, size)))
-    session.step(step);
-  return 0;
+  return cascade::fuzz::run_session<cascade::fuzz::ProxySession>(data, size);
 }

@@ -279,7 +279,7 @@ TEST_F(FastFail, AgentBeatCarryingHealthIsRejectedAsInvalid) {
 
 // ---------------------------------------------------------------- push fan-out
 
-// Found by fuzzing (tests/fuzz/regressions/hub_core/report-hops-at-u32-max):
+// Issue 11 (fuzzing; reproducer tests/fuzz/regressions/hub_core/report-hops-at-u32-max):
 // hops + 1 wrapped to 0, so a report claiming the largest hop count was sent
 // on with its count restarted instead of being dropped.
 TEST(FastFailHops, ReportThatCrossedTheMostHubsIsDroppedEvenAtTheLargestCount) {
