@@ -420,10 +420,11 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
 }
 
 void AgentCore::CacheEntry::confirm(MonoTime now, std::uint64_t age_ms, bool stale) {
-  // A year bounds what a peer may claim, so the subtraction cannot overflow.
-  constexpr std::uint64_t kMaxAgeMs = 365ULL * 24 * 3600 * 1000;
+  // An age from the wire is any 64-bit number: bounded, so it is never read
+  // as negative (fresh) and the subtraction cannot overflow.
+  const auto bounded = std::min<std::uint64_t>(age_ms, kMaxAnswerAge.count());
   heard_at = now;
-  confirmed_at = now - Duration{static_cast<Duration::rep>(std::min(age_ms, kMaxAgeMs))};
+  confirmed_at = now - Duration{static_cast<Duration::rep>(bounded)};
   source_stale = stale;
   from_snapshot = false;
 }
@@ -493,7 +494,7 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   // failover) is served, but its version means nothing to the current hub.
   entry.version_trusted = hub_id_.empty() || reply.hub_id == hub_id_;
   entry.last_used = now;
-  // An answer from an upper tier's cache is as old as that cache says.
+  // An answer from an upper tier's cache is as old as that cache says (up to kMaxAnswerAge).
   entry.confirm(now, reply.age_ms, reply.stale);
   out.changed.push_back(reply.service);
   out.answered.push_back(reply.request_id);

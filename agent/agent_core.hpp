@@ -34,6 +34,11 @@ namespace cascade::agent {
 // one loses nothing), read (uses, queries) from one and fail over as usual.
 enum class HubMode : std::uint8_t { kFailover, kAll };
 
+// The oldest a hub's answer is taken to be. A QueryReply's age_ms comes from
+// the network and may say anything up to 2^64-1 ms; an older answer is no
+// staler than this one, and time arithmetic on it stays far from overflow.
+inline constexpr Duration kMaxAnswerAge = std::chrono::hours(24);
+
 struct AgentCoreConfig {
   std::string node_id;
   std::uint64_t epoch = 1;  // must change on every start

@@ -219,6 +219,8 @@ class HubCore {
                     const proto::FailureSignal& signal, proto::ReportAck& ack);
   bool forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops);
   bool refused_at_held(const proto::FailureSignal& signal, const Node* owner);
+  // A report that has crossed `hops` hubs may cross one more (max_report_hops).
+  bool may_forward(std::uint32_t hops) const;
   void readmit_due(MonoTime now);
   Verdict verdict_after_isolation(const InstanceEntry& entry) const;
   void readmit_restarted(MonoTime now, Node& node);

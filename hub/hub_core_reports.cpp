@@ -54,7 +54,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
       if (refused_at_held(signal, owner)) dead.push_back(owner->id);
       if (owner == nullptr || owner->tier == 0) {
         count_signal(now, *svc, id, signal, ack);
-      } else if (hops + 1 < config_.max_report_hops) {
+      } else if (may_forward(hops)) {
         node_messages_.push_back({owner->id, proto::FailureReport{0, {signal}, hops + 1}});
         ++counters_.signals_sent_down;
         ++ack.forwarded;
@@ -82,9 +82,14 @@ bool HubCore::refused_at_held(const proto::FailureSignal& signal, const Node* ow
          probes_.on_refused_report(owner->id, signal.address);
 }
 
+bool HubCore::may_forward(std::uint32_t hops) const {
+  // hops comes from the wire: hops + 1 must not wrap to 0 and restart the count.
+  return hops < config_.max_report_hops && hops + 1 < config_.max_report_hops;
+}
+
 bool HubCore::forward_up(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops) {
   if (!uplink_ || !uplink_->knows_address(now, signal.service, signal.address)) return false;
-  if (hops + 1 >= config_.max_report_hops) {
+  if (!may_forward(hops)) {
     ++counters_.signals_dropped;
     return true;  // known above, but this report has travelled far enough
   }

@@ -19,6 +19,10 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev nlohmann-json3-dev
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3
+  # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
+  # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
+  # by clang), llvm-symbolizer for reports with file and line (llvm)
+  clang libclang-rt-14-dev llvm
   # Packaging: Debian packages, their checks and the unit checks; adduser runs
   # in the packages' postinst (tests/install), iproute2 brings up the package
   # test's loopback and builds the network namespaces of tests/netns

@@ -9,3 +9,6 @@ bash tools/build.sh
 # something tools/setup.sh does not install (a fresh machine would lack it).
 /usr/bin/python3 tools/check_setup.py --build-dir build
 ctest --test-dir build --output-on-failure -j2 --timeout 300
+# The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer, and a
+# bounded run of every fuzz target: a clang build in ./build-asan.
+bash tools/test-sanitized.sh

@@ -23,6 +23,14 @@ void* operator new(std::size_t size) {
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+// The nothrow form too (std::stable_sort's buffer uses it): a sanitizer's
+// runtime replaces every form this file does not, and the delete below would
+// then free what the runtime's new allocated (ASan: alloc-dealloc-mismatch).
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  if (g_count_allocations.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
 // GCC sees free() paired with `new` once it inlines this replacement and
 // warns; pairing them is exactly what a replaced operator new must do.
 #pragma GCC diagnostic push
@@ -31,6 +39,9 @@ void operator delete(void* p) noexcept {
   std::free(p);
 }
 void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
   std::free(p);
 }
 #pragma GCC diagnostic pop

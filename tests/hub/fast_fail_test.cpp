@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -277,6 +278,33 @@ TEST_F(FastFail, AgentBeatCarryingHealthIsRejectedAsInvalid) {
 }
 
 // ---------------------------------------------------------------- push fan-out
+
+// Issue 11 (fuzzing; reproducer tests/fuzz/regressions/hub_core/report-hops-at-u32-max):
+// hops + 1 wrapped to 0, so a report claiming the largest hop count was sent
+// on with its count restarted instead of being dropped.
+TEST(FastFailHops, ReportThatCrossedTheMostHubsIsDroppedEvenAtTheLargestCount) {
+  auto config = hub_config();
+  config.tier = 2;
+  HubRig rig(config);
+  auto child = beat_with_set("l1-hub", 1, {reg(kService, "p1", address(1))});
+  child.sender_tier = 1;  // a hub of the tier below holds the address
+  rig.handle(child);
+  auto report = [&](std::uint32_t hops) {
+    proto::FailureSignal signal{test_support::key(kService), address(1),
+                                proto::FailureKind::kTimeout, "c1", 1};
+    rig.handle(proto::FailureReport{0, {signal}, hops});
+  };
+  const std::uint32_t max = config.max_report_hops;
+
+  report(max - 2);
+  ASSERT_EQ(rig.other_messages().size(), 1u);
+  EXPECT_EQ(std::get<proto::FailureReport>(rig.other_messages()[0].message).hops, max - 1);
+
+  for (const std::uint32_t hops : {max - 1, max, std::numeric_limits<std::uint32_t>::max()})
+    report(hops);
+  EXPECT_EQ(rig.other_messages().size(), 1u) << "sent on past max_report_hops";
+  EXPECT_EQ(rig.hub.counters().signals_dropped, 3u);
+}
 
 TEST(FastFailPushFanOut, NotifySwitchAtTenPercentPushesTenOfOneHundredConsumersPerFlush) {
   auto config = hub_config();
