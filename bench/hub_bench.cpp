@@ -653,6 +653,8 @@ class ChildHub {
                                   "60000",
                                   "--lease-ms",
                                   "3600000",
+                                  "--probe-held",  // made-up instance addresses: never dialled
+                                  "off",
                                   "--log-level",
                                   "warn"};
     pid_ = fork();

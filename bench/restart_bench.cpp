@@ -111,6 +111,8 @@ class HubProcess {
                                   dir.string(),
                                   "--beat-interval-ms",
                                   std::to_string(o.beat.count()),
+                                  "--probe-held",  // made-up instance addresses: never dialled
+                                  "off",
                                   "--log-level",
                                   "warn"};
     if (o.backlog != 0) {

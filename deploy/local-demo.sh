@@ -31,8 +31,10 @@ now_ms() { date +%s%3N; }
 
 start_hub() {
   rm -f "$WORK/hub/hub.endpoint"
+  # The demo's instances have made-up addresses (10.0.0.x): the hub must never
+  # dial them, so it does not probe held agents (--probe-held off).
   "$HUB" --id demo-hub --listen "tcp://127.0.0.1:${PORT:-*}" --data "$WORK/hub" \
-    --beat-interval-ms $BEAT_MS --lease-ms $LEASE_MS >>"$WORK/hub.log" 2>&1 &
+    --beat-interval-ms $BEAT_MS --lease-ms $LEASE_MS --probe-held off >>"$WORK/hub.log" 2>&1 &
   HUB_PID=$!; pids+=($HUB_PID)
   for _ in $(seq 100); do [ -s "$WORK/hub/hub.endpoint" ] && break; sleep 0.05; done
   EP=$(cat "$WORK/hub/hub.endpoint")

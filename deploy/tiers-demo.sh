@@ -76,7 +76,8 @@ wait_until() {  # t0_ms, what we wait for, cmd...
 start_hub() {  # name: the config $TOPO/name.toml; state and log go to the temp dir
   local name=$1
   rm -f "$WORK/$name/hub.endpoint"
-  "$HUB" --config "$TOPO/$name.toml" --data "$WORK/$name" >>"$WORK/$name.log" 2>&1 &
+  # Made-up instance addresses (10.x): never probed (--probe-held off).
+  "$HUB" --config "$TOPO/$name.toml" --data "$WORK/$name" --probe-held off >>"$WORK/$name.log" 2>&1 &
   PID[$name]=$!; [[ " ${ORDER[*]} " == *" $name "* ]] || ORDER+=("$name")
 }
 # A hub writes hub.endpoint once bound; a proxy only logs it.

@@ -309,7 +309,12 @@ std::size_t answer_probes(HubRig& rig, const std::set<std::string>& dead,
 // Ten providers of `orders`; the tests stop some of them.
 class EvictionProtectionProbes : public ::testing::Test {
  protected:
-  void start(HubCoreConfig config = hub_config()) {
+  static HubCoreConfig probing() {
+    auto config = hub_config();
+    config.probes.enabled = true;  // the addresses are made up, but nothing is dialled here
+    return config;
+  }
+  void start(HubCoreConfig config = probing()) {
     fleet = std::make_unique<EvictionFleet>(std::move(config));
     fleet->providers("n", 10);
   }
@@ -392,7 +397,7 @@ TEST_F(EvictionProtectionProbes, ACallersConnectionRefusedReportAboutAHeldAgentE
 }
 
 TEST_F(EvictionProtectionProbes, ProbingSwitchedOffLeavesTheHoldsAsTheyWere) {
-  auto config = hub_config();
+  auto config = probing();
   config.probes.enabled = false;
   start(config);
   stop(three);

@@ -117,7 +117,9 @@ Process& ClusterTest::spawn_hub(const HubOptions& options) {
                                    "--beat-interval-ms",
                                    std::to_string(o.beat.count()),
                                    "--lease-ms",
-                                   std::to_string(o.lease.count())};
+                                   std::to_string(o.lease.count()),
+                                   "--probe-held",
+                                   o.probe_held ? "on" : "off"};
   args.insert(args.end(), o.extra.begin(), o.extra.end());
   return spawn(CASCADE_HUB_PATH, std::move(args), o.id);
 }

@@ -53,6 +53,11 @@ struct HubOptions {
   std::filesystem::path data{};  // empty: a fresh directory in the test's dir
   Millis beat = kBeat;
   Millis lease = kLease;
+  // Liveness probes of held agents (--probe-held): off unless a test asks.
+  // Tests register made-up addresses such as 10.0.0.1:8080, and a test must
+  // never send a packet anywhere but loopback; a test that turns probes on
+  // registers loopback addresses only.
+  bool probe_held = false;
   std::vector<std::string> extra{};  // more flags
 };
 

@@ -105,6 +105,7 @@ class IntegrationCrashOrCut : public ClusterTest {
 
 TEST_F(IntegrationCrashOrCut, CrashedInstancesGoWithinALeaseWhileCutOffOnesStayHeld) {
   HubOptions options;
+  options.probe_held = true;  // every address registered here is on loopback
   options.extra = {"--eviction-protection", "on", "--probe-timeout-ms",
                    std::to_string(kProbeTimeout.count())};
   const auto hub = start_hub(options);

@@ -111,12 +111,13 @@ start_hubs() {
     [ $i = b ] && port=7401
     mkdir -p "$work/$k-l2-$i"
     start "$k" l2 "l2-$i" "$hub_bin" --id "l2-$i" --tier 2 --listen "tcp://$net.0.2:$port" \
-      --data "$work/$k-l2-$i" --beat-interval-ms $beat_ms
+      --data "$work/$k-l2-$i" --beat-interval-ms $beat_ms --probe-held off
   done
   for dc in 1 2; do
     mkdir -p "$work/$k-l1-dc$dc"
     start "$k" "dc$dc" "l1-dc$dc" "$hub_bin" --id "l1-dc$dc" --tier 1 --zone "dc$dc" \
       --listen "tcp://$net.$dc.2:7400" --data "$work/$k-l1-dc$dc" --beat-interval-ms $beat_ms \
+      --probe-held off \
       --upstream "tcp://$net.0.2:7400" --upstream "tcp://$net.0.2:7401" --upstream-mode all
   done
 }
