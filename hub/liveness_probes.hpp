@@ -79,9 +79,7 @@ class LivenessProbes {
   // The probes to make now, in the order asked.
   std::vector<ProbeRequest> take_requests();
 
-  bool enabled() const { return config_.enabled; }
   const ProbeCounters& counters() const { return counters_; }
-  std::size_t tracked_nodes() const { return nodes_.size(); }
 
  private:
   struct NodeProbes {
