@@ -230,6 +230,7 @@ void describe(Io& io, M& m) {
   io.optional_from_here();
   io.field("delta", m.delta);
   io.field("sender_tier", m.sender_tier);
+  io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
 }
 
 template <typename Io, Of<DownBeat> M>
@@ -251,6 +252,8 @@ void describe(Io& io, M& m) {
   io.field("request_id", m.request_id);
   io.field("node_id", m.node_id, Text{kMaxIdBytes});
   key_fields(io, m.service);
+  io.optional_from_here();
+  io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
 }
 
 template <typename Io, Of<QueryReply> M>
@@ -276,6 +279,8 @@ void describe(Io& io, M& m) {
   io.field("node_id", m.node_id, kName);
   io.field("epoch", m.epoch);
   io.field("seq", m.seq);
+  io.optional_from_here();
+  io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
 }
 
 template <typename Io, Of<DeregisterAck> M>
@@ -310,6 +315,7 @@ void describe(Io& io, M& m) {
   io.field("unconfirmed", m.unconfirmed);
   io.field("eviction_protection", m.eviction_protection);
   io.field("notify_share_percent", m.notify_share_percent);
+  io.field("security", m.security, Text{kMaxServiceNameBytes});
 }
 
 template <typename Io, Of<ServicesRequest> M>
@@ -335,6 +341,8 @@ void describe(Io& io, M& m) {
   io.field("request_id", m.request_id);
   io.field("signals", m.signals);
   io.field("hops", m.hops);
+  io.optional_from_here();
+  io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
 }
 
 template <typename Io, Of<ReportAck> M>

@@ -40,6 +40,10 @@ const char* to_string(ErrorCode c) {
       return "invalid";
     case ErrorCode::kUnavailable:
       return "unavailable";
+    case ErrorCode::kUnauthenticated:
+      return "unauthenticated";
+    case ErrorCode::kForbidden:
+      return "forbidden";
   }
   return "unknown";
 }
@@ -112,6 +116,8 @@ const char* to_string(AdminOp op) {
       return "readmit";
     case AdminOp::kSetRoutes:
       return "set_routes";
+    case AdminOp::kReloadKeys:
+      return "reload_keys";
   }
   return "unknown";
 }
@@ -141,6 +147,7 @@ bool is_instance_op(AdminOp op) {
     case AdminOp::kEvictionProtection:
     case AdminOp::kNotifySwitch:
     case AdminOp::kSetRoutes:
+    case AdminOp::kReloadKeys:
       return false;
   }
   return false;

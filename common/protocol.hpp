@@ -135,6 +135,9 @@ struct UpBeat {
   std::vector<ServiceUse> uses;
   std::optional<RegistrationDelta> delta;  // trailing field
   std::uint32_t sender_tier = 0;           // trailing field: 0 for an agent, else the hub's tier
+  // Trailing field (revision 5): set by a proxy only, the name of the key its
+  // agent authenticated with; the hub binds the node to it (section 5.15).
+  std::string on_behalf_of{};
   bool operator==(const UpBeat&) const = default;
 };
 
@@ -205,6 +208,7 @@ struct Query {
   std::uint64_t request_id = 0;
   std::string node_id;  // who asks; may be empty for tools
   ServiceKey service;
+  std::string on_behalf_of{};  // trailing field (revision 5): as UpBeat's
   bool operator==(const Query&) const = default;
 };
 
@@ -240,6 +244,7 @@ struct Deregister {
   std::string node_id;
   std::uint64_t epoch = 0;
   std::uint64_t seq = 0;
+  std::string on_behalf_of{};  // trailing field (revision 5): as UpBeat's
   bool operator==(const Deregister&) const = default;
 };
 
@@ -286,6 +291,10 @@ struct StatusReply {
   std::uint64_t unconfirmed = 0;             // instances whose lease ran out, held by protection
   bool eviction_protection = true;           // switched on
   std::uint32_t notify_share_percent = 100;  // of consumers pushed to per interval
+  // Trailing field (revision 5): how the hub authenticates its peers:
+  // "curve" (keys), "loopback" (plaintext, loopback only) or "insecure"
+  // (plaintext on a network, started with --insecure).
+  std::string security{};
   bool operator==(const StatusReply&) const = default;
 };
 
@@ -334,7 +343,8 @@ struct FailureSignal {
 struct FailureReport {
   std::uint64_t request_id = 0;
   std::vector<FailureSignal> signals;
-  std::uint32_t hops = 0;  // tiers crossed so far; bounded so a report never loops
+  std::uint32_t hops = 0;      // tiers crossed so far; bounded so a report never loops
+  std::string on_behalf_of{};  // trailing field (revision 5): as UpBeat's
   bool operator==(const FailureReport&) const = default;
 };
 
@@ -356,8 +366,9 @@ enum class AdminOp : std::uint8_t {
   kNotifySwitch = 6,        // enabled: push isolations to only share_percent of consumers
   kReadmit = 7,             // service + instance.id: lift an isolation now
   kSetRoutes = 8,           // service + routes: the service's whole rule set (empty = none)
+  kReloadKeys = 9,          // re-read the authorised-keys file (revision 5)
 };
-inline constexpr std::uint8_t kMaxAdminOp = 8;
+inline constexpr std::uint8_t kMaxAdminOp = 9;
 
 // tool -> hub: an operator's action, recorded with who asked.
 struct AdminRequest {
@@ -388,8 +399,12 @@ enum class ErrorCode : std::uint8_t {
   kStaleEpoch = 5,
   kInvalid = 6,      // well-formed but violates a limit or rule
   kUnavailable = 7,  // the answer lives in an upper tier that cannot be reached now
+  // Revision 5 (section 5.15): the message came without a key the hub knows
+  // (a hub that requires keys), or its key may not do what it asks.
+  kUnauthenticated = 8,
+  kForbidden = 9,
 };
-inline constexpr std::uint8_t kMaxErrorCode = 7;
+inline constexpr std::uint8_t kMaxErrorCode = 9;
 
 struct ErrorReply {
   ErrorCode code = ErrorCode::kMalformed;

@@ -118,12 +118,12 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
                config_.lease.count());
 }
 
-HandleResult HubCore::handle(MonoTime now, const proto::Message& message, std::string_view source) {
+HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const Peer& peer) {
   auto result = std::visit(
       [&](const auto& m) -> HandleResult {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::UpBeat>) {
-          return on_upbeat(now, m, source);
+          return on_upbeat(now, m, peer.source);
         } else if constexpr (std::is_same_v<T, proto::Query>) {
           return on_query(now, m);
         } else if constexpr (std::is_same_v<T, proto::Deregister>) {

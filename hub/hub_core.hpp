@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cascade/common/access.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/protocol.hpp"
@@ -54,6 +55,30 @@ struct HubCoreConfig {
   LivenessProbeConfig probes{};  // crashed or unreachable, while held (hub/liveness_probes.hpp)
 };
 
+// Who sent a message, as the transport proved it. The core decides what the
+// message may do from this alone (docs/security.md).
+struct Peer {
+  Peer() = default;
+  // NOLINTNEXTLINE(google-explicit-constructor): most callers know only a source
+  Peer(std::string_view source_of_peer, const access::Principal* key = nullptr,
+       std::string_view network_address = {})
+      : source(source_of_peer), principal(key), address(network_address) {}
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Peer(const std::string& source_of_peer) : Peer(std::string_view(source_of_peer)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Peer(const char* source_of_peer) : Peer(std::string_view(source_of_peer)) {}
+
+  // What the peer's nodes fail together through, for eviction protection: a
+  // subnet, a proxy, a connection. "" = every node is its own source.
+  std::string_view source{};
+  // The key the message was sent with (CurveZMQ, checked against the
+  // authorised keys). nullptr: the hub runs without keys (plaintext on
+  // loopback, or --insecure) and takes every claim as made, bar the checks
+  // that need no key (epochs within reason).
+  const access::Principal* principal = nullptr;
+  std::string_view address{};  // the peer's network address, for the audit log
+};
+
 // The reason served with instances eviction protection holds.
 inline constexpr std::string_view kUnconfirmedReason = "lease ran out; held by eviction protection";
 
@@ -66,6 +91,10 @@ struct HandleResult {
   // it comes out of take_deferred_replies() under this token.
   std::uint64_t deferred = 0;
   bool no_reply = false;  // fire and forget (a FailureReport without request id)
+  // An operator asked to reload the authorised keys (AdminOp::kReloadKeys,
+  // accepted): the shell re-reads the file and completes the AdminReply with
+  // the outcome before sending it.
+  bool reload_keys = false;
 };
 
 // A message for one node, sent between its beats (a push, or a failure
@@ -89,10 +118,11 @@ class HubCore {
   // grace from `now`: a crashed agent expires after it, a live one renews.
   void restore(const HubSnapshot& snapshot, MonoTime now);
 
-  // `source` names what the message came through, for eviction protection:
-  // nodes of one source (a proxy, a subnet) that stop together are held as a
-  // partition rather than expired. "" = every node is its own source.
-  HandleResult handle(MonoTime now, const proto::Message& message, std::string_view source = {});
+  // `peer` says who sent the message (Peer): its key decides what the message
+  // may do, and its source is what eviction protection groups nodes by
+  // (nodes of one proxy or subnet that stop together are held as a partition
+  // rather than expired).
+  HandleResult handle(MonoTime now, const proto::Message& message, const Peer& peer = {});
   // Starts loading what handle() will need for this message into the CPU
   // cache. For a batch: call it for every message first, then handle them.
   void prefetch(const proto::Message& message) const;

@@ -171,6 +171,11 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
       case proto::AdminOp::kSetRoutes:
         reply = set_routes(now, request);
         break;
+      case proto::AdminOp::kReloadKeys:
+        // The file is the shell's (HandleResult::reload_keys): it reloads and
+        // completes the reply with what it found.
+        reply = ok("reloading the authorised keys");
+        break;
     }
   }
   reply.request_id = request.request_id;
@@ -193,7 +198,9 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
   else
     spdlog::warn("operator {}: {} refused: {}", printable(request.actor), record.op, reply.message);
   audit_pending_.push_back(std::move(record));
-  return {std::move(reply), /*durable=*/true};
+  HandleResult result{std::move(reply), /*durable=*/true};
+  result.reload_keys = request.op == proto::AdminOp::kReloadKeys && result.durable;
+  return result;
 }
 
 proto::AdminReply HubCore::mark_out_of_service(const proto::AdminRequest& request, bool out) {
