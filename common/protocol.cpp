@@ -153,6 +153,19 @@ bool is_instance_op(AdminOp op) {
   return false;
 }
 
+std::uint64_t ref_of(const Message& m) {
+  return std::visit(
+      [](const auto& message) -> std::uint64_t {
+        if constexpr (requires { message.request_id; })
+          return message.request_id;
+        else if constexpr (requires { message.seq; })
+          return message.seq;
+        else
+          return 0;
+      },
+      m);
+}
+
 const char* to_string(MsgType t) {
   switch (t) {
     case MsgType::kUpBeat:

@@ -434,6 +434,8 @@ bool is_instance_op(AdminOp op);
 std::string clip_message(std::string text);
 const char* to_string(MsgType t);
 MsgType type_of(const Message& m);
+// What an ErrorReply about `m` puts in `ref`: its request id, else its seq, else 0.
+std::uint64_t ref_of(const Message& m);
 
 }  // namespace cascade::proto
 

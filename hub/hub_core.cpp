@@ -88,7 +88,9 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     Node& node = it->second;
     node.id = rec.node_id;
     node.epoch = rec.epoch;
+    node.epoch_seen = now;
     node.digest = rec.digest;
+    node.owner_key = rec.owner_key;
     node.set_known = true;
     if (inserted) {
       node.lease = leases_.add(&node, now + config_.lease);
@@ -119,23 +121,36 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
 }
 
 HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const Peer& peer) {
-  auto result = std::visit(
+  auto who = caller_of(peer.principal, message);
+  if (auto* refusal = std::get_if<Refusal>(&who)) return refuse(now, message, std::move(*refusal));
+  const auto& caller = std::get<Caller>(who);
+  auto refusal = check_message(caller, message, config_.tier);
+  const auto* admin = std::get_if<proto::AdminRequest>(&message);
+  if (refusal && admin == nullptr) return refuse(now, message, std::move(*refusal));
+  auto result = admin ? on_admin(now, *admin, caller, peer, std::move(refusal))  // audited
+                      : dispatch(now, message, caller, peer);
+  drain_health_changes(now);
+  if (uplink_) feed_uplink(now);
+  return result;
+}
+
+HandleResult HubCore::dispatch(MonoTime now, const proto::Message& message, const Caller& caller,
+                               const Peer& peer) {
+  return std::visit(
       [&](const auto& m) -> HandleResult {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::UpBeat>) {
-          return on_upbeat(now, m, peer.source);
+          return on_upbeat(now, m, caller, peer.source);
         } else if constexpr (std::is_same_v<T, proto::Query>) {
           return on_query(now, m);
         } else if constexpr (std::is_same_v<T, proto::Deregister>) {
-          return on_deregister(now, m);
+          return on_deregister(now, m, caller);
         } else if constexpr (std::is_same_v<T, proto::StatusRequest>) {
           return {status(now, m.request_id)};
         } else if constexpr (std::is_same_v<T, proto::ServicesRequest>) {
-          return {services(m.request_id)};
+          return {services(m.request_id, caller)};
         } else if constexpr (std::is_same_v<T, proto::FailureReport>) {
-          return on_failure_report(now, m);
-        } else if constexpr (std::is_same_v<T, proto::AdminRequest>) {
-          return on_admin(now, m);
+          return on_failure_report(now, m, caller);
         } else {
           ++counters_.unexpected_messages;
           return {proto::ErrorReply{
@@ -145,9 +160,33 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const 
         }
       },
       message);
-  drain_health_changes(now);
-  if (uplink_) feed_uplink(now);
-  return result;
+}
+
+HandleResult HubCore::refuse(MonoTime now, const proto::Message& message, Refusal refusal) {
+  ++counters_.forbidden;
+  std::uint64_t suppressed = 0;
+  if (refusal_log_.allow(now, suppressed))
+    spdlog::warn("refused a {}: {}{}", proto::to_string(proto::type_of(message)), refusal.message,
+                 suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+  return {proto::ErrorReply{refusal.code, proto::clip_message(std::move(refusal.message)),
+                            proto::ref_of(message)}};
+}
+
+std::optional<Refusal> HubCore::check_owner(const Node& node, const Caller& caller) const {
+  if (caller.open() || node.owner_key.empty() || node.owner_key == caller.name) return std::nullopt;
+  return Refusal{proto::ErrorCode::kForbidden,
+                 fmt::format("node {} belongs to key {}, not to key {}", node.id, node.owner_key,
+                             caller.name)};
+}
+
+bool HubCore::epoch_plausible(MonoTime now, const Node& node, std::uint64_t epoch) const {
+  if (epoch <= node.epoch) return true;
+  using std::chrono::microseconds;
+  const auto since = std::chrono::duration_cast<microseconds>(now - node.epoch_seen).count();
+  const auto margin = std::chrono::duration_cast<microseconds>(config_.max_epoch_lead).count();
+  const auto allowed = static_cast<std::uint64_t>(std::max<std::int64_t>(since, 0)) +
+                       static_cast<std::uint64_t>(margin);
+  return epoch - node.epoch <= allowed;
 }
 
 // What changed in this tier's registry goes to the uplink's aggregate.
@@ -182,6 +221,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
     node.id = beat.node_id;
     index_.insert(&node);
     node.epoch = beat.epoch;
+    node.epoch_seen = now;
     node.lease = leases_.add(&node, now + config_.lease);
     state_changed = true;
     return node;
@@ -190,6 +230,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
     // A restarted agent: its sequence starts over. Its instances stay until
     // its set is known: a matching digest keeps them without any churn.
     node.epoch = beat.epoch;
+    node.epoch_seen = now;
     node.last_seq = 0;
     state_changed = true;
     if (config_.isolation.readmit_on_restart) readmit_restarted(now, node);
@@ -198,7 +239,8 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
   return node;
 }
 
-HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, std::string_view source) {
+HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const Caller& caller,
+                                std::string_view source) {
   ++counters_.beats;
   // Refused: an older incarnation of a known node, or an incarnation that has
   // deregistered (its late beat must not bring it back).
@@ -208,6 +250,16 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, std::st
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
                               "a newer or deregistered incarnation of this node is known",
                               beat.seq}};
+  }
+  if (known) {
+    if (auto refusal = check_owner(*known, caller)) return refuse(now, beat, std::move(*refusal));
+    if (!epoch_plausible(now, *known, beat.epoch)) {
+      ++counters_.epoch_jumps;
+      return reject(proto::ErrorCode::kInvalid,
+                    fmt::format("epoch {} of node {} is too far ahead of its epoch {}", beat.epoch,
+                                beat.node_id, known->epoch),
+                    beat.seq);
+    }
   }
   const auto limit = beat.sender_tier > 0 ? config_.max_registrations_per_child_hub
                                           : config_.max_registrations_per_node;
@@ -222,6 +274,10 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, std::st
   bool state_changed = false;
   Node& node = admit(now, beat, known, state_changed);
   node.tier = beat.sender_tier;
+  if (!caller.open() && node.owner_key != caller.name) {
+    node.owner_key = caller.name;  // bound to the first key that beats for it
+    state_changed = true;
+  }
   note_source(node, source);
   const bool in_order = beat.seq > node.last_seq;
   if (in_order) {
@@ -602,22 +658,35 @@ proto::Message HubCore::cross_tier_reply(const proto::Query& query, const Servic
   return reply;
 }
 
-HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg) {
+// Only a node the hub knows is remembered as departed: a Deregister for an
+// unknown node, with any epoch, must not keep that node id out for a lease.
+HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
+                                    const Caller& caller) {
   auto it = nodes_.find(msg.node_id);
-  if (it != nodes_.end() && msg.epoch < it->second.epoch) {
+  if (it == nodes_.end()) {
+    ++counters_.deregistrations;
+    return {proto::DeregisterAck{msg.node_id, msg.seq, 0}, true};
+  }
+  Node& node = it->second;
+  if (auto refusal = check_owner(node, caller)) return refuse(now, msg, std::move(*refusal));
+  if (msg.epoch < node.epoch) {
     ++counters_.stale_epoch;
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
                               "a newer incarnation of this node is registered", msg.seq}};
   }
-  ++counters_.deregistrations;
-  std::uint32_t removed = 0;
-  if (it != nodes_.end()) {
-    registry_.begin_txn();
-    guard_.on_node_removed(msg.node_id);
-    leases_.remove(it->second.lease);
-    removed = static_cast<std::uint32_t>(drop_node(it->second));
-    spdlog::info("agent {} deregistered {} instances", msg.node_id, removed);
+  if (!epoch_plausible(now, node, msg.epoch)) {
+    ++counters_.epoch_jumps;
+    return reject(proto::ErrorCode::kInvalid,
+                  fmt::format("epoch {} of node {} is too far ahead of its epoch {}", msg.epoch,
+                              msg.node_id, node.epoch),
+                  msg.seq);
   }
+  ++counters_.deregistrations;
+  registry_.begin_txn();
+  guard_.on_node_removed(msg.node_id);
+  leases_.remove(node.lease);
+  const auto removed = static_cast<std::uint32_t>(drop_node(node));
+  spdlog::info("agent {} deregistered {} instances", msg.node_id, removed);
   departed_.add(msg.node_id, msg.epoch, now + config_.lease);
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
@@ -645,7 +714,7 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
   if (!uplink_) return;
   if (const auto* report = std::get_if<proto::FailureReport>(&message)) {
     // On its way down to the hub holding the address: this one, or below.
-    on_failure_report(now, *report);
+    on_failure_report(now, *report, Caller{});  // the upper tier signs its own reports
     drain_health_changes(now);
     feed_uplink(now);
     return;
@@ -785,11 +854,11 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   return s;
 }
 
-proto::ServicesReply HubCore::services(std::uint64_t request_id) const {
+proto::ServicesReply HubCore::services(std::uint64_t request_id, const Caller& caller) const {
   proto::ServicesReply reply;
   reply.request_id = request_id;
   registry_.for_each_service([&](const ServiceEntry& svc) {
-    if (svc.instances.empty()) return;
+    if (svc.instances.empty() || !caller.may_query(svc.key.name)) return;
     reply.services.push_back(
         {svc.key, svc.version, static_cast<std::uint32_t>(svc.instances.size()), svc.up_count()});
   });
@@ -821,7 +890,7 @@ PersistBatch HubCore::take_persist_batch() {
     if (it == nodes_.end())
       batch.node_deletes.push_back(id);
     else
-      batch.node_upserts.push_back({id, it->second.epoch, it->second.digest});
+      batch.node_upserts.push_back({id, it->second.epoch, it->second.digest, it->second.owner_key});
   }
   dirty_nodes_.clear();
   for (const auto& dirty : registry_.take_dirty_instances()) {

@@ -18,7 +18,9 @@
 #include "cascade/common/access.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
+#include "cascade/common/log.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/access_rules.hpp"
 #include "cascade/hub/departed_nodes.hpp"
 #include "cascade/hub/eviction_guard.hpp"
 #include "cascade/hub/isolation.hpp"
@@ -53,6 +55,11 @@ struct HubCoreConfig {
   std::uint32_t max_report_hops = 8;  // a failure report crossing more hubs is dropped
   EvictionGuardConfig eviction{};     // protection against mass expiry (hub/eviction_guard.hpp)
   LivenessProbeConfig probes{};  // crashed or unreachable, while held (hub/liveness_probes.hpp)
+  // Agents take their epoch from the wall clock at start (µs): a restart
+  // moves it forward by about the time since the previous one. A new epoch
+  // further ahead than that plus this margin (clock steps, skew) is refused:
+  // it is not a restart but a claim that would lock the real agent out.
+  Duration max_epoch_lead{std::chrono::hours(24)};
 };
 
 // Who sent a message, as the transport proved it. The core decides what the
@@ -184,6 +191,8 @@ class HubCore {
     std::uint64_t digest = 0;
     bool set_known = false;  // the hub holds the set that `digest` names
     std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier
+    MonoTime epoch_seen{};   // when `epoch` was first seen (or the hub restored it)
+    std::string owner_key;   // the key that registered it; "" on a hub without keys
     // The digest of the set as this node reported it, kept member by member
     // so a delta is checked without rehashing the set; nullopt until computed.
     std::optional<proto::SetDigest> running;
@@ -200,7 +209,17 @@ class HubCore {
     std::string_view operator()(const Node& node) const { return node.id; }
   };
 
-  HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat, std::string_view source);
+  HandleResult dispatch(MonoTime now, const proto::Message& message, const Caller& caller,
+                        const Peer& peer);
+  // A message its key may not send: counted, logged (rate-limited), answered
+  // with an ErrorReply of the refusal's code.
+  HandleResult refuse(MonoTime now, const proto::Message& message, Refusal refusal);
+  // Refused when `node` is bound to another key than the caller's.
+  std::optional<Refusal> check_owner(const Node& node, const Caller& caller) const;
+  // A known node's new epoch is within reason (HubCoreConfig::max_epoch_lead).
+  bool epoch_plausible(MonoTime now, const Node& node, std::uint64_t epoch) const;
+  HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat, const Caller& caller,
+                         std::string_view source);
   HandleResult on_query(MonoTime now, const proto::Query& query);
   proto::QueryReply local_reply(const proto::Query& query, const ServiceEntry* svc) const;
   proto::Message cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
@@ -210,9 +229,9 @@ class HubCore {
   void collect_answers();
   void feed_uplink(MonoTime now);
   void log_upstream_state(MonoTime now);
-  HandleResult on_deregister(MonoTime now, const proto::Deregister& msg);
+  HandleResult on_deregister(MonoTime now, const proto::Deregister& msg, const Caller& caller);
   proto::StatusReply status(MonoTime now, std::uint64_t request_id) const;
-  proto::ServicesReply services(std::uint64_t request_id) const;
+  proto::ServicesReply services(std::uint64_t request_id, const Caller& caller) const;
   HandleResult reject(proto::ErrorCode code, std::string message, std::uint64_t ref);
 
   // The node of this beat (`known`, or a new one), its lease renewed.
@@ -242,7 +261,8 @@ class HubCore {
   void forget_uses(Node& node);
 
   // Fast-fail reports (hub/hub_core_reports.cpp).
-  HandleResult on_failure_report(MonoTime now, const proto::FailureReport& report);
+  HandleResult on_failure_report(MonoTime now, const proto::FailureReport& report,
+                                 const Caller& caller);
   void route_signal(MonoTime now, const proto::FailureSignal& signal, std::uint32_t hops,
                     proto::ReportAck& ack);
   void count_signal(MonoTime now, ServiceEntry& svc, const std::string& id,
@@ -279,7 +299,12 @@ class HubCore {
   // Operator operations (hub/hub_core_admin.cpp).
   // Every request, accepted or refused, gets an audit record; the reply is
   // durable, so it goes out only once the change and its record committed.
-  HandleResult on_admin(MonoTime now, const proto::AdminRequest& request);
+  // `refusal`: the key may not run operator commands (recorded, then refused).
+  HandleResult on_admin(MonoTime now, const proto::AdminRequest& request, const Caller& caller,
+                        const Peer& peer, std::optional<Refusal> refusal = std::nullopt);
+  proto::AdminReply carry_out(MonoTime now, const proto::AdminRequest& request);
+  void audit(MonoTime now, const proto::AdminRequest& request, const proto::AdminReply& reply,
+             const Caller& caller, const Peer& peer);
   proto::AdminReply mark_out_of_service(const proto::AdminRequest& request, bool out);
   proto::AdminReply add_static(const proto::AdminRequest& request);
   proto::AdminReply remove_static(const proto::AdminRequest& request);
@@ -329,6 +354,7 @@ class HubCore {
   std::unordered_map<const ServiceEntry*, std::set<Node*, ByNodeId>> consumers_;
   std::vector<Use> uses_scratch_;  // reused by every beat: no allocation per beat
   std::vector<NodeMessage> node_messages_;
+  RateLimit refusal_log_{10, Duration{10'000}};
 };
 
 }  // namespace cascade::hub

@@ -140,52 +140,68 @@ const char* on_off(bool on) {
 
 }  // namespace
 
-HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request) {
+HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request,
+                               const Caller& caller, const Peer& peer,
+                               std::optional<Refusal> refusal) {
   ++counters_.admin_requests;
   proto::AdminReply reply;
-  if (auto why = check_request(request); !why.empty()) {
+  if (refusal) {
+    ++counters_.forbidden;
+    reply = refused(refusal->message);
+  } else if (auto why = check_request(request); !why.empty()) {
     reply = refused(std::move(why));
   } else {
-    switch (request.op) {
-      case proto::AdminOp::kMarkOutOfService:
-        reply = mark_out_of_service(request, true);
-        break;
-      case proto::AdminOp::kMarkInService:
-        reply = mark_out_of_service(request, false);
-        break;
-      case proto::AdminOp::kAddStatic:
-        reply = add_static(request);
-        break;
-      case proto::AdminOp::kRemoveStatic:
-        reply = remove_static(request);
-        break;
-      case proto::AdminOp::kReadmit:
-        reply = readmit(now, request);
-        break;
-      case proto::AdminOp::kEvictionProtection:
-        reply = set_eviction_protection(request.enabled);
-        break;
-      case proto::AdminOp::kNotifySwitch:
-        reply = set_notify_switch(request.enabled, request.share_percent);
-        break;
-      case proto::AdminOp::kSetRoutes:
-        reply = set_routes(now, request);
-        break;
-      case proto::AdminOp::kReloadKeys:
-        // The file is the shell's (HandleResult::reload_keys): it reloads and
-        // completes the reply with what it found.
-        reply = ok("reloading the authorised keys");
-        break;
-    }
+    reply = carry_out(now, request);
   }
   reply.request_id = request.request_id;
   if (!reply.ok) ++counters_.admin_refused;
+  audit(now, request, reply, caller, peer);
+  if (refusal) {  // recorded like any refusal, answered with the typed error
+    return {proto::ErrorReply{refusal->code, proto::clip_message(std::move(refusal->message)),
+                              request.request_id},
+            /*durable=*/true};
+  }
+  const bool reload = request.op == proto::AdminOp::kReloadKeys && reply.ok;
+  HandleResult result{std::move(reply), /*durable=*/true};
+  result.reload_keys = reload;
+  return result;
+}
 
-  const bool names_instance = proto::is_instance_op(request.op);
+proto::AdminReply HubCore::carry_out(MonoTime now, const proto::AdminRequest& request) {
+  switch (request.op) {
+    case proto::AdminOp::kMarkOutOfService:
+      return mark_out_of_service(request, true);
+    case proto::AdminOp::kMarkInService:
+      return mark_out_of_service(request, false);
+    case proto::AdminOp::kAddStatic:
+      return add_static(request);
+    case proto::AdminOp::kRemoveStatic:
+      return remove_static(request);
+    case proto::AdminOp::kReadmit:
+      return readmit(now, request);
+    case proto::AdminOp::kEvictionProtection:
+      return set_eviction_protection(request.enabled);
+    case proto::AdminOp::kNotifySwitch:
+      return set_notify_switch(request.enabled, request.share_percent);
+    case proto::AdminOp::kSetRoutes:
+      return set_routes(now, request);
+    case proto::AdminOp::kReloadKeys:
+      // The file is the shell's (HandleResult::reload_keys): it reloads and
+      // completes the reply with what it found.
+      return ok("reloading the authorised keys");
+  }
+  return refused("unknown operation");  // check_request let no other value through
+}
+
+// The audit record names the key (authoritative) beside the actor the tool
+// declared, and the peer's address. Refusals by role are logged rate-limited:
+// a flood of them must not flood the log (the audit log still has them all).
+void HubCore::audit(MonoTime now, const proto::AdminRequest& request,
+                    const proto::AdminReply& reply, const Caller& caller, const Peer& peer) {
   AuditRecord record;
   record.actor = request.actor;
   record.op = proto::to_string(request.op);
-  if (names_instance) {
+  if (proto::is_instance_op(request.op)) {
     record.service = request.service;
     record.instance_id = request.instance_id;
   } else if (request.op == proto::AdminOp::kSetRoutes) {
@@ -193,14 +209,18 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request)
   }
   record.detail = reply.message;
   record.ok = reply.ok;
+  record.key = std::string(caller.name);
+  record.peer = std::string(peer.address);
+  const auto who = fmt::format("{}{}{}", printable(request.actor),
+                               caller.open() ? "" : fmt::format(" (key {})", caller.name),
+                               peer.address.empty() ? "" : fmt::format(" from {}", peer.address));
+  std::uint64_t suppressed = 0;
   if (reply.ok)
-    spdlog::info("operator {}: {}: {}", printable(request.actor), record.op, reply.message);
-  else
-    spdlog::warn("operator {}: {} refused: {}", printable(request.actor), record.op, reply.message);
+    spdlog::info("operator {}: {}: {}", who, record.op, reply.message);
+  else if (refusal_log_.allow(now, suppressed))
+    spdlog::warn("operator {}: {} refused: {}{}", who, record.op, reply.message,
+                 suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
   audit_pending_.push_back(std::move(record));
-  HandleResult result{std::move(reply), /*durable=*/true};
-  result.reload_keys = request.op == proto::AdminOp::kReloadKeys && result.durable;
-  return result;
 }
 
 proto::AdminReply HubCore::mark_out_of_service(const proto::AdminRequest& request, bool out) {

@@ -32,11 +32,23 @@ ServiceLoad load_of(const ServiceEntry& svc) {
 
 }  // namespace
 
-HandleResult HubCore::on_failure_report(MonoTime now, const proto::FailureReport& report) {
+// With keys, a report is signed by its key: the isolation quorum counts
+// distinct keys, so one compromised agent cannot isolate anything alone. A
+// lower-tier hub's report keeps the reporters that hub signed its callers' as.
+HandleResult HubCore::on_failure_report(MonoTime now, const proto::FailureReport& report,
+                                        const Caller& caller) {
   proto::ReportAck ack;
   ack.request_id = report.request_id;
-  for (const auto& signal : report.signals)
-    route_signal(now, signal, report.hops, ack);
+  const bool sign = !caller.open() && caller.role != access::Role::kHub;
+  for (const auto& signal : report.signals) {
+    if (!sign) {
+      route_signal(now, signal, report.hops, ack);
+      continue;
+    }
+    auto signed_signal = signal;
+    signed_signal.reporter = caller.name;
+    route_signal(now, signed_signal, report.hops, ack);
+  }
   if (report.request_id == 0) return {proto::Message{}, false, 0, true};
   return {ack};
 }

@@ -75,7 +75,8 @@ bool IsolationTracker::quorum(const Target& t, std::uint32_t& reporters,
     failures += r.count;
   }
   reporters = static_cast<std::uint32_t>(distinct.size());
-  return reporters >= policy_.min_reporters || failures >= policy_.min_reports;
+  return reporters >= policy_.min_reporters ||
+         (failures >= policy_.min_reports && reporters >= policy_.min_reporters_for_volume);
 }
 
 // base * growth^strikes, capped, then jittered (still capped).

@@ -37,6 +37,10 @@ struct IsolationPolicy {
   bool enabled = true;
   std::uint32_t min_reporters = 2;  // distinct callers within the window isolate ...
   std::uint32_t min_reports = 5;    // ... or this many failures from anyone
+  // ... reported by at least this many distinct callers. 1 lets a single
+  // caller isolate by volume; a hub with keys uses 2, so that one
+  // compromised key cannot isolate anything alone (docs/security.md).
+  std::uint32_t min_reporters_for_volume = 1;
   Duration window{10'000};
   Duration base_isolation{10'000};  // the first isolation of an instance
   double growth = 2.0;              // each isolation again within probation lasts this much longer

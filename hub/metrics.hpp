@@ -44,7 +44,9 @@ namespace cascade::hub {
   X(isolations_capped)    /* quorum reached, held back by the per-service cap */      \
   X(pushes)               /* DownBeats pushed between beats */                        \
   X(admin_requests)       /* operator operations (AdminRequest), all audited */       \
-  X(admin_refused)        /* ... of which refused (invalid, or not applicable) */
+  X(admin_refused)        /* ... of which refused (invalid, or not applicable) */     \
+  X(forbidden)            /* messages refused: their key may not do what they ask */  \
+  X(epoch_jumps)          /* beats or deregistrations with an epoch far too new */
 
 struct HubCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

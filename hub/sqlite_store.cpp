@@ -16,8 +16,9 @@ namespace {
 using sqlite::from_u64;
 using sqlite::to_u64;
 
-constexpr std::int64_t kSchemaVersion = 3;
-constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 -> 3 only add tables
+constexpr std::int64_t kSchemaVersion = 4;
+// 1 -> 2 -> 3 only add tables; 3 -> 4 adds columns (upgrade_to_4).
+constexpr std::int64_t kOldestUpgradable = 1;
 constexpr const char* kFileName = "hub.db";
 
 // WITHOUT ROWID: every table is looked up by its text primary key only, so
@@ -26,7 +27,8 @@ std::string schema_sql() {
   return "CREATE TABLE IF NOT EXISTS nodes("
          "  node_id TEXT PRIMARY KEY NOT NULL,"
          "  epoch INTEGER NOT NULL,"
-         "  digest INTEGER NOT NULL"
+         "  digest INTEGER NOT NULL,"
+         "  owner_key TEXT NOT NULL DEFAULT ''"  // version 4
          ") WITHOUT ROWID;"
          "CREATE TABLE IF NOT EXISTS instances("
          "  name TEXT NOT NULL,"
@@ -71,7 +73,9 @@ std::string schema_sql() {
          "  group_name TEXT NOT NULL,"
          "  instance_id TEXT NOT NULL,"
          "  detail TEXT NOT NULL,"
-         "  ok INTEGER NOT NULL CHECK (ok IN (0, 1))"
+         "  ok INTEGER NOT NULL CHECK (ok IN (0, 1)),"
+         "  key_name TEXT NOT NULL DEFAULT '',"  // version 4
+         "  peer TEXT NOT NULL DEFAULT ''"       // version 4
          ");"
          // Version 3.
          "CREATE TABLE IF NOT EXISTS routes("
@@ -84,6 +88,23 @@ std::string schema_sql() {
          "  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),"
          "  PRIMARY KEY (name, group_name, position)"
          ") WITHOUT ROWID;";
+}
+
+void add_column_if_missing(sqlite::Db& db, const std::string& table, const std::string& column,
+                           const std::string& declaration) {
+  sqlite::Statement columns(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+  columns.bind_text(1, table).bind_text(2, column);
+  if (!columns.step())
+    db.exec("ALTER TABLE " + table + " ADD COLUMN " + column + " " + declaration);
+}
+
+// Schema 4: node bindings to keys, and who sent each operator request. An
+// older file's tables exist without the columns (a version 1 file gets its
+// audit table from this build's schema, so it has them already).
+void upgrade_to_4(sqlite::Db& db) {
+  add_column_if_missing(db, "nodes", "owner_key", "TEXT NOT NULL DEFAULT ''");
+  add_column_if_missing(db, "admin_audit", "key_name", "TEXT NOT NULL DEFAULT ''");
+  add_column_if_missing(db, "admin_audit", "peer", "TEXT NOT NULL DEFAULT ''");
 }
 
 using Metadata = std::map<std::string, std::string>;
@@ -118,9 +139,9 @@ InstanceRecord instance_from_row(const sqlite::Statement& row, const std::filesy
 struct SqliteHubStore::Statements {
   explicit Statements(sqlite::Db& db)
       : upsert_node(db,
-                    "INSERT INTO nodes(node_id, epoch, digest) VALUES (?1, ?2, ?3) "
-                    "ON CONFLICT(node_id) DO UPDATE SET "
-                    "epoch = excluded.epoch, digest = excluded.digest"),
+                    "INSERT INTO nodes(node_id, epoch, digest, owner_key) VALUES (?1, ?2, ?3, ?4) "
+                    "ON CONFLICT(node_id) DO UPDATE SET epoch = excluded.epoch, "
+                    "digest = excluded.digest, owner_key = excluded.owner_key"),
         delete_node(db, "DELETE FROM nodes WHERE node_id = ?1"),
         upsert_instance(db,
                         "INSERT INTO instances(name, group_name, id, owner, address, weight, "
@@ -143,9 +164,10 @@ struct SqliteHubStore::Statements {
         upsert_setting(db,
                        "INSERT INTO settings(key, value) VALUES (?1, ?2) "
                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
-        append_audit(db,
-                     "INSERT INTO admin_audit(at_ms, actor, op, name, group_name, instance_id, "
-                     "detail, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        append_audit(
+            db,
+            "INSERT INTO admin_audit(at_ms, actor, op, name, group_name, instance_id, "
+            "detail, ok, key_name, peer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         delete_routes(db, "DELETE FROM routes WHERE name = ?1 AND group_name = ?2"),
         insert_route(db,
                      "INSERT INTO routes(name, group_name, position, text, priority, force, "
@@ -177,8 +199,9 @@ SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchr
   // registration from ~25k to ~37k instances/s in bench/hub_bench.cpp.
   db_.exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384");
   sqlite::Transaction txn(db_);
-  sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
+  const auto found = sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
   db_.exec(schema_sql());
+  if (found > 0 && found < 4) upgrade_to_4(db_);
   txn.commit();
   // Prepared only now: SQLite refuses to prepare statements on missing tables.
   sql_ = std::make_unique<Statements>(db_);
@@ -228,6 +251,7 @@ void SqliteHubStore::write_nodes(const PersistBatch& batch) {
     sql_->upsert_node.bind_text(1, node.node_id)
         .bind_int64(2, from_u64(node.epoch))
         .bind_int64(3, from_u64(node.digest))
+        .bind_text(4, node.owner_key)
         .run();
   }
 }
@@ -303,6 +327,8 @@ void SqliteHubStore::write_admin(const PersistBatch& batch) {
         .bind_text(6, record.instance_id)
         .bind_text(7, record.detail)
         .bind_int64(8, record.ok ? 1 : 0)
+        .bind_text(9, record.key)
+        .bind_text(10, record.peer)
         .run();
   }
 }
@@ -319,11 +345,12 @@ HubSnapshot SqliteHubStore::load() {
 }
 
 std::vector<NodeRecord> SqliteHubStore::read_nodes() {
-  sqlite::Statement select(db_, "SELECT node_id, epoch, digest FROM nodes ORDER BY node_id");
+  sqlite::Statement select(db_,
+                           "SELECT node_id, epoch, digest, owner_key FROM nodes ORDER BY node_id");
   std::vector<NodeRecord> nodes;
   while (select.step()) {
     nodes.push_back(NodeRecord{select.column_text(0), to_u64(select.column_int64(1)),
-                               to_u64(select.column_int64(2))});
+                               to_u64(select.column_int64(2)), select.column_text(3)});
   }
   return nodes;
 }
@@ -390,7 +417,8 @@ std::vector<RouteSetRecord> SqliteHubStore::read_routes() {
 
 std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {
   sqlite::Statement select(db_,
-                           "SELECT at_ms, actor, op, name, group_name, instance_id, detail, ok "
+                           "SELECT at_ms, actor, op, name, group_name, instance_id, detail, ok, "
+                           "key_name, peer "
                            "FROM (SELECT rowid AS seq, * FROM admin_audit ORDER BY rowid DESC "
                            "LIMIT ?1) ORDER BY seq");
   select.bind_int64(1, static_cast<std::int64_t>(
@@ -400,7 +428,8 @@ std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {
     records.push_back(
         AuditRecord{select.column_int64(0), select.column_text(1), select.column_text(2),
                     proto::ServiceKey{select.column_text(3), select.column_text(4)},
-                    select.column_text(5), select.column_text(6), select.column_int64(7) != 0});
+                    select.column_text(5), select.column_text(6), select.column_int64(7) != 0,
+                    select.column_text(8), select.column_text(9)});
   }
   return records;
 }

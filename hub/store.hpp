@@ -20,6 +20,9 @@ struct NodeRecord {
   std::string node_id;
   std::uint64_t epoch = 0;
   std::uint64_t digest = 0;
+  // The name of the key the node is bound to (docs/security.md): only that
+  // key beats, changes or deregisters it while it lives. "" without keys.
+  std::string owner_key{};
   bool operator==(const NodeRecord&) const = default;
 };
 
@@ -81,6 +84,11 @@ struct AuditRecord {
   std::string instance_id;
   std::string detail;  // what was done, or why it was refused (the reply's message)
   bool ok = false;
+  // Schema 4: the key that sent the request (authoritative; `actor` is what
+  // the tool declared, e.g. user@host), "" on a hub without keys; and the
+  // peer's network address.
+  std::string key{};
+  std::string peer{};
   bool operator==(const AuditRecord&) const = default;
 };
 

@@ -248,13 +248,13 @@ TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
   open().reset();
   {
     sqlite::Db raw(dir() / "hub.db", {});
-    sqlite::write_meta(raw, "schema_version", 4);  // a newer build's file
+    sqlite::write_meta(raw, "schema_version", 5);  // a newer build's file
   }
   try {
     open();
-    FAIL() << "opened a schema version 4 file";
+    FAIL() << "opened a schema version 5 file";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 4"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 5"));
     EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
   }
 }
@@ -391,7 +391,7 @@ TEST_F(SqliteHubStoreTest, VersionOneFileOpensWithItsRowsAndIsUpgraded) {
   EXPECT_EQ(store->audit_log(1).size(), 1u);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
-  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 3);
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 4);
 }
 
 // ------------------------------------------------ routing rules (schema 3)
@@ -430,13 +430,63 @@ TEST_F(SqliteHubStoreTest, ARouteSetReplacesTheServicesRulesAndAnEmptyOneRemoves
       (std::vector<RouteSetRecord>{{{"orders", "default"}, {{"=> zone = dc9", 1, false, true}}}}));
 }
 
+// ------------------------------------------------ keys (schema 4)
+
+// Makes a file of this build look like version 3: no node bindings, no key
+// or peer in the audit log.
+void drop_version_4_columns(sqlite::Db& raw) {
+  raw.exec(
+      "ALTER TABLE nodes DROP COLUMN owner_key;"
+      "ALTER TABLE admin_audit DROP COLUMN key_name;"
+      "ALTER TABLE admin_audit DROP COLUMN peer;");
+}
+
+TEST_F(SqliteHubStoreTest, NodeBindingsAndAuditKeysAndPeersRoundTrip) {
+  PersistBatch b;
+  b.node_upserts = {{"n1", 3, 33, "alice"}, {"n2", 1, 11, ""}};
+  auto record = audit("alice@ops", "readmit", "a1", true);
+  record.key = "ops-key";
+  record.peer = "192.0.2.7";
+  b.audit = {record};
+  b.wall_ms = 1'234;
+  auto store = open();
+  store->apply(b);
+  store.reset();
+  store = open();
+  EXPECT_EQ(store->load().nodes, b.node_upserts);
+  record.at_ms = b.wall_ms;
+  EXPECT_EQ(store->audit_log(1), std::vector<AuditRecord>{record});
+}
+
+TEST_F(SqliteHubStoreTest, VersionThreeFileKeepsItsRowsAndGainsBindingsAndAuditPeers) {
+  auto store = open();
+  PersistBatch before;
+  before.node_upserts = {{"n1", 3, 33, ""}};
+  before.audit = {audit("alice@ops", "readmit", "a1", true)};
+  store->apply(before);
+  store.reset();
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    drop_version_4_columns(raw);
+    sqlite::write_meta(raw, "schema_version", 3);
+  }
+  store = open();
+  EXPECT_EQ(store->load().nodes, before.node_upserts);
+  PersistBatch after;
+  after.node_upserts = {{"n1", 4, 44, "alice"}};
+  store->apply(after);
+  EXPECT_EQ(store->load().nodes, after.node_upserts);
+  EXPECT_EQ(store->audit_log(5).size(), 1u);
+}
+
 // A file written before routing rules: schema version 2 (version 1's tables
 // plus the operator's), made here with that build's SQL.
-TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToThree) {
+TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToFour) {
   open().reset();  // this build's tables, then made to look like version 2
   {
     sqlite::Db raw(dir() / "hub.db", {});
     raw.exec("DROP TABLE routes;");
+    drop_version_4_columns(raw);
     sqlite::write_meta(raw, "schema_version", 2);
   }
   PersistBatch b;
@@ -447,7 +497,7 @@ TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToThree) {
   EXPECT_EQ(store->load().routes, b.route_sets);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
-  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 3);
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 4);
 }
 
 }  // namespace
