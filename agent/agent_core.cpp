@@ -26,6 +26,7 @@ void AgentActions::merge(AgentActions&& other) {
   append(dropped, std::move(other.dropped));
   append(answered, std::move(other.answered));
   append(timed_out, std::move(other.timed_out));
+  append(refused, std::move(other.refused));
   append(keepalive, std::move(other.keepalive));
   deregistered |= other.deregistered;
 }
@@ -275,13 +276,23 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
     on_deregister_ack(from_hub, *ack, out);
   } else if (const auto* error = std::get_if<proto::ErrorReply>(&message)) {
-    // A query the hub cannot answer (e.g. its upper tier is unreachable) ends
-    // now, like a timeout, instead of holding the caller for query_timeout.
-    // Only `unavailable` answers a query: other errors' ref may be a beat's seq.
-    const bool about_a_query = error->code == proto::ErrorCode::kUnavailable;
-    if (about_a_query && pending_.erase(error->ref) > 0) out.timed_out.push_back(error->ref);
+    on_error(*error, out);
   }
   return out;
+}
+
+// A query the hub cannot or will not answer (its upper tier is unreachable,
+// or our key may not ask) ends now, like a timeout, instead of holding the
+// caller for query_timeout. Refusals of our key are kept for status and logs.
+void AgentCore::on_error(const proto::ErrorReply& error, AgentActions& out) {
+  const bool refusal = error.code == proto::ErrorCode::kForbidden ||
+                       error.code == proto::ErrorCode::kUnauthenticated;
+  if (refusal) {
+    last_refusal_ = error;
+    out.refused.push_back(error);
+  }
+  const bool ends_query = refusal || error.code == proto::ErrorCode::kUnavailable;
+  if (ends_query && pending_.erase(error.ref) > 0) out.timed_out.push_back(error.ref);
 }
 
 // Stopped once the hub (kAll: every hub) acknowledged the Deregister.

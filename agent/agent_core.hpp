@@ -86,6 +86,9 @@ struct AgentActions {
   // idle timeout from closing the connection a failover will need.
   std::vector<std::size_t> keepalive;
   bool deregistered = false;  // the hub acknowledged our Deregister
+  // What hubs refused because of this agent's key (unauthenticated,
+  // forbidden): the shell logs it; a refused query also ends in timed_out.
+  std::vector<proto::ErrorReply> refused;
   void merge(AgentActions&& other);
 };
 
@@ -193,6 +196,9 @@ class AgentCore {
   // The lease the current hub last granted (0 until it answered).
   Duration granted_lease() const { return granted_lease_; }
   std::optional<MonoTime> last_reply_at() const { return last_reply_at_; }
+  // The last time a hub refused what this agent sent (codes unauthenticated
+  // and forbidden: its key may not do it), for status and logs.
+  const std::optional<proto::ErrorReply>& last_refusal() const { return last_refusal_; }
   const std::string& hub_id() const { return hub_id_; }
   // Drops a cache entry (e.g. a "not found" answer the caller keeps elsewhere).
   void forget(const proto::ServiceKey& service) { cache_.erase(service); }
@@ -241,6 +247,7 @@ class AgentCore {
   // kAll: the hubs other than the current one get our set, nothing else.
   void emit_mirror_beats(AgentActions& out);
   void on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down);
+  void on_error(const proto::ErrorReply& error, AgentActions& out);
   void on_deregister_ack(std::size_t hub, const proto::DeregisterAck& ack, AgentActions& out);
   void send_deregister(AgentActions& out);
   bool all_mode() const { return config_.hub_mode == HubMode::kAll && config_.hub_count > 1; }
@@ -274,7 +281,11 @@ class AgentCore {
   Rng keepalive_rng_;
   FailureReporter reporter_;
   std::uint64_t seq_ = 0;
-  std::uint64_t request_seq_ = 0;
+  // Query ids live far above any seq this agent will send (2^48: beyond
+  // nine thousand years of a beat per millisecond), so the `ref` of an
+  // ErrorReply names a query or a beat without doubt.
+  std::uint64_t request_seq_ = std::uint64_t{1} << 48;
+  std::optional<proto::ErrorReply> last_refusal_;
 
   std::map<proto::InstanceKey, proto::Registration> registrations_;
   proto::SetDigest digest_;

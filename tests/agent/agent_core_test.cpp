@@ -679,6 +679,30 @@ TEST_F(AgentCoreTest, QueryTheHubCannotAnswerEndsAtOnce) {
   EXPECT_TRUE(core.on_timer(clock.now() + Duration{5000}).timed_out.empty()) << "ended once";
 }
 
+TEST_F(AgentCoreTest, QueryRefusedForItsKeyEndsAtOnceAndTheRefusalIsKept) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("payroll"), id);
+  const proto::ErrorReply refusal{proto::ErrorCode::kForbidden,
+                                  "key web may not query service payroll (query scope)", id};
+  auto out = core.on_message(clock.now(), 0, refusal);
+  EXPECT_EQ(out.timed_out, std::vector<std::uint64_t>{id});
+  EXPECT_EQ(out.refused, std::vector<proto::ErrorReply>{refusal});
+  EXPECT_EQ(core.last_refusal(), refusal);
+}
+
+TEST_F(AgentCoreTest, RefusedBeatNeverEndsAQueryWhoseIdEqualsItsSeq) {
+  auto start = core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  const auto seq = std::get<proto::UpBeat>(start.send.front().message).seq;
+  ASSERT_NE(id, seq) << "query ids and beat seqs never meet";
+  auto out = core.on_message(
+      clock.now(), 0, proto::ErrorReply{proto::ErrorCode::kForbidden, "register scope", seq});
+  EXPECT_TRUE(out.timed_out.empty());
+  EXPECT_EQ(out.refused.size(), 1u);
+}
+
 // ---------------------------------------------------------------- multi-homing
 
 class AgentCoreAllHubsTest : public AgentCoreTest {
