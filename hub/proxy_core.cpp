@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <type_traits>
 
 namespace cascade::hub {
@@ -34,8 +35,42 @@ std::variant<ProxyCore, std::string> ProxyCore::create(ProxyCoreConfig config) {
   return ProxyCore(config);
 }
 
-ProxyActions ProxyCore::accept(MonoTime now, PeerToken peer, proto::Message msg) {
+namespace {
+
+// Stamps the name a message acts as on the fields the hub reads it from.
+void stamp(proto::Message& message, std::string_view name) {
+  std::visit(
+      [&](auto& m) {
+        if constexpr (requires { m.on_behalf_of; }) m.on_behalf_of = std::string(name);
+      },
+      message);
+}
+
+}  // namespace
+
+std::optional<Refusal> ProxyCore::vouch(const access::Principal& key, proto::Message& msg) {
+  auto who = caller_of(&key, msg);
+  if (auto* refusal = std::get_if<Refusal>(&who)) return std::move(*refusal);
+  const auto& caller = std::get<Caller>(who);
+  // Tier claims are the hub's to judge: it knows its tier.
+  constexpr auto kAnyTier = std::numeric_limits<std::uint32_t>::max();
+  if (auto refusal = check_message(caller, msg, kAnyTier)) return refusal;
+  stamp(msg, caller.name);
+  return std::nullopt;
+}
+
+ProxyActions ProxyCore::accept(MonoTime now, PeerToken peer, proto::Message msg,
+                               const access::Principal* key) {
   ProxyActions out;
+  if (key != nullptr) {
+    if (auto refusal = vouch(*key, msg)) {
+      ++counters_.forbidden;
+      out.downstream.push_back(
+          {peer, proto::ErrorReply{refusal->code, proto::clip_message(std::move(refusal->message)),
+                                   proto::ref_of(msg)}});
+      return out;
+    }
+  }
   Pending p;
   p.id = next_id_++;
   p.route.peer = peer;

@@ -40,8 +40,10 @@
 #include <variant>
 #include <vector>
 
+#include "cascade/common/access.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/access_rules.hpp"
 
 namespace cascade::hub {
 
@@ -64,6 +66,7 @@ std::string check_proxy_config(const ProxyCoreConfig& config);
 struct ProxyCounters {
   std::uint64_t forwarded = 0;          // messages accepted for upstream
   std::uint64_t rejected = 0;           // messages of a type a proxy does not forward
+  std::uint64_t forbidden = 0;          // messages their key may not send (refused here)
   std::uint64_t batches = 0;            // upstream batches emitted
   std::uint64_t replies_routed = 0;     // downstream messages produced from upstream replies
   std::uint64_t unmatched_replies = 0;  // upstream replies no in-flight message was waiting for
@@ -99,7 +102,14 @@ class ProxyCore {
   // Deregister, StatusRequest, ServicesRequest) are queued for upstream and a
   // batch is emitted when max_batch are pending; any other type is answered
   // at once with an ErrorReply (kUnknownType).
-  ProxyActions accept(MonoTime now, PeerToken peer, proto::Message msg);
+  //
+  // `key`: the key the peer authenticated with here (nullptr: the proxy runs
+  // without keys). The proxy vouches for its peers (docs/security.md): with
+  // keys, a message its key may not send (role, scopes) is refused here with
+  // kForbidden, and what goes upstream names the key in `on_behalf_of`, which
+  // the hub binds nodes to and signs reports with.
+  ProxyActions accept(MonoTime now, PeerToken peer, proto::Message msg,
+                      const access::Principal* key = nullptr);
 
   // Emits the pending batch if its oldest message has waited max_delay, and
   // drops in-flight messages whose reply_timeout has passed.
@@ -148,6 +158,8 @@ class ProxyCore {
     }
   };
 
+  // Refused when `key` may not send `msg`; else stamps the name it acts as.
+  static std::optional<Refusal> vouch(const access::Principal& key, proto::Message& msg);
   void flush(MonoTime now, ProxyActions& out);
   bool route_push(const proto::Message& message, ProxyActions& out);
   void forward_report(PeerToken peer, proto::FailureReport report, ProxyActions& out);

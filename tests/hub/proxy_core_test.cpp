@@ -318,5 +318,53 @@ TEST(ProxyCoreEndToEndTest, EachAgentGetsItsOwnDownBeatThroughARealHub) {
   EXPECT_EQ(hub.node_count(), 5u);
 }
 
+// ---------------------------------------------------------------- keys
+
+class KeyedProxyCoreTest : public ProxyCoreTest {
+ protected:
+  access::Principal agent{"web-7", access::Role::kAgent, access::ServiceScope({"web*"}),
+                          access::ServiceScope({"orders"})};
+  access::Principal reader{"dash", access::Role::kReader, {}, {}};
+
+  ProxyActions send_as(const access::Principal& key, proto::Message msg) {
+    return proxy.accept(clock.now(), 1, std::move(msg), &key);
+  }
+  static proto::ErrorCode refused_with(const ProxyActions& actions) {
+    if (actions.downstream.size() != 1) return proto::ErrorCode{0};
+    const auto* e = std::get_if<proto::ErrorReply>(&actions.downstream[0].message);
+    return e ? e->code : proto::ErrorCode{0};
+  }
+};
+
+TEST_F(KeyedProxyCoreTest, ForwardedMessagesNameTheKeyTheyCameWith) {
+  send_as(agent, beat_with_set("n1", 1, {reg("web", "w1", "10.0.0.1:80")}));
+  send_as(agent, query(7, "orders"));
+  send_as(agent, proto::Deregister{"n1", 1, 2});
+  const auto batch = flush();
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(std::get<proto::UpBeat>(batch[0]).on_behalf_of, "web-7");
+  EXPECT_EQ(std::get<proto::Query>(batch[1]).on_behalf_of, "web-7");
+  EXPECT_EQ(std::get<proto::Deregister>(batch[2]).on_behalf_of, "web-7");
+
+  proto::FailureReport report;
+  report.signals.push_back(
+      {test_support::key("orders"), "10.0.0.9:80", proto::FailureKind::kTimeout, "anyone", 1});
+  const auto now = send_as(agent, report);
+  ASSERT_EQ(now.upstream_now.size(), 1u);
+  EXPECT_EQ(std::get<proto::FailureReport>(now.upstream_now[0]).on_behalf_of, "web-7");
+}
+
+TEST_F(KeyedProxyCoreTest, WhatTheAgentsKeyMayNotSendIsRefusedHereAndNeverForwarded) {
+  EXPECT_EQ(refused_with(send_as(agent, beat_with_set("n1", 1, {reg("payroll", "p1", "h:1")}))),
+            proto::ErrorCode::kForbidden);
+  EXPECT_EQ(refused_with(send_as(agent, query(8, "payroll"))), proto::ErrorCode::kForbidden);
+  EXPECT_EQ(refused_with(send_as(reader, beat("n2", 1, 0))), proto::ErrorCode::kForbidden);
+  auto forged = query(9, "orders");
+  forged.on_behalf_of = "someone-else";  // only a proxy may vouch
+  EXPECT_EQ(refused_with(send_as(agent, forged)), proto::ErrorCode::kForbidden);
+  EXPECT_EQ(proxy.pending_count(), 0u);
+  EXPECT_EQ(proxy.counters().forbidden, 4u);
+}
+
 }  // namespace
 }  // namespace cascade::hub
