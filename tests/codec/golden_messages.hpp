@@ -211,6 +211,7 @@ inline StatusReply status_reply() {
                  {"tcp://l2-b.eu:7700", "", false, false, -1, 0}};
   m.child_hubs = 0;
   m.cross_tier_entries = 12;
+  m.security = "curve";
   return m;
 }
 
@@ -330,6 +331,35 @@ inline proto::AdminRequest admin_set_routes() {
   return m;
 }
 
+// Node A's steady beat as a proxy forwards it: the proxy names the key node A
+// authenticated with (revision 5, section 5.15).
+inline UpBeat upbeat_via_proxy() {
+  UpBeat m;
+  m.node_id = std::string(kNodeA);
+  m.epoch = kAgentEpoch;
+  m.seq = 4822;
+  m.digest = proto::digest_of(node_a_registrations());
+  m.uses = {{ingest(), 11}};
+  m.on_behalf_of = "ingest-writer";
+  return m;
+}
+
+// A refusal of the sample beat: its key may not register that service.
+inline ErrorReply error_forbidden() {
+  return ErrorReply{ErrorCode::kForbidden,
+                    "key ingest-writer may not register service "
+                    "healthmanager-HealthManagerServerWorker-/hm/cache/q (register scope)",
+                    4821};
+}
+
+inline proto::AdminRequest admin_reload_keys() {
+  proto::AdminRequest m;
+  m.request_id = 34;
+  m.op = proto::AdminOp::kReloadKeys;
+  m.actor = "ops@bastion-eu1";
+  return m;
+}
+
 inline proto::AdminReply admin_reply() {
   return proto::AdminReply{32, true, "hm01-cache-q is OUT_OF_SERVICE until marked back in"};
 }
@@ -382,6 +412,12 @@ inline std::vector<Sample> variant_samples() {
       {"23-downbeat-first-part",
        "reply whose full list continues in the push frames that follow (more = true)",
        downbeat_first_part()},
+      {"24-upbeat-via-proxy", "agent beat as a proxy forwards it, naming the agent's key",
+       upbeat_via_proxy()},
+      {"25-error-forbidden", "refusal of a beat whose key may not register a service",
+       error_forbidden()},
+      {"26-admin-reload-keys", "operator asks the hub to re-read its authorised keys",
+       admin_reload_keys()},
   };
 }
 
