@@ -163,9 +163,9 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
-  if (auto error = check_security_config(c.security, c.listen, c.upstreams); !error.empty())
-    return error;
-  return validate_tiers(c, raw);
+  if (auto error = validate_tiers(c, raw); !error.empty()) return error;
+  // Last: what is wrong with a value is said before how to secure it.
+  return check_security_config(c.security, c.listen, c.upstreams);
 }
 
 void add_isolation_options(CLI::App& app, HubConfig& c, RawOptions& raw) {

@@ -9,13 +9,14 @@
 #include "cascade/common/codec.hpp"
 #include "cascade/common/curve_keys.hpp"
 #include "cascade/hub/hub_server.hpp"
+#include "cascade/hub/proxy_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
-#include "cascade/tests/security/temp_key_dir.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::hub {
 namespace {
 
-using testing::TempKeyDir;
+using store_test::TempDir;
 
 // A DEALER as an agent or tool would have it: Curve with `own` (or plain
 // text without), one request, one reply.
@@ -64,9 +65,9 @@ class CurveHubTest : public ::testing::Test {
     HubConfig config;
     config.listen = "tcp://127.0.0.1:*";
     config.flush_interval = Duration{5};
-    config.security.secret_key = dir / "hub.key";
-    config.security.authorized_keys = dir / "authorized_keys";
-    store = SqliteHubStore::open(dir / "data", sqlite::Synchronous::kNormal);
+    config.security.secret_key = dir.path() / "hub.key";
+    config.security.authorized_keys = dir.path() / "authorized_keys";
+    store = SqliteHubStore::open(dir.path() / "data", sqlite::Synchronous::kNormal);
     server = std::make_unique<HubServer>(config, clock, *store, context);
     endpoint = server->bind();
     thread = std::thread([this] { server->run(stop, &reload); });
@@ -76,7 +77,7 @@ class CurveHubTest : public ::testing::Test {
     thread.join();
   }
   void authorize(const std::vector<std::pair<curve::KeyPair, std::string>>& lines) {
-    std::ofstream out(dir / "authorized_keys", std::ios::trunc);
+    std::ofstream out(dir.path() / "authorized_keys", std::ios::trunc);
     out << "# written by the test\n";
     for (const auto& [keys, rest] : lines)
       out << keys.public_z85 << " " << rest << "\n";
@@ -85,7 +86,7 @@ class CurveHubTest : public ::testing::Test {
     return TestClient(context, endpoint, own, server_keys.public_z85);
   }
 
-  TempKeyDir dir;
+  TempDir dir;
   const curve::KeyPair server_keys = curve::generate_key_pair();
   const curve::KeyPair alice = curve::generate_key_pair();
   const curve::KeyPair bob = curve::generate_key_pair();
@@ -160,7 +161,7 @@ TEST_F(CurveHubTest, ReloadCommandAddsAKeyWithoutDroppingAnyone) {
 }
 
 TEST_F(CurveHubTest, BadFileOnReloadKeepsTheKeysInUseAndSaysWhy) {
-  std::ofstream(dir / "authorized_keys", std::ios::trunc) << "garbage line here\n";
+  std::ofstream(dir.path() / "authorized_keys", std::ios::trunc) << "garbage line here\n";
   proto::AdminRequest reload_keys;
   reload_keys.request_id = 3;
   reload_keys.op = proto::AdminOp::kReloadKeys;
@@ -174,6 +175,57 @@ TEST_F(CurveHubTest, BadFileOnReloadKeepsTheKeysInUseAndSaysWhy) {
   EXPECT_THAT(std::get<proto::AdminReply>(*reply).message,
               ::testing::HasSubstr("authorized_keys:1: bad key"));
   EXPECT_TRUE(client(bob).status().has_value());  // the old table still admits bob
+}
+
+// A proxy with keys between agents and a hub with keys: the proxy admits the
+// agents it knows, and dials the hub with its own key (role proxy there).
+// Two contexts: one ZAP handler per context, as in two processes.
+class CurveProxyTest : public CurveHubTest {
+ protected:
+  CurveProxyTest() {
+    curve::write_key_files(dir.path(), "proxy", proxy_keys);
+    authorize({{alice, "alice agent"}, {proxy_keys, "proxy-1 proxy"}});
+    reload = true;  // the hub admits the proxy from now on
+    for (int i = 0; i < 100 && reload; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    std::ofstream(dir.path() / "proxy_authorized_keys") << carol.public_z85 << " carol agent\n";
+    ProxyServerConfig config;
+    config.listen = "tcp://127.0.0.1:*";
+    config.upstream = endpoint;
+    config.security.secret_key = dir.path() / "proxy.key";
+    config.security.authorized_keys = dir.path() / "proxy_authorized_keys";
+    config.security.upstream_public_key = dir.path() / "hub.pub";
+    proxy = std::make_unique<ProxyServer>(config, clock, proxy_context);
+    proxy_endpoint = proxy->bind();
+    proxy_thread = std::thread([this] { proxy->run(proxy_stop); });
+  }
+  ~CurveProxyTest() override {
+    proxy_stop = true;
+    proxy_thread.join();
+  }
+  TestClient proxy_client(const curve::KeyPair& own) {
+    return TestClient(context, proxy_endpoint, own, proxy_keys.public_z85);
+  }
+
+  const curve::KeyPair proxy_keys = curve::generate_key_pair();
+  const curve::KeyPair carol = curve::generate_key_pair();
+  zmq::context_t proxy_context{1};
+  std::unique_ptr<ProxyServer> proxy;
+  std::string proxy_endpoint;
+  std::atomic<bool> proxy_stop{false};
+  std::thread proxy_thread;
+};
+
+TEST_F(CurveProxyTest, AgentKnownToTheProxyReachesTheHubThroughIt) {
+  auto carol_client = proxy_client(carol);
+  const auto status = carol_client.status();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->security, "curve");  // the hub's, forwarded
+}
+
+TEST_F(CurveProxyTest, KeyUnknownToTheProxyGetsNothing) {
+  auto alice_client = proxy_client(alice);  // known to the hub, not to the proxy
+  EXPECT_FALSE(alice_client.request(proto::StatusRequest{1}, Duration{500}).has_value());
 }
 
 }  // namespace

@@ -8,13 +8,13 @@
 
 #include <fstream>
 
-#include "cascade/tests/security/temp_key_dir.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::curve {
 namespace {
 
+using store_test::TempDir;
 using ::testing::HasSubstr;
-using testing::TempKeyDir;
 
 void write_text(const std::filesystem::path& file, const std::string& text, mode_t mode) {
   std::ofstream(file) << text;
@@ -31,66 +31,67 @@ std::string error_of(const std::function<void()>& read) {
 }
 
 TEST(CurveKeys, WrittenPairReadsBackTheSameKeys) {
-  TempKeyDir dir;
+  TempDir dir;
   const auto keys = generate_key_pair();
   const auto [secret, pub] = write_key_files(dir.path(), "hub-a", keys);
-  EXPECT_EQ(secret, dir / "hub-a.key");
-  EXPECT_EQ(pub, dir / "hub-a.pub");
+  EXPECT_EQ(secret, dir.path() / "hub-a.key");
+  EXPECT_EQ(pub, dir.path() / "hub-a.pub");
   EXPECT_EQ(read_secret_key_file(secret), keys);
   EXPECT_EQ(read_public_key_file(pub), keys.public_z85);
 }
 
 TEST(CurveKeys, SecretKeyFileIsCreatedOwnerOnly) {
-  TempKeyDir dir;
+  TempDir dir;
   const auto old_umask = ::umask(0);  // the most permissive umask must not widen it
   write_key_files(dir.path(), "agent", generate_key_pair());
   ::umask(old_umask);
   struct stat info {};
-  ASSERT_EQ(::stat((dir / "agent.key").c_str(), &info), 0);
+  ASSERT_EQ(::stat((dir.path() / "agent.key").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
 }
 
 TEST(CurveKeys, ExistingFilesAreNeverOverwritten) {
-  TempKeyDir dir;
+  TempDir dir;
   const auto first = generate_key_pair();
   write_key_files(dir.path(), "ops", first);
   EXPECT_THAT(error_of([&] { write_key_files(dir.path(), "ops", generate_key_pair()); }),
               HasSubstr("refusing to overwrite"));
-  EXPECT_EQ(read_secret_key_file(dir / "ops.key"), first);
+  EXPECT_EQ(read_secret_key_file(dir.path() / "ops.key"), first);
 }
 
 TEST(CurveKeys, GroupReadableSecretKeyIsRefused) {
-  TempKeyDir dir;
+  TempDir dir;
   write_key_files(dir.path(), "leaky", generate_key_pair());
-  ::chmod((dir / "leaky.key").c_str(), 0640);
-  const auto error = error_of([&] { read_secret_key_file(dir / "leaky.key"); });
+  ::chmod((dir.path() / "leaky.key").c_str(), 0640);
+  const auto error = error_of([&] { read_secret_key_file(dir.path() / "leaky.key"); });
   EXPECT_THAT(error, HasSubstr("accessible by group or others (mode 0640)"));
   EXPECT_THAT(error, HasSubstr("chmod 600"));
 }
 
 TEST(CurveKeys, CommentsAndBlankLinesAroundTheKeyAreAllowed) {
-  TempKeyDir dir;
+  TempDir dir;
   const auto keys = generate_key_pair();
-  write_text(dir / "k.key", "# mine\n\n  " + keys.secret_z85 + "  \n# end\n", 0600);
-  EXPECT_EQ(read_secret_key_file(dir / "k.key"), keys);
+  write_text(dir.path() / "k.key", "# mine\n\n  " + keys.secret_z85 + "  \n# end\n", 0600);
+  EXPECT_EQ(read_secret_key_file(dir.path() / "k.key"), keys);
 }
 
 TEST(CurveKeys, BadKeyFilesAreRefusedWithTheirReason) {
-  TempKeyDir dir;
+  TempDir dir;
   const auto keys = generate_key_pair();
-  write_text(dir / "short.pub", keys.public_z85.substr(1) + "\n", 0644);
-  EXPECT_THAT(error_of([&] { read_public_key_file(dir / "short.pub"); }),
+  write_text(dir.path() / "short.pub", keys.public_z85.substr(1) + "\n", 0644);
+  EXPECT_THAT(error_of([&] { read_public_key_file(dir.path() / "short.pub"); }),
               HasSubstr("short.pub:1: a key is 40 Z85 characters, this line has 39"));
   // '"' and ',' are not in the Z85 alphabet.
-  write_text(dir / "bad.pub", "\"" + keys.public_z85.substr(1) + "\n", 0644);
-  EXPECT_THAT(error_of([&] { read_public_key_file(dir / "bad.pub"); }), HasSubstr("not a Z85 key"));
-  write_text(dir / "two.pub", keys.public_z85 + "\n" + keys.public_z85 + "\n", 0644);
-  EXPECT_THAT(error_of([&] { read_public_key_file(dir / "two.pub"); }),
+  write_text(dir.path() / "bad.pub", "\"" + keys.public_z85.substr(1) + "\n", 0644);
+  EXPECT_THAT(error_of([&] { read_public_key_file(dir.path() / "bad.pub"); }),
+              HasSubstr("not a Z85 key"));
+  write_text(dir.path() / "two.pub", keys.public_z85 + "\n" + keys.public_z85 + "\n", 0644);
+  EXPECT_THAT(error_of([&] { read_public_key_file(dir.path() / "two.pub"); }),
               HasSubstr("two.pub:2: more than one key"));
-  write_text(dir / "empty.pub", "# nothing\n", 0644);
-  EXPECT_THAT(error_of([&] { read_public_key_file(dir / "empty.pub"); }),
+  write_text(dir.path() / "empty.pub", "# nothing\n", 0644);
+  EXPECT_THAT(error_of([&] { read_public_key_file(dir.path() / "empty.pub"); }),
               HasSubstr("holds no key"));
-  EXPECT_THAT(error_of([&] { read_public_key_file(dir / "missing.pub"); }),
+  EXPECT_THAT(error_of([&] { read_public_key_file(dir.path() / "missing.pub"); }),
               HasSubstr("cannot read public key file"));
 }
 
