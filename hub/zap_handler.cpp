@@ -82,7 +82,8 @@ ZapHandler::Frames ZapHandler::answer(const Frames& request) {
   std::string why;
   if (request.size() < kRequestFrames || field(kVersion) != kZapVersion)
     why = "not a ZAP 1.0 request";
-  else if (field(kMechanism) != "CURVE" || request.size() != kRequestFrames + 1)
+  else if (field(kMechanism) != "CURVE" || request.size() != kRequestFrames + 1 ||
+           request[kRequestFrames].size() != curve::kKeyBytes)
     why = "mechanism " + std::string(field(kMechanism)) + " (only CURVE is accepted)";
   if (why.empty()) {
     const auto key = curve::z85_of_binary(request[kRequestFrames].to_string_view());
