@@ -3,6 +3,8 @@
 
 #include "cascade/agent/registration_spec.hpp"
 #include "cascade/common/cli.hpp"
+#include "cascade/common/curve_keys.hpp"
+#include "cascade/common/endpoint_security.hpp"
 #include "cascade/common/log.hpp"
 
 namespace cascade::agent {
@@ -20,7 +22,49 @@ struct RawOptions {
   std::int64_t shutdown_timeout_ms = 2000;
   std::uint32_t misses = 3;
   std::string hub_mode = "failover";
+  std::string secret_key;               // --secret-key FILE
+  std::vector<std::string> hub_public;  // --hub-public-key [ENDPOINT=]FILE
+  bool insecure = false;
 };
+
+// The key files into `keys`; "" or the error. A --hub-public-key value that
+// starts with an endpoint and has '=' is ENDPOINT=FILE, else FILE for all hubs.
+std::string read_keys(HubKeys& keys, const RawOptions& raw) {
+  if (raw.secret_key.empty() && !raw.hub_public.empty())
+    return "--hub-public-key needs --secret-key (the key this agent connects with)";
+  if (raw.secret_key.empty()) return {};
+  if (raw.hub_public.empty()) return "--secret-key needs --hub-public-key (the hubs' public key)";
+  try {
+    auto own = curve::read_secret_key_file(raw.secret_key);
+    keys.public_key = std::move(own.public_z85);
+    keys.secret_key = std::move(own.secret_z85);
+    for (const auto& value : raw.hub_public) {
+      const auto equals = value.find('=');
+      if (is_zmq_endpoint(value) && equals != std::string::npos)
+        keys.per_hub_public_key[value.substr(0, equals)] =
+            curve::read_public_key_file(value.substr(equals + 1));
+      else
+        keys.hub_public_key = curve::read_public_key_file(value);
+    }
+  } catch (const curve::KeyError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string check_keys(const DaemonConfig& c, const RawOptions& raw) {
+  const auto& keys = c.client.keys;
+  for (const auto& hub : c.client.hubs) {
+    if (keys.enabled() && keys.hub_key_for(hub).empty())
+      return "no --hub-public-key for --hub " + hub + " (give FILE for all hubs or " + hub +
+             "=FILE)";
+    if (auto error = check_secure_by_default("--hub", hub, keys.enabled(), raw.insecure,
+                                             "--secret-key and --hub-public-key");
+        !error.empty())
+      return error;
+  }
+  return {};
+}
 
 std::string check_ranges(const DaemonConfig& c, const RawOptions& raw) {
   if (c.client.hubs.empty()) return "at least one --hub is required";
@@ -51,6 +95,9 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   if (!parse_log_level(raw.log_level, c.log_level))
     return "--log-level: unknown level '" + raw.log_level + "'";
   if (auto error = check_ranges(c, raw); !error.empty()) return error;
+  if (auto error = read_keys(c.client.keys, raw); !error.empty()) return error;
+  if (auto error = check_keys(c, raw); !error.empty()) return error;
+  c.insecure = raw.insecure && !c.client.keys.enabled();
   for (const auto& spec : raw.registrations) {
     auto parsed = parse_registration(spec);
     if (auto* error = std::get_if<std::string>(&parsed))
@@ -101,6 +148,15 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   app.add_option("--shutdown-timeout-ms", raw.shutdown_timeout_ms,
                  "How long to wait for the hub to acknowledge deregistration, in milliseconds")
       ->capture_default_str();
+  app.add_option("--secret-key", raw.secret_key,
+                 "This agent's CurveZMQ secret key file (NAME.key from cascadectl keygen, mode "
+                 "0600): hub connections are encrypted and authenticated");
+  app.add_option("--hub-public-key", raw.hub_public,
+                 "The hubs' public key file (NAME.pub), or ENDPOINT=FILE for one --hub whose key "
+                 "differs (repeatable)");
+  app.add_flag("--insecure", raw.insecure,
+               "Allow plain text (no keys) to a --hub other hosts can reach; without it a "
+               "non-loopback --hub needs keys");
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   if (auto exit = parse_or_exit<DaemonConfig>(app, argc, argv, "cascade-agent")) return *exit;

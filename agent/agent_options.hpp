@@ -17,6 +17,7 @@ struct DaemonConfig {
   std::vector<proto::Registration> registrations;
   std::vector<proto::ServiceKey> uses;
   spdlog::level::level_enum log_level = spdlog::level::info;
+  bool insecure = false;  // --insecure without keys: said in the log at start
 };
 
 using ParsedAgentOptions = ParsedOptions<DaemonConfig>;

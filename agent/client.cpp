@@ -9,7 +9,10 @@
 
 #include "cascade/agent/sqlite_snapshot_store.hpp"
 #include "cascade/common/codec.hpp"
+#include "cascade/common/curve_keys.hpp"
+#include "cascade/common/handshake_monitor.hpp"
 #include "cascade/common/host_name.hpp"
+#include "cascade/common/log.hpp"
 #include "cascade/common/options.hpp"
 #include "cascade/common/validate.hpp"
 #include "cascade/common/zmq_util.hpp"
@@ -69,6 +72,14 @@ Client::Client(ClientOptions options)
     for (const auto& e : errors)
       all += "\n  " + e;
     throw std::invalid_argument(all);
+  }
+  if (options_.keys.enabled()) {
+    for (const auto& hub : options_.hubs)
+      if (!curve::is_z85_key(options_.keys.hub_key_for(hub)))
+        throw std::invalid_argument("no Curve public key for hub " + hub);
+    if (!curve::is_z85_key(options_.keys.public_key) ||
+        !curve::is_z85_key(options_.keys.secret_key))
+      throw std::invalid_argument("the agent's Curve key pair is not two Z85 keys");
   }
   if (options_.data_dir) {
     store_ = SqliteSnapshotStore::open(*options_.data_dir);
@@ -332,18 +343,65 @@ ClientStatus Client::status() const {
 
 namespace {
 
+// How long a hub that refused our key waits before it is dialled again: a
+// refusal costs the hub a handshake, so not at libzmq's reconnect pace.
+constexpr Duration kRedialRefused{2000};
+
 struct HubSockets {
+  std::vector<std::string> endpoints;
   std::vector<zmq::socket_t> sockets;
   LinkWatches links;
-  HubSockets(zmq::context_t& ctx, const std::vector<std::string>& endpoints, Duration beat)
-      : links(endpoints.size()) {
+  // With keys, one per socket: a hub refusing our key is logged, not just
+  // missed, and dialled again later (libzmq never retries a refused
+  // handshake itself; a reload at the hub may have added the key since).
+  std::vector<std::unique_ptr<HandshakeMonitor>> monitors;
+  std::vector<std::optional<MonoTime>> redial_at;  // per socket: after a refusal
+  RateLimit refusal_log{5, Duration{10'000}};
+
+  HubSockets(zmq::context_t& ctx, const ClientOptions& options)
+      : endpoints(options.hubs), links(options.hubs.size()), redial_at(options.hubs.size()) {
     // A beat that cannot go out is a miss (ZMQ_IMMEDIATE); a dead connection
     // is found and made again within one beat interval.
-    const auto timing = LinkTiming::for_beat_interval(beat);
+    const auto timing = LinkTiming::for_beat_interval(options.beat_interval);
+    sockets.reserve(endpoints.size());  // the monitors hold references
     for (const auto& ep : endpoints) {
       auto& s = sockets.emplace_back(ctx, zmq::socket_type::dealer);
       configure_link(s, timing);
+      if (options.keys.enabled()) {
+        curve::make_curve_client(s, {options.keys.public_key, options.keys.secret_key},
+                                 options.keys.hub_key_for(ep));
+        monitors.push_back(std::make_unique<HandshakeMonitor>(ctx, s));
+      }
       s.connect(ep);
+    }
+  }
+
+  // Reads the monitors whose items (from items[0]) are readable: logs each
+  // refusal and schedules the redial.
+  void note_refusals(const zmq::pollitem_t* items, MonoTime now) {
+    for (std::size_t hub = 0; hub < monitors.size(); ++hub) {
+      if ((items[hub].revents & ZMQ_POLLIN) == 0 || monitors[hub]->take_refusals() == 0) continue;
+      redial_at[hub] = now + kRedialRefused;
+      std::uint64_t suppressed = 0;
+      if (refusal_log.allow(now, suppressed))
+        spdlog::error(
+            "hub {} refused this agent's key (unauthenticated): is its public key in "
+            "the hub's authorised keys?{}",
+            endpoints[hub],
+            suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+    }
+  }
+
+  void redial_due(MonoTime now) {
+    for (std::size_t hub = 0; hub < redial_at.size(); ++hub) {
+      if (!redial_at[hub] || now < *redial_at[hub]) continue;
+      redial_at[hub].reset();
+      try {
+        sockets[hub].disconnect(endpoints[hub]);
+      } catch (const zmq::error_t&) {
+        // The refused session may be gone already.
+      }
+      sockets[hub].connect(endpoints[hub]);
     }
   }
 };
@@ -352,7 +410,7 @@ struct HubSockets {
 
 void Client::io_loop() {
   zmq::context_t ctx(1);
-  HubSockets hubs(ctx, options_.hubs, options_.beat_interval);
+  HubSockets hubs(ctx, options_);
   sockets_ = &hubs.sockets;
   {
     // With ZMQ_IMMEDIATE a message sent before the connection is up is
@@ -371,6 +429,9 @@ void Client::io_loop() {
   for (auto& s : hubs.sockets)
     items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back({nullptr, wake_fd_, ZMQ_POLLIN, 0});
+  const auto first_monitor = items.size();
+  for (auto& monitor : hubs.monitors)
+    items.push_back(monitor->poll_item());
   while (!stop_) {
     Duration wait;
     {
@@ -379,7 +440,9 @@ void Client::io_loop() {
     }
     hubs.links.set_poll_events(items.data());
     poll_ignoring_signals(items.data(), items.size(), wait);
-    if (items.back().revents & ZMQ_POLLIN) {
+    hubs.note_refusals(items.data() + first_monitor, clock_.now());
+    hubs.redial_due(clock_.now());
+    if (items[first_monitor - 1].revents & ZMQ_POLLIN) {
       std::uint64_t drained = 0;
       [[maybe_unused]] auto n = ::read(wake_fd_, &drained, sizeof(drained));
     }

@@ -44,6 +44,7 @@
 
 #include "cascade/agent/agent_core.hpp"
 #include "cascade/agent/caller.hpp"
+#include "cascade/agent/hub_keys.hpp"
 #include "cascade/agent/lb/load_balancer.hpp"
 #include "cascade/agent/picker.hpp"
 #include "cascade/agent/router.hpp"
@@ -53,8 +54,11 @@
 namespace cascade::agent {
 
 struct ClientOptions {
-  std::string node_id;                    // empty: HOSTNAME-PID
-  std::vector<std::string> hubs;          // ZeroMQ endpoints, tried in order on failover
+  std::string node_id;            // empty: HOSTNAME-PID
+  std::vector<std::string> hubs;  // ZeroMQ endpoints, tried in order on failover
+  // CurveZMQ: with a secret key, every hub connection is encrypted and
+  // authenticated, and every hub must have a public key here.
+  HubKeys keys;
   HubMode hub_mode = HubMode::kFailover;  // kAll: registered with every hub
   Duration beat_interval{2000};
   std::uint32_t misses_before_failover = 3;

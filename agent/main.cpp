@@ -113,6 +113,8 @@ int main(int argc, char** argv) {
     return parsed.exit_code;
   }
   init_logging("agent", parsed.config->log_level);
+  if (parsed.config->insecure)
+    spdlog::warn("--insecure: talking to the hubs in plain text, unauthenticated and unencrypted");
   // Block the stop signals before any thread starts, so only sigwait sees them.
   sigset_t set;
   sigemptyset(&set);

@@ -14,6 +14,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/options.hpp"
 #include "cascade/hub/connection_monitor.hpp"
+#include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/proxy_server.hpp"
@@ -38,6 +39,11 @@ struct HubConfig {
   // listen backlog, handshake timeout, connection limit, idle timeout. The
   // option parser sets the idle timeout to five leases unless told otherwise.
   ListenConfig connections;
+
+  // CurveZMQ on the listening socket and the upstream ones, and who may
+  // connect (hub/curve_gate.hpp). No keys: plain text, on loopback only
+  // unless `insecure`.
+  SecurityConfig security;
 
   // Upper tier: a hub with upstreams beats its tier's aggregate there and
   // forwards what its tier lacks (hub/uplink.hpp). A proxy forwards to the first.

@@ -40,6 +40,7 @@ ProxyServerConfig HubConfig::proxy_config() const {
   c.max_frame_bytes = max_frame_bytes;
   c.link = LinkTiming::for_beat_interval(effective_uplink_interval());
   c.connections = connections;
+  c.security = security;
   return c;
 }
 
@@ -162,7 +163,9 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
-  return validate_tiers(c, raw);
+  if (auto error = validate_tiers(c, raw); !error.empty()) return error;
+  // Last: what is wrong with a value is said before how to secure it.
+  return check_security_config(c.security, c.listen, c.upstreams);
 }
 
 void add_isolation_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
@@ -244,6 +247,22 @@ void add_connection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
                  "(default: five leases; 0: never). Lower-tier hubs and proxies are exempt");
 }
 
+void add_security_options(CLI::App& app, SecurityConfig& security) {
+  app.add_option("--secret-key", security.secret_key,
+                 "This hub's CurveZMQ secret key file (NAME.key from cascadectl keygen, mode "
+                 "0600): every connection is encrypted and authenticated. Needs "
+                 "--authorized-keys");
+  app.add_option("--authorized-keys", security.authorized_keys,
+                 "Who may connect, one line per key: PUBLIC_KEY NAME ROLE [register=GLOB,...] "
+                 "[query=GLOB,...]. Reloaded on SIGHUP and by cascadectl reload-keys");
+  app.add_option("--upstream-public-key", security.upstream_public_key,
+                 "Public key file (NAME.pub) of the hubs given with --upstream (and of a "
+                 "proxy's upstream hub)");
+  app.add_flag("--insecure", security.insecure,
+               "Allow plain text (no keys) on an endpoint other hosts can reach; without it "
+               "a non-loopback --listen or --upstream needs keys");
+}
+
 }  // namespace
 
 ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
@@ -311,6 +330,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   add_protection_options(app, c, raw);
   add_connection_options(app, c, raw);
+  add_security_options(app, c.security);
   app.add_option("--proxy-max-delay-ms", raw.proxy_max_delay_ms,
                  "With --proxy: longest a message waits for its batch, in milliseconds (<= 50)")
       ->capture_default_str();

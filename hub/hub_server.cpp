@@ -91,6 +91,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
     : config_(config),
       clock_(clock),
       store_(store),
+      gate_(config.security, context),
       socket_(context, zmq::socket_type::router),
       connections_(socket_, context, config.connections, "hub " + config.id),
       core_(make_core(config, clock, store)),
@@ -106,6 +107,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
   // decoder enforces the exact limit for anything smaller.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
   apply_listen_options(socket_, config.connections);
+  gate_.serve_on(socket_);
   connect_upstreams(context);
 }
 
@@ -116,6 +118,7 @@ void HubServer::connect_upstreams(zmq::context_t& context) {
     // link is made again within one uplink interval of the heal.
     configure_link(s, LinkTiming::for_beat_interval(config_.effective_uplink_interval()));
     s.set(zmq::sockopt::sndhwm, kUpstreamHighWaterMark);
+    gate_.dial_upstream(s);
     s.connect(endpoint);
     spdlog::info("tier {} hub {}: upstream {}", config_.tier, config_.id, endpoint);
   }
@@ -126,15 +129,16 @@ std::string HubServer::bind() {
   return socket_.get(zmq::sockopt::last_endpoint);
 }
 
-void HubServer::run(const std::atomic<bool>& stop) {
-  spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms", config_.id, config_.tier,
-               core_.epoch(), core_.config().lease.count());
+void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested) {
+  spdlog::info("hub {} (tier {}, epoch {}) serving; lease {} ms; security {}", config_.id,
+               config_.tier, core_.epoch(), core_.config().lease.count(), gate_.mode());
   std::vector<zmq::pollitem_t> items;
   items.push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
   for (auto& up : upstreams_)
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back(connections_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
+    if (reload_requested != nullptr && reload_requested->exchange(false)) gate_.reload();
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
     poll_ignoring_signals(items.data(), items.size(), poll_timeout());
     // Accepts and closes first: a connection's messages follow its accept.
@@ -186,8 +190,14 @@ void HubServer::handle(Multipart& frames) {
     core_.on_decode_failure({});
     return;
   }
-  const auto payload = frames.back().to_string_view();
   const auto now = clock_.now();
+  const auto auth = gate_.authenticate(frames.back(), now);
+  if (!auth.passed) {
+    // Never reaches the core: whatever it says, its key no longer speaks here.
+    reply(frames, {CurveGate::unauthenticated_reply()}, false, false);
+    return;
+  }
+  const auto payload = frames.back().to_string_view();
   auto decoded = proto::decode_frame(payload, limits_);
   note_valid_input(decoded, frames);
   const auto source = source_of(frames);
@@ -204,9 +214,9 @@ void HubServer::handle(Multipart& frames) {
     }
     const auto& message = std::get<proto::Message>(item);
     learn_route(message, frames);
-    auto result = core_.handle(now, message, source);
-    if (auto* status = std::get_if<proto::StatusReply>(&result.reply))
-      connections_.append_counters(status->counters);
+    auto result = core_.handle(now, message, Peer{source, auth.principal, auth.address});
+    if (result.reload_keys) reload_keys(result.reply);
+    if (auto* status = std::get_if<proto::StatusReply>(&result.reply)) complete_status(*status);
     durable |= result.durable;
     if (result.no_reply) continue;
     if (result.deferred != 0) {
@@ -225,6 +235,20 @@ void HubServer::handle(Multipart& frames) {
   const bool empty_batch = decoded.batched && decoded.items.empty();
   if (replies.empty() && !empty_batch) return;
   reply(frames, std::move(replies), decoded.batched, durable);
+}
+
+void HubServer::reload_keys(proto::Message& reply) {
+  const auto outcome = gate_.reload();
+  if (auto* admin = std::get_if<proto::AdminReply>(&reply)) {
+    admin->ok = outcome.ok;
+    admin->message = outcome.message;
+  }
+}
+
+void HubServer::complete_status(proto::StatusReply& status) const {
+  connections_.append_counters(status.counters);
+  gate_.append_counters(status.counters);
+  status.security = gate_.mode();
 }
 
 void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames) {

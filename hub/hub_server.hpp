@@ -21,6 +21,7 @@
 #include "cascade/common/log.hpp"
 #include "cascade/common/zmq_util.hpp"
 #include "cascade/hub/connection_monitor.hpp"
+#include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/probe_runner.hpp"
@@ -30,15 +31,18 @@ namespace cascade::hub {
 
 class HubServer {
  public:
-  // Takes the next epoch from the store and restores its snapshot.
+  // Reads the key files (config.security; throws with a message for the
+  // operator when one is unusable), then takes the next epoch from the store
+  // and restores its snapshot.
   HubServer(const HubConfig& config, const Clock& clock, HubStore& store, zmq::context_t& context);
 
   // Binds the listen endpoint and returns the one actually bound (a port of
   // `*` resolved). Throws zmq::error_t (e.g. EADDRINUSE).
   std::string bind();
 
-  // Serves until `stop` is set, then commits what is pending.
-  void run(const std::atomic<bool>& stop);
+  // Serves until `stop` is set, then commits what is pending. Whenever
+  // `reload_requested` is set (SIGHUP), clears it and reloads the authorised keys.
+  void run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested = nullptr);
 
   const HubCore& core() const { return core_; }
 
@@ -64,11 +68,16 @@ class HubServer {
   bool commit();
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
+  // Completes the core's reply to an accepted reload-keys command.
+  void reload_keys(proto::Message& reply);
+  // The security mode and counters, after the core built a status reply.
+  void complete_status(proto::StatusReply& status) const;
   std::chrono::milliseconds poll_timeout() const;
 
   HubConfig config_;
   const Clock& clock_;
   HubStore& store_;
+  CurveGate gate_;  // first: a bad key file stops the start before the store's epoch moves
   zmq::socket_t socket_;
   ConnectionMonitor connections_;         // of socket_: limit, idle timeout
   std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream

@@ -1,4 +1,5 @@
-// cascade-hub: parses options, opens the store, binds, serves until SIGTERM/SIGINT.
+// cascade-hub: parses options, opens the store, binds, serves until SIGTERM/SIGINT;
+// SIGHUP reloads the authorised keys.
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -10,8 +11,19 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reload_keys{false};
 extern "C" void request_stop(int) {
   g_stop.store(true);
+}
+extern "C" void request_key_reload(int) {
+  g_reload_keys.store(true);
+}
+
+// Installed once the server exists, so a signal never finds nothing to act on.
+void install_signal_handlers() {
+  std::signal(SIGTERM, request_stop);
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGHUP, request_key_reload);
 }
 
 // Tools and tests read the bound endpoint from here when the port was `*`.
@@ -34,9 +46,8 @@ int serve_proxy(const cascade::hub::HubConfig& config) {
     return 1;
   }
   spdlog::info("proxy listening on {}", endpoint);
-  std::signal(SIGTERM, request_stop);
-  std::signal(SIGINT, request_stop);
-  proxy.run(g_stop);
+  install_signal_handlers();
+  proxy.run(g_stop, &g_reload_keys);
   return 0;
 }
 
@@ -64,9 +75,8 @@ int serve(const cascade::hub::HubConfig& config) {
   }
   write_endpoint_file(config.data_dir, endpoint);
   spdlog::info("listening on {}", endpoint);
-  std::signal(SIGTERM, request_stop);
-  std::signal(SIGINT, request_stop);
-  server.run(g_stop);
+  install_signal_handlers();
+  server.run(g_stop, &g_reload_keys);
   return 0;
 }
 

@@ -21,6 +21,7 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
                          zmq::context_t& context)
     : config_(config),
       clock_(clock),
+      gate_(config.security, context),
       downstream_(context, zmq::socket_type::router),
       connections_(downstream_, context, config.connections, "proxy"),
       upstream_(context, zmq::socket_type::dealer),
@@ -37,6 +38,8 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
   downstream_.set(zmq::sockopt::maxmsgsize,
                   static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
   apply_listen_options(downstream_, config.connections);
+  gate_.serve_on(downstream_);
+  gate_.dial_upstream(upstream_);
 }
 
 std::string ProxyServer::bind() {
@@ -45,10 +48,11 @@ std::string ProxyServer::bind() {
   return downstream_.get(zmq::sockopt::last_endpoint);
 }
 
-void ProxyServer::run(const std::atomic<bool>& stop) {
+void ProxyServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested) {
   spdlog::info("proxy forwarding to {} (batch {} messages or {} ms)", config_.upstream,
                config_.core.max_batch, config_.core.max_delay.count());
   while (!stop.load(std::memory_order_relaxed)) {
+    if (reload_requested != nullptr && reload_requested->exchange(false)) gate_.reload();
     zmq::pollitem_t items[] = {{downstream_.handle(), 0, ZMQ_POLLIN, 0},
                                {upstream_.handle(), 0, ZMQ_POLLIN, 0},
                                connections_.poll_item()};
@@ -92,6 +96,11 @@ void ProxyServer::from_downstream() {
     if (frames.size() != 2)
       continue;  // [routing id, payload] from a DEALER; nothing else is spoken here
     const PeerToken peer = token_for(frames[0]);
+    const auto auth = gate_.authenticate(frames[1], clock_.now());
+    if (!auth.passed) {
+      dispatch({{}, {}, {Downstream{peer, CurveGate::unauthenticated_reply()}}});
+      continue;
+    }
     auto decoded = proto::decode_frame(frames[1].to_string_view(), limits_);
     if (const auto kind = peer_kind(decoded))
       connections_.valid_message(frames[1], clock_.now(), *kind);
@@ -101,9 +110,17 @@ void ProxyServer::from_downstream() {
         dispatch({{}, {}, {Downstream{peer, proto::to_error_reply(*failure)}}});
         continue;
       }
-      dispatch(core_.accept(clock_.now(), peer, std::move(std::get<proto::Message>(item))));
+      accept(peer, std::move(std::get<proto::Message>(item)), auth.principal);
     }
   }
+}
+
+// The principal is what this proxy vouches for when it forwards the message
+// (protocol revision 5, on_behalf_of); ProxyCore::accept takes no principal
+// yet, so for now it stops here.
+void ProxyServer::accept(PeerToken peer, proto::Message message,
+                         [[maybe_unused]] const access::Principal* principal) {
+  dispatch(core_.accept(clock_.now(), peer, std::move(message)));
 }
 
 void ProxyServer::from_upstream() {

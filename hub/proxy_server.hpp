@@ -16,6 +16,7 @@
 #include "cascade/common/link_timing.hpp"
 #include "cascade/common/log.hpp"
 #include "cascade/hub/connection_monitor.hpp"
+#include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/proxy_core.hpp"
 
 namespace cascade::hub {
@@ -29,6 +30,9 @@ struct ProxyServerConfig {
   // them from its uplink interval).
   LinkTiming link = LinkTiming::for_beat_interval(std::chrono::milliseconds{1000});
   ListenConfig connections;  // the downstream ROUTER's, as a hub's
+  // Curve on both sides, as a hub's: agents below are checked against the
+  // authorised keys; the upstream hub is dialled with upstream_public_key.
+  SecurityConfig security;
 };
 
 class ProxyServer {
@@ -39,13 +43,17 @@ class ProxyServer {
   // endpoint. Throws zmq::error_t (e.g. EADDRINUSE).
   std::string bind();
 
-  void run(const std::atomic<bool>& stop);
+  // Serves until `stop` is set; reloads the authorised keys whenever
+  // `reload_requested` is set (SIGHUP), clearing it.
+  void run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested = nullptr);
 
   const ProxyCore& core() const { return core_; }
 
  private:
   void from_downstream();
   void from_upstream();
+  // One message from an agent, sent with `principal`'s key (nullptr without keys).
+  void accept(PeerToken peer, proto::Message message, const access::Principal* principal);
   void dispatch(ProxyActions actions);
   PeerToken token_for(const zmq::message_t& routing_id);
   void forget_idle_peers(MonoTime now);
@@ -53,6 +61,7 @@ class ProxyServer {
 
   ProxyServerConfig config_;
   const Clock& clock_;
+  CurveGate gate_;  // before the sockets: the ZAP handler must be up before bind()
   zmq::socket_t downstream_;
   ConnectionMonitor connections_;  // of downstream_: limit, idle timeout
   zmq::socket_t upstream_;

@@ -17,6 +17,7 @@
 
 #include "cascade/tools/ctl/commands.hpp"
 #include "cascade/tools/ctl/hub_client.hpp"
+#include "cascade/tools/ctl/keygen.hpp"
 
 namespace {
 
@@ -28,13 +29,17 @@ namespace proto = cascade::proto;
 constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0  ok (resolve: at least one instance shown; report-failure: the hub accepted or\n"
-    "     forwarded the report; operator commands: done)\n"
+    "     forwarded the report; operator commands: done; keygen: keys written)\n"
     "  1  resolve: the service is unknown, has no instances, or all are isolated (hidden);\n"
-    "     report-failure: the hub knows no such address (the result is printed either way)\n"
-    "  2  usage error: bad flags or values, missing command, malformed --hub endpoint\n"
+    "     report-failure: the hub knows no such address (the result is printed either way);\n"
+    "     keygen: a key file of that name exists (never overwritten) or cannot be written\n"
+    "  2  usage error: bad flags or values, missing command, malformed --hub endpoint,\n"
+    "     unusable key files\n"
     "  3  hub unreachable: no reply within --timeout-ms\n"
     "  4  the hub replied with an error (printed to stderr), refused an operator command,\n"
-    "     or sent an unexpected reply";
+    "     or sent an unexpected reply\n"
+    "  5  unauthenticated: the hub refused this key (unknown to it, or removed since)\n"
+    "  6  forbidden: the hub knows this key, but its role or scope does not allow the command";
 
 int code(ExitCode c) {
   return static_cast<int>(c);
@@ -91,13 +96,30 @@ int main(int argc, char** argv) {
   std::string hub;
   std::int64_t timeout_ms = cascade::ctl::kDefaultTimeout.count();
   bool json = false;
-  app.add_option("--hub", hub, "Hub endpoint, e.g. tcp://hub.example:7400")
-      ->envname("CASCADE_HUB")
-      ->required();
+  app.add_option("--hub", hub,
+                 "Hub endpoint, e.g. tcp://hub.example:7400 (every command but keygen)")
+      ->envname("CASCADE_HUB");
+  std::string secret_key_file;
+  std::string hub_public_key_file;
+  app.add_option("--secret-key", secret_key_file,
+                 "This operator's CurveZMQ secret key file (NAME.key from keygen); with "
+                 "--hub-public-key, for a hub that runs with keys")
+      ->envname("CASCADE_SECRET_KEY");
+  app.add_option("--hub-public-key", hub_public_key_file, "The hub's public key file (NAME.pub)")
+      ->envname("CASCADE_HUB_PUBLIC_KEY");
   app.add_option("--timeout-ms", timeout_ms, "How long to wait for the reply, in milliseconds")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{3'600'000}));
   app.add_flag("--json", json, "Print JSON instead of a table");
+
+  std::string keygen_name;
+  std::string keygen_dir = ".";
+  auto* keygen = app.add_subcommand(
+      "keygen",
+      "Make a CurveZMQ key pair: NAME.key (secret, mode 0600) and NAME.pub (no hub needed)");
+  keygen->add_option("NAME", keygen_name, "Name of the key (and of its files)")->required();
+  keygen->add_option("--dir", keygen_dir, "Directory to write the two files into")
+      ->capture_default_str();
 
   const std::string host = host_name();
   CommandSpec spec;
@@ -232,12 +254,36 @@ int main(int argc, char** argv) {
                                           "Remove every routing rule of the service");
   clear_flag->excludes(rule_option);
   add_actor(set_routes);
+  add_actor(add_admin("reload-keys",
+                      "Make the hub re-read its authorised-keys file now (as SIGHUP does); no "
+                      "connection is dropped, a bad file keeps the keys in use",
+                      proto::AdminOp::kReloadKeys));
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help prints usage and exits 0; every real parse error is a usage error.
     return app.exit(e) == 0 ? code(ExitCode::kOk) : code(ExitCode::kUsage);
+  }
+
+  if (keygen->parsed()) {
+    const auto result = cascade::ctl::run_keygen(keygen_dir, keygen_name);
+    std::cout << result.out << std::flush;
+    std::cerr << result.err;
+    return code(result.code);
+  }
+  if (hub.empty()) return usage_error("--hub is required (or CASCADE_HUB)");
+  std::optional<cascade::ctl::CurveCredentials> curve;
+  if (secret_key_file.empty() != hub_public_key_file.empty())
+    return usage_error("--secret-key and --hub-public-key go together");
+  if (!secret_key_file.empty()) {
+    try {
+      curve =
+          cascade::ctl::CurveCredentials{cascade::curve::read_secret_key_file(secret_key_file),
+                                         cascade::curve::read_public_key_file(hub_public_key_file)};
+    } catch (const cascade::curve::KeyError& e) {
+      return usage_error(e.what());
+    }
   }
 
   if (status->parsed()) spec.command = Command::kStatus;
@@ -281,7 +327,7 @@ int main(int argc, char** argv) {
   zmq::context_t context;
   std::optional<cascade::ctl::HubClient> client;
   try {
-    client.emplace(context, hub);
+    client.emplace(context, hub, curve);
   } catch (const zmq::error_t& e) {
     std::cerr << "cascadectl: --hub " << hub << ": not a usable endpoint (" << e.what()
               << "); expected e.g. tcp://host:port\n";

@@ -17,8 +17,8 @@ packages=(
   # target links them) and fmt (spdlog's)
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost1.74-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev nlohmann-json3-dev
-  # Tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3
+  # Tests and benchmarks; a Curve client no one here wrote (tests/security)
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-zmq python3-msgpack
   # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
   # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
   # by clang), llvm-symbolizer for reports with file and line (llvm)

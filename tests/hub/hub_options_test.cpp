@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -93,8 +94,9 @@ TEST(HubOptions, ConnectionDefaultsHoldAFleetRestartAndSpareBeatingAgents) {
 }
 
 TEST(HubOptions, ConnectionFlagsReachTheListeningSocketOfHubAndProxy) {
-  auto p = parse({"--listen-backlog", "512", "--handshake-timeout-ms", "300", "--max-connections",
-                  "20", "--idle-timeout-ms", "0", "--proxy", "--upstream", "tcp://h:1"});
+  auto p =
+      parse({"--listen-backlog", "512", "--handshake-timeout-ms", "300", "--max-connections", "20",
+             "--idle-timeout-ms", "0", "--proxy", "--upstream", "tcp://h:1", "--insecure"});
   ASSERT_TRUE(p.config) << p.message;
   const auto c = p.config->proxy_config().connections;
   EXPECT_EQ(c.backlog, 512);
@@ -130,8 +132,8 @@ TEST(HubOptions, ProtectionIsOnAndIsolationEnabledByDefault) {
 }
 
 TEST(HubOptions, RepeatedUpstreamsMakeAMultiHomedTieredHub) {
-  auto p = parse({"--tier", "1", "--upstream", "tcp://l2a:7700", "--upstream", "tcp://l2b:7700",
-                  "--upstream-mode", "all", "--lease-ms", "6000"});
+  auto p = parse({"--insecure", "--tier", "1", "--upstream", "tcp://l2a:7700", "--upstream",
+                  "tcp://l2b:7700", "--upstream-mode", "all", "--lease-ms", "6000"});
   ASSERT_TRUE(p.config) << p.message;
   const auto core = p.config->core_config();
   ASSERT_TRUE(core.uplink.has_value());
@@ -169,6 +171,63 @@ TEST(HubOptions, UnknownKeyInConfigFileIsAnError) {
   EXPECT_FALSE(p.config);
   EXPECT_EQ(p.exit_code, 2);
   std::remove(path.c_str());
+}
+
+// Security (issue 12): secure by default, and keys that go together.
+
+TEST(HubSecurityOptions, NetworkListenWithoutKeysIsRefused) {
+  for (const char* listen : {"tcp://*:7400", "tcp://0.0.0.0:7400", "tcp://10.1.2.3:7400"}) {
+    const auto p = parse({"--listen", listen});
+    EXPECT_FALSE(p.config) << listen;
+    EXPECT_EQ(p.exit_code, 2);
+    EXPECT_THAT(p.message, ::testing::HasSubstr("refusing to run in plain text")) << listen;
+  }
+}
+
+TEST(HubSecurityOptions, InsecureAllowsANetworkListenInPlainText) {
+  const auto p = parse({"--listen", "tcp://0.0.0.0:7400", "--insecure"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_TRUE(p.config->security.insecure);
+}
+
+TEST(HubSecurityOptions, LoopbackNeedsNoKeys) {
+  EXPECT_TRUE(parse({"--listen", "tcp://127.0.0.1:7400"}).config);
+}
+
+TEST(HubSecurityOptions, NetworkUpstreamWithoutKeysIsRefused) {
+  const auto p = parse({"--upstream", "tcp://l2.example:7400"});
+  EXPECT_FALSE(p.config);
+  EXPECT_THAT(p.message, ::testing::HasSubstr("--upstream tcp://l2.example:7400"));
+}
+
+TEST(HubSecurityOptions, KeysAllowANetworkListen) {
+  const auto p = parse({"--listen", "tcp://*:7400", "--secret-key", "hub.key", "--authorized-keys",
+                        "authorized_keys"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->security.secret_key, "hub.key");
+  EXPECT_EQ(p.config->security.authorized_keys, "authorized_keys");
+}
+
+TEST(HubSecurityOptions, SecretKeyWithoutAuthorisedKeysIsAConfigError) {
+  EXPECT_THAT(parse({"--secret-key", "hub.key"}).message, ::testing::HasSubstr("go together"));
+  EXPECT_THAT(parse({"--authorized-keys", "keys"}).message, ::testing::HasSubstr("go together"));
+}
+
+TEST(HubSecurityOptions, KeyedHubWithUpstreamsNeedsTheUpstreamKey) {
+  const std::vector<std::string> keys = {"--secret-key", "h.key", "--authorized-keys", "k"};
+  auto args = keys;
+  args.insert(args.end(), {"--upstream", "tcp://127.0.0.1:7500"});
+  EXPECT_THAT(parse(args).message, ::testing::HasSubstr("--upstream-public-key"));
+  args.insert(args.end(), {"--upstream-public-key", "l2.pub"});
+  const auto p = parse(args);
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->security.upstream_public_key, "l2.pub");
+  EXPECT_EQ(p.config->proxy_config().security.upstream_public_key, "l2.pub");
+}
+
+TEST(HubSecurityOptions, UpstreamKeyWithoutSecretKeyIsAConfigError) {
+  EXPECT_THAT(parse({"--upstream-public-key", "l2.pub"}).message,
+              ::testing::HasSubstr("needs --secret-key"));
 }
 
 }  // namespace

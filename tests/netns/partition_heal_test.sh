@@ -104,6 +104,8 @@ start() {
   echo $! >>"$work/pids"
 }
 
+# The namespaces' 10.7x addresses are not loopback: plain text needs --insecure
+# (secure by default), which is what this private test network means.
 start_hubs() {
   local k=$1 net=10.7$1 dc i
   for i in a b; do
@@ -111,13 +113,13 @@ start_hubs() {
     [ $i = b ] && port=7401
     mkdir -p "$work/$k-l2-$i"
     start "$k" l2 "l2-$i" "$hub_bin" --id "l2-$i" --tier 2 --listen "tcp://$net.0.2:$port" \
-      --data "$work/$k-l2-$i" --beat-interval-ms $beat_ms --probe-held off
+      --data "$work/$k-l2-$i" --beat-interval-ms $beat_ms --probe-held off --insecure
   done
   for dc in 1 2; do
     mkdir -p "$work/$k-l1-dc$dc"
     start "$k" "dc$dc" "l1-dc$dc" "$hub_bin" --id "l1-dc$dc" --tier 1 --zone "dc$dc" \
       --listen "tcp://$net.$dc.2:7400" --data "$work/$k-l1-dc$dc" --beat-interval-ms $beat_ms \
-      --probe-held off \
+      --probe-held off --insecure \
       --upstream "tcp://$net.0.2:7400" --upstream "tcp://$net.0.2:7401" --upstream-mode all
   done
 }
@@ -127,7 +129,7 @@ agent() {
   local k=$1 dc=$2 name=$3
   shift 3
   start "$k" "dc$dc" "$name" "$agent_bin" --hub "tcp://10.7$k.$dc.2:7400" --id "$name" \
-    --beat-interval-ms $beat_ms "$@"
+    --beat-interval-ms $beat_ms --insecure "$@"
 }
 
 # holds K NS HUB_ADDRESS SERVICE ADDRESS: the hub answers ADDRESS for SERVICE.

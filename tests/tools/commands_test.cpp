@@ -114,6 +114,15 @@ TEST(CtlExitCode, ErrorReplyIsHubError) {
   EXPECT_EQ(exit_code_for(spec_for(Command::kResolve), error), ExitCode::kHubError);
 }
 
+TEST(CtlExitCode, UnauthenticatedAndForbiddenHaveCodesOfTheirOwn) {
+  const proto::ErrorReply unauthenticated{proto::ErrorCode::kUnauthenticated, "who?", 0};
+  const proto::ErrorReply forbidden{proto::ErrorCode::kForbidden, "not yours", 1};
+  EXPECT_EQ(exit_code_for(spec_for(Command::kStatus), unauthenticated), ExitCode::kUnauthenticated);
+  EXPECT_EQ(exit_code_for(spec_for(Command::kResolve), forbidden), ExitCode::kForbidden);
+  EXPECT_EQ(static_cast<int>(ExitCode::kUnauthenticated), 5);
+  EXPECT_EQ(static_cast<int>(ExitCode::kForbidden), 6);
+}
+
 TEST(CtlExitCode, ReplyOfTheWrongTypeIsHubError) {
   EXPECT_EQ(exit_code_for(spec_for(Command::kResolve), testing::canned_status(1)),
             ExitCode::kHubError);
@@ -166,6 +175,46 @@ TEST(CtlCommand, NoReplyIsUnreachableWithTheReasonOnStderr) {
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err,
             "cascadectl: hub unreachable: no reply from the hub at tcp://x within 200 ms\n");
+}
+
+// A hub whose ZAP handler refused the key: no reply, but not a silent hub.
+class RefusingRequester final : public Requester {
+ public:
+  std::optional<proto::Message> request(const proto::Message&, Duration) override {
+    return std::nullopt;
+  }
+  std::string failure() const override { return "the hub at tcp://x does not know this key"; }
+  bool key_refused() const override { return true; }
+};
+
+TEST(CtlCommand, RefusedHandshakeIsUnauthenticatedNotUnreachable) {
+  RefusingRequester hub;
+  const CommandResult result = run_command(hub, resolve_spec("orders"));
+  EXPECT_EQ(result.code, ExitCode::kUnauthenticated);
+  EXPECT_EQ(result.err,
+            "cascadectl: the hub refused this key (unauthenticated): the hub at tcp://x does not "
+            "know this key\n");
+}
+
+TEST(CtlCommand, ForbiddenReplyNamesWhatWasRefused) {
+  CannedRequester hub(
+      proto::Message{proto::ErrorReply{proto::ErrorCode::kForbidden, "role reader", 1}});
+  const CommandResult result = run_command(hub, resolve_spec("orders"));
+  EXPECT_EQ(result.code, ExitCode::kForbidden);
+  EXPECT_EQ(result.err,
+            "cascadectl: this key may not Query at this hub (forbidden): role reader\n");
+}
+
+TEST(CtlCommand, ReloadKeysIsAnAdminRequest) {
+  CommandSpec spec;
+  spec.command = Command::kAdmin;
+  spec.admin.op = proto::AdminOp::kReloadKeys;
+  spec.admin.actor = "ops@host";
+  spec.request_id = 4;
+  EXPECT_EQ(check_spec(spec), "");
+  const auto request = std::get<proto::AdminRequest>(make_request(spec));
+  EXPECT_EQ(request.op, proto::AdminOp::kReloadKeys);
+  EXPECT_EQ(request.actor, "ops@host");
 }
 
 TEST(CtlCommand, ErrorReplyGoesToStderrOnly) {

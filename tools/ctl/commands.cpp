@@ -250,6 +250,10 @@ proto::Message make_request(const CommandSpec& spec) {
 }
 
 ExitCode exit_code_for(const CommandSpec& spec, const proto::Message& reply) {
+  if (const auto* error = std::get_if<proto::ErrorReply>(&reply)) {
+    if (error->code == proto::ErrorCode::kUnauthenticated) return ExitCode::kUnauthenticated;
+    if (error->code == proto::ErrorCode::kForbidden) return ExitCode::kForbidden;
+  }
   if (proto::type_of(reply) != expected_reply(spec.command)) return ExitCode::kHubError;
   switch (spec.command) {
     case Command::kResolve:
@@ -270,6 +274,22 @@ ExitCode exit_code_for(const CommandSpec& spec, const proto::Message& reply) {
   return ExitCode::kOk;
 }
 
+namespace {
+
+// The line for an ErrorReply that refuses this tool's key, "" for any other.
+std::string key_refusal(const CommandSpec& spec, const proto::ErrorReply& error) {
+  if (error.code == proto::ErrorCode::kUnauthenticated)
+    return std::string(kProgram) +
+           "the hub refused this key (unauthenticated): " + printable(error.message) + "\n";
+  if (error.code == proto::ErrorCode::kForbidden)
+    return std::string(kProgram) + "this key may not " +
+           proto::to_string(proto::type_of(make_request(spec))) +
+           " at this hub (forbidden): " + printable(error.message) + "\n";
+  return {};
+}
+
+}  // namespace
+
 CommandResult render_result(const CommandSpec& spec, const std::optional<proto::Message>& reply,
                             std::string_view failure) {
   CommandResult result;
@@ -280,8 +300,10 @@ CommandResult render_result(const CommandSpec& spec, const std::optional<proto::
   }
   result.code = exit_code_for(spec, *reply);
   if (const auto* error = std::get_if<proto::ErrorReply>(&*reply)) {
-    result.err = std::string(kProgram) + "hub error " + proto::to_string(error->code) + ": " +
-                 printable(error->message) + "\n";
+    result.err = key_refusal(spec, *error);
+    if (result.err.empty())
+      result.err = std::string(kProgram) + "hub error " + proto::to_string(error->code) + ": " +
+                   printable(error->message) + "\n";
   } else if (proto::type_of(*reply) != expected_reply(spec.command)) {
     result.err = std::string(kProgram) + "unexpected " + proto::to_string(proto::type_of(*reply)) +
                  " in reply to " + proto::to_string(proto::type_of(make_request(spec))) + "\n";
@@ -297,6 +319,12 @@ CommandResult render_result(const CommandSpec& spec, const std::optional<proto::
 
 CommandResult run_command(Requester& hub, const CommandSpec& spec) {
   const auto reply = hub.request(make_request(spec), spec.timeout);
+  if (!reply && hub.key_refused()) {
+    // Not a silent hub: its ZAP handler said no to our key at the handshake.
+    return {ExitCode::kUnauthenticated, "",
+            std::string(kProgram) + "the hub refused this key (unauthenticated): " + hub.failure() +
+                "\n"};
+  }
   return render_result(spec, reply, reply ? std::string{} : hub.failure());
 }
 

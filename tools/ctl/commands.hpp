@@ -13,6 +13,10 @@
 //   3  hub unreachable: no reply within --timeout-ms
 //   4  the hub answered with an ErrorReply (printed to stderr), refused an
 //      operator command (AdminReply not ok), or sent a reply of the wrong type
+//   5  unauthenticated: the hub refused this tool's key (the Curve handshake,
+//      or an ErrorReply unauthenticated: the key was removed since)
+//   6  forbidden: the hub knows the key but its role or scope does not allow
+//      the command (ErrorReply forbidden)
 
 #include <cstdint>
 #include <map>
@@ -33,6 +37,8 @@ enum class ExitCode : int {
   kUsage = 2,
   kUnreachable = 3,
   kHubError = 4,
+  kUnauthenticated = 5,
+  kForbidden = 6,
 };
 
 enum class Command {

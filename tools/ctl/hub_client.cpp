@@ -18,16 +18,6 @@ Duration remaining(SteadyClock::time_point deadline) {
   return left.count() > 0 ? left : Duration{0};
 }
 
-// Waits until `events` are possible on `socket` or the deadline passes.
-bool wait_for(zmq::socket_t& socket, short events, SteadyClock::time_point deadline) {
-  zmq::pollitem_t item{socket.handle(), 0, events, 0};
-  for (;;) {
-    const Duration left = remaining(deadline);
-    if (zmq::poll(&item, 1, left) > 0 && (item.revents & events) != 0) return true;
-    if (left.count() == 0) return false;
-  }
-}
-
 }  // namespace
 
 std::optional<std::uint64_t> request_id_of(const proto::Message& m) {
@@ -62,11 +52,35 @@ bool is_reply_to(const proto::Message& reply, std::uint64_t request_id) {
   }
 }
 
-HubClient::HubClient(zmq::context_t& context, const std::string& endpoint)
+HubClient::HubClient(zmq::context_t& context, const std::string& endpoint,
+                     const std::optional<CurveCredentials>& curve)
     : socket_(context, zmq::socket_type::dealer), endpoint_(endpoint) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::immediate, 1);
+  if (curve) {
+    curve::make_curve_client(socket_, curve->own, curve->hub_public_z85);
+    monitor_ = std::make_unique<HandshakeMonitor>(context, socket_);
+  }
   socket_.connect(endpoint_);
+}
+
+bool HubClient::wait_for(short events, SteadyClock::time_point deadline) {
+  zmq::pollitem_t items[2] = {{socket_.handle(), 0, events, 0}, {}};
+  if (monitor_) items[1] = monitor_->poll_item();
+  const int count = monitor_ ? 2 : 1;
+  for (;;) {
+    const Duration left = remaining(deadline);
+    if (zmq::poll(items, count, left) > 0) {
+      if ((items[0].revents & events) != 0) return true;
+      if (monitor_ && monitor_->take_refusals() > 0) {
+        key_refused_ = true;
+        failure_ = "the hub at " + endpoint_ + " does not know this key (" +
+                   "is its public key in the hub's authorised keys?)";
+        return false;
+      }
+    }
+    if (left.count() == 0) return false;
+  }
 }
 
 std::optional<proto::Message> HubClient::request(const proto::Message& request, Duration timeout) {
@@ -74,9 +88,10 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
   const std::uint64_t id = request_id_of(request).value_or(0);
   const std::string within = " within " + std::to_string(timeout.count()) + " ms";
   failure_.clear();
+  key_refused_ = false;
 
-  if (!wait_for(socket_, ZMQ_POLLOUT, deadline)) {
-    failure_ = "no connection to the hub at " + endpoint_ + within;
+  if (!wait_for(ZMQ_POLLOUT, deadline)) {
+    if (!key_refused_) failure_ = "no connection to the hub at " + endpoint_ + within;
     return std::nullopt;
   }
   const proto::Bytes frame = proto::encode(request);
@@ -87,7 +102,7 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
 
   std::uint64_t skipped = 0;
   proto::PartAssembler parts;  // a list larger than a frame comes in parts (protocol 5.13)
-  while (wait_for(socket_, ZMQ_POLLIN, deadline)) {
+  while (wait_for(ZMQ_POLLIN, deadline)) {
     zmq::message_t part;
     if (!socket_.recv(part, zmq::recv_flags::dontwait)) continue;
     if (part.more()) {
@@ -112,6 +127,7 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
     if (!used) ++skipped;
   }
   discarded_ += skipped;
+  if (key_refused_) return std::nullopt;
   failure_ = "no reply from the hub at " + endpoint_ + within;
   if (skipped > 0) {
     failure_ +=

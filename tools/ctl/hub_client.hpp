@@ -11,12 +11,15 @@
 // and skipped, and the wait goes on until the deadline.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <zmq.hpp>
 
 #include "cascade/common/clock.hpp"
+#include "cascade/common/curve_keys.hpp"
+#include "cascade/common/handshake_monitor.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::ctl {
@@ -34,6 +37,15 @@ class Requester {
 
   // One line for the operator explaining the last nullopt from request().
   virtual std::string failure() const = 0;
+  // True when that nullopt was the hub refusing this tool's key (CurveZMQ
+  // handshake refused by its ZAP handler), not a silent hub.
+  virtual bool key_refused() const { return false; }
+};
+
+// The tool's CurveZMQ identity towards one hub (--secret-key, --hub-public-key).
+struct CurveCredentials {
+  curve::KeyPair own;
+  std::string hub_public_z85;
 };
 
 // The request id a request or reply carries: request_id for Status/Services/
@@ -59,18 +71,28 @@ class HubClient final : public Requester {
   // "tcp://hub.example:7400". `context` must outlive the client.
   // @throws zmq::error_t when the endpoint is malformed (EINVAL) or its
   //         transport is unsupported.
-  HubClient(zmq::context_t& context, const std::string& endpoint);
+  // With `curve`, the connection is a CurveZMQ client's, and a hub refusing
+  // the key ends a request at once (key_refused()).
+  HubClient(zmq::context_t& context, const std::string& endpoint,
+            const std::optional<CurveCredentials>& curve = std::nullopt);
 
   std::optional<proto::Message> request(const proto::Message& request, Duration timeout) override;
   std::string failure() const override { return failure_; }
+  bool key_refused() const override { return key_refused_; }
 
   // Frames received and skipped since construction (not ours / not usable).
   std::uint64_t discarded() const { return discarded_; }
 
  private:
+  // Waits until `events` are possible on the socket (true), or the deadline
+  // passes or the hub refuses the key (false).
+  bool wait_for(short events, std::chrono::steady_clock::time_point deadline);
+
   zmq::socket_t socket_;
+  std::unique_ptr<HandshakeMonitor> monitor_;  // with Curve only; after socket_, which it watches
   std::string endpoint_;
   std::string failure_;
+  bool key_refused_ = false;
   std::uint64_t discarded_ = 0;
 };
 

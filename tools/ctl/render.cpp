@@ -115,7 +115,7 @@ std::string format_uptime(std::int64_t uptime_ms) {
 // ------------------------------------------------------------------- status
 
 std::string status_table(const proto::StatusReply& reply) {
-  const std::vector<std::vector<std::string>> summary = {
+  std::vector<std::vector<std::string>> summary = {
       {"hub", reply.hub_id},
       {"tier", std::to_string(reply.tier)},
       {"epoch", std::to_string(reply.hub_epoch)},
@@ -128,6 +128,8 @@ std::string status_table(const proto::StatusReply& reply) {
       {"eviction protection", reply.eviction_protection ? "on" : "off"},
       {"notify share", std::to_string(reply.notify_share_percent) + "%"},
   };
+  // "curve", "loopback" or "insecure"; hubs before protocol revision 5 say nothing.
+  if (!reply.security.empty()) summary.push_back({"security", reply.security});
   std::string out = format_table({{"", Align::kLeft}, {"", Align::kLeft}}, summary, false);
   if (!reply.counters.empty()) {
     std::vector<std::vector<std::string>> counters;
@@ -158,6 +160,7 @@ std::string status_json(const proto::StatusReply& reply) {
       {"notify_share_percent", reply.notify_share_percent},
       {"counters", std::move(counters)},
   };
+  if (!reply.security.empty()) json["security"] = reply.security;
   return dump(json);
 }
 
@@ -321,7 +324,7 @@ std::string resolve_json(const proto::QueryReply& reply, bool show_all) {
 
 std::string topology_table(const proto::StatusReply& reply) {
   const auto agents = reply.nodes - std::min(reply.nodes, reply.child_hubs);
-  const std::vector<std::vector<std::string>> summary = {
+  std::vector<std::vector<std::string>> summary = {
       {"hub", reply.hub_id},
       {"tier", std::to_string(reply.tier)},
       {"zone", reply.zone},
