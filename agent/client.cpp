@@ -65,6 +65,7 @@ AgentCoreConfig core_config(const ClientOptions& o, const std::string& node_id) 
 Client::Client(ClientOptions options)
     : options_(std::move(options)),
       node_id_(options_.node_id.empty() ? default_node_id() : options_.node_id),
+      rejection_log_(std::make_unique<RateLimit>(5, Duration{10'000})),
       core_(core_config(options_, node_id_), new_epoch()),
       pick_rng_(new_epoch()) {
   if (auto errors = router_.load(options_.routes); !errors.empty()) {
@@ -335,8 +336,11 @@ bool Client::shutdown() {
 
 ClientStatus Client::status() const {
   std::lock_guard lock(mu_);
-  return ClientStatus{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()),
+  ClientStatus status{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()),
                       core_.failovers(), core_.cache_size()};
+  if (const auto& refusal = core_.last_refusal())
+    status.last_refusal = fmt::format("{}: {}", proto::to_string(refusal->code), refusal->message);
+  return status;
 }
 
 // ---------------------------------------------------------------- I/O thread
@@ -476,9 +480,7 @@ void Client::receive_from(std::size_t hub) {
       const auto& message = std::get<proto::Message>(item);
       spdlog::debug("{} <- {} from {}", node_id_, proto::to_string(proto::type_of(message)),
                     options_.hubs[hub]);
-      if (const auto* error = std::get_if<proto::ErrorReply>(&message))
-        spdlog::warn("hub {} rejected a message: {} ({})", options_.hubs[hub], error->message,
-                     proto::to_string(error->code));
+      if (const auto* error = std::get_if<proto::ErrorReply>(&message)) log_rejection(hub, *error);
       AgentActions actions;
       {
         std::lock_guard lock(mu_);
@@ -487,6 +489,16 @@ void Client::receive_from(std::size_t hub) {
       dispatch(std::move(actions));
     }
   }
+}
+
+// A refused beat comes back every interval: logged rate-limited, with how
+// many were left out.
+void Client::log_rejection(std::size_t hub, const proto::ErrorReply& error) {
+  std::uint64_t suppressed = 0;
+  if (!rejection_log_->allow(clock_.now(), suppressed)) return;
+  spdlog::warn("hub {} rejected a message: {} ({}){}", options_.hubs[hub], error.message,
+               proto::to_string(error.code),
+               suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
 }
 
 void Client::dispatch(AgentActions actions) {

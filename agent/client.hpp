@@ -51,6 +51,10 @@
 #include "cascade/agent/snapshot_store.hpp"
 #include "cascade/common/clock.hpp"
 
+namespace cascade {
+class RateLimit;  // common/log.hpp
+}  // namespace cascade
+
 namespace cascade::agent {
 
 struct ClientOptions {
@@ -89,6 +93,9 @@ struct ClientStatus {
   bool hub_reachable = false;
   std::uint64_t failovers = 0;
   std::size_t cached_services = 0;
+  // The last refusal of this agent's key by a hub ("forbidden: key web may
+  // not register service payroll (register scope)"); empty: none.
+  std::string last_refusal{};
 };
 
 class Client {
@@ -162,6 +169,7 @@ class Client {
   void io_loop();
   void receive_from(std::size_t hub);
   void dispatch(AgentActions actions);
+  void log_rejection(std::size_t hub, const proto::ErrorReply& error);  // I/O thread
   void send(const Outgoing& out);
   void persist(const AgentActions& actions);
   // Writes the current lists of `keep` and deletes `drop` in the snapshot store.
@@ -202,7 +210,8 @@ class Client {
   ClientOptions options_;
   std::string node_id_;
   SystemClock clock_;
-  std::unique_ptr<SnapshotStore> store_;  // I/O thread only (after construction)
+  std::unique_ptr<RateLimit> rejection_log_;  // hubs' ErrorReplies; I/O thread only
+  std::unique_ptr<SnapshotStore> store_;      // I/O thread only (after construction)
 
   std::mutex shutdown_mu_;  // serialises shutdown() callers (and the destructor)
   mutable std::mutex mu_;   // guards everything below up to the I/O thread's members

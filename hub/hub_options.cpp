@@ -1,5 +1,7 @@
 // Command line and TOML config of cascade-hub. CLI11 lives in this file only:
 // its header costs seconds per translation unit.
+#include <algorithm>
+
 #include "cascade/common/cli.hpp"
 #include "cascade/common/host_name.hpp"
 #include "cascade/common/log.hpp"
@@ -15,6 +17,10 @@ HubCoreConfig HubConfig::core_config() const {
   c.zone = zone;
   c.min_local_up = min_local_up;
   c.isolation = isolation;
+  // With keys, reports are signed by their key: one key alone must not
+  // isolate by volume either (docs/security.md).
+  if (security.has_keys())
+    c.isolation.min_reporters_for_volume = std::max(c.isolation.min_reporters_for_volume, 2u);
   c.push = push;
   c.eviction = eviction;
   c.probes = probes;

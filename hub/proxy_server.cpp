@@ -116,11 +116,10 @@ void ProxyServer::from_downstream() {
 }
 
 // The principal is what this proxy vouches for when it forwards the message
-// (protocol revision 5, on_behalf_of); ProxyCore::accept takes no principal
-// yet, so for now it stops here.
+// (protocol revision 5, on_behalf_of; ProxyCore::accept).
 void ProxyServer::accept(PeerToken peer, proto::Message message,
-                         [[maybe_unused]] const access::Principal* principal) {
-  dispatch(core_.accept(clock_.now(), peer, std::move(message)));
+                         const access::Principal* principal) {
+  dispatch(core_.accept(clock_.now(), peer, std::move(message), principal));
 }
 
 void ProxyServer::from_upstream() {
