@@ -59,14 +59,18 @@ std::string monitor_endpoint(const zmq::socket_t& socket) {
 // valid message; trusted for a proxy's batch or a lower-tier hub's beat. An
 // empty batch is an agent's keepalive on a standby connection (protocol
 // section 3.12): activity, not trust.
-std::optional<PeerKind> peer_kind(const proto::DecodedFrame& decoded) {
+std::optional<PeerKind> peer_kind(const proto::DecodedFrame& decoded,
+                                  const access::Principal* key) {
   if (decoded.batched && decoded.items.empty()) return PeerKind::kAgent;
+  const bool trustworthy =
+      key == nullptr || key->role == access::Role::kHub || key->role == access::Role::kProxy;
   std::optional<PeerKind> kind;
   for (const auto& item : decoded.items) {
     const auto* message = std::get_if<proto::Message>(&item);
     if (message == nullptr) continue;
     const auto* beat = std::get_if<proto::UpBeat>(message);
-    if (decoded.batched || (beat != nullptr && beat->sender_tier > 0)) return PeerKind::kTrusted;
+    const bool claims_trust = decoded.batched || (beat != nullptr && beat->sender_tier > 0);
+    if (claims_trust && trustworthy) return PeerKind::kTrusted;
     kind = PeerKind::kAgent;
   }
   return kind;

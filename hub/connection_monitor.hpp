@@ -29,6 +29,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "cascade/common/access.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/log.hpp"
@@ -44,8 +45,11 @@ struct ListenConfig {
 };
 
 // What a decoded frame says about its connection: nothing when it held no
-// valid message; trusted for a proxy's batch or a lower-tier hub's beat.
-std::optional<PeerKind> peer_kind(const proto::DecodedFrame& decoded);
+// valid message; trusted for a proxy's batch or a lower-tier hub's beat. With
+// keys (`key` not null), only a hub's or a proxy's key is trusted, whatever
+// the frame claims.
+std::optional<PeerKind> peer_kind(const proto::DecodedFrame& decoded,
+                                  const access::Principal* key = nullptr);
 
 // Sets the listen options of `socket` (before bind).
 void apply_listen_options(zmq::socket_t& socket, const ListenConfig& config);

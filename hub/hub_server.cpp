@@ -199,7 +199,7 @@ void HubServer::handle(Multipart& frames) {
   }
   const auto payload = frames.back().to_string_view();
   auto decoded = proto::decode_frame(payload, limits_);
-  note_valid_input(decoded, frames);
+  note_valid_input(decoded, frames, auth.principal);
   const auto source = source_of(frames);
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
@@ -213,8 +213,10 @@ void HubServer::handle(Multipart& frames) {
       continue;
     }
     const auto& message = std::get<proto::Message>(item);
-    learn_route(message, frames);
     auto result = core_.handle(now, message, Peer{source, auth.principal, auth.address});
+    // Only a beat the core accepted says where its node is now: a refused
+    // one (another key's node) must not take that node's pushes.
+    if (std::holds_alternative<proto::DownBeat>(result.reply)) learn_route(message, frames);
     if (result.reload_keys) reload_keys(result.reply);
     if (auto* status = std::get_if<proto::StatusReply>(&result.reply)) complete_status(*status);
     durable |= result.durable;
@@ -251,8 +253,9 @@ void HubServer::complete_status(proto::StatusReply& status) const {
   status.security = gate_.mode();
 }
 
-void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames) {
-  if (const auto kind = peer_kind(decoded))
+void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames,
+                                 const access::Principal* key) {
+  if (const auto kind = peer_kind(decoded, key))
     connections_.valid_message(frames.back(), clock_.now(), *kind);
 }
 

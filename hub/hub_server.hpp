@@ -52,7 +52,8 @@ class HubServer {
   // Handles queued frames; true when it stopped at the per-pass cap.
   bool serve_pending_frames();
   void handle(Multipart& frames);
-  void note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames);
+  void note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames,
+                        const access::Principal* key);
   void connect_upstreams(zmq::context_t& context);
   void receive_from_upstream(std::size_t index);
   // Sends what the core produced for the upstreams and the deferred replies.

@@ -102,7 +102,7 @@ void ProxyServer::from_downstream() {
       continue;
     }
     auto decoded = proto::decode_frame(frames[1].to_string_view(), limits_);
-    if (const auto kind = peer_kind(decoded))
+    if (const auto kind = peer_kind(decoded, auth.principal))
       connections_.valid_message(frames[1], clock_.now(), *kind);
     for (auto& item : decoded.items) {
       if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {

@@ -337,5 +337,23 @@ TEST_F(TieredHubServerTest, BeatsInABatchAreAnsweredAtOnceAndAForwardedQueryLate
   EXPECT_EQ(reply.source, proto::AnswerSource::kUpstream);
 }
 
+// The idle timeout spares trusted peers (a lower-tier hub, a proxy). With
+// keys, trust comes from the key's role, never from what a frame claims.
+TEST(PeerKindTest, AgentKeyIsNeverTrustedWhateverItsFramesClaim) {
+  auto hub_like = testing::beat("n1", 1, 0);
+  hub_like.sender_tier = 1;
+  const proto::DecodedFrame claims_hub{false, {proto::Message{hub_like}}};
+  const proto::DecodedFrame batch{true, {proto::Message{testing::beat("n1", 2, 0)}}};
+  const access::Principal agent{"web", access::Role::kAgent, {}, {}};
+  const access::Principal l1{"l1", access::Role::kHub, {}, {}};
+  const access::Principal proxy{"p", access::Role::kProxy, {}, {}};
+
+  EXPECT_EQ(peer_kind(claims_hub, &agent), PeerKind::kAgent);
+  EXPECT_EQ(peer_kind(batch, &agent), PeerKind::kAgent);
+  EXPECT_EQ(peer_kind(claims_hub, &l1), PeerKind::kTrusted);
+  EXPECT_EQ(peer_kind(batch, &proxy), PeerKind::kTrusted);
+  EXPECT_EQ(peer_kind(claims_hub), PeerKind::kTrusted) << "without keys, claims are all there is";
+}
+
 }  // namespace
 }  // namespace cascade::hub

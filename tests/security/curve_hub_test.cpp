@@ -8,9 +8,11 @@
 
 #include "cascade/common/codec.hpp"
 #include "cascade/common/curve_keys.hpp"
+#include "cascade/common/digest.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/proxy_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
+#include "cascade/tests/common/builders.hpp"
 #include "cascade/tests/store/temp_dir.hpp"
 
 namespace cascade::hub {
@@ -33,6 +35,10 @@ class TestClient {
                                         Duration timeout = Duration{1500}) {
     const auto bytes = proto::encode(m);
     socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    return receive(timeout);
+  }
+  // The next message the hub sends this client (a reply or a push).
+  std::optional<proto::Message> receive(Duration timeout = Duration{1500}) {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, timeout);
     zmq::message_t reply;
@@ -226,6 +232,43 @@ TEST_F(CurveProxyTest, AgentKnownToTheProxyReachesTheHubThroughIt) {
 TEST_F(CurveProxyTest, KeyUnknownToTheProxyGetsNothing) {
   auto alice_client = proxy_client(alice);  // known to the hub, not to the proxy
   EXPECT_FALSE(alice_client.request(proto::StatusRequest{1}, Duration{500}).has_value());
+}
+
+// A refused beat for another key's node must not move that node's route:
+// pushes (between beats) keep going to the node's own connection.
+TEST_F(CurveHubTest, RefusedBeatForAnotherKeysNodeDoesNotTakeItsPushes) {
+  auto victim = client(alice);
+  auto attacker = client(bob);
+  proto::UpBeat provider;  // the service must exist for n1 to follow it
+  provider.node_id = "p1";
+  provider.epoch = 1;
+  provider.seq = 1;
+  provider.registrations = {test_support::reg("svc", "i1", "127.0.0.1:9")};
+  provider.digest = proto::digest_of(*provider.registrations);
+  ASSERT_TRUE(client(alice).request(provider).has_value());
+  proto::UpBeat beat;
+  beat.node_id = "n1";
+  beat.epoch = 1;
+  beat.seq = 1;
+  beat.uses = {{{"svc", "default"}, 0}};
+  ASSERT_TRUE(victim.request(beat).has_value());
+  beat.seq = 2;
+  const auto refused = attacker.request(beat);
+  ASSERT_TRUE(refused && std::holds_alternative<proto::ErrorReply>(*refused));
+  EXPECT_EQ(std::get<proto::ErrorReply>(*refused).code, proto::ErrorCode::kForbidden);
+
+  proto::AdminRequest routes;  // consumers of svc get the new rules pushed
+  routes.request_id = 1;
+  routes.op = proto::AdminOp::kSetRoutes;
+  routes.actor = "ops@test";
+  routes.service = {"svc", "default"};
+  routes.routes = {{"=> zone = dc1", 0, false, true}};
+  ASSERT_TRUE(client(ops).request(routes).has_value());
+
+  const auto push = victim.receive(Duration{3000});
+  ASSERT_TRUE(push && std::holds_alternative<proto::DownBeat>(*push));
+  EXPECT_TRUE(std::get<proto::DownBeat>(*push).push);
+  EXPECT_FALSE(attacker.receive(Duration{300}).has_value());
 }
 
 }  // namespace
