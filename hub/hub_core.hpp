@@ -162,6 +162,10 @@ class HubCore {
   // next batch writes its current values.
   void requeue(const PersistBatch& failed);
 
+  // The shell reloaded the authorised keys an operator asked for
+  // (HandleResult::reload_keys): the request's audit record gets the outcome.
+  void complete_keys_reload(bool ok, const std::string& outcome);
+
   const HubCounters& counters() const { return counters_; }
   const IsolationTracker& isolation() const { return isolation_; }
   const Registry& registry() const { return registry_; }

@@ -167,6 +167,17 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request,
   return result;
 }
 
+void HubCore::complete_keys_reload(bool ok, const std::string& outcome) {
+  const auto op = proto::to_string(proto::AdminOp::kReloadKeys);
+  for (auto it = audit_pending_.rbegin(); it != audit_pending_.rend(); ++it) {
+    if (it->op != op) continue;
+    it->ok = ok;
+    it->detail = outcome;
+    if (!ok) ++counters_.admin_refused;
+    return;
+  }
+}
+
 proto::AdminReply HubCore::carry_out(MonoTime now, const proto::AdminRequest& request) {
   switch (request.op) {
     case proto::AdminOp::kMarkOutOfService:

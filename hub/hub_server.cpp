@@ -241,6 +241,7 @@ void HubServer::handle(Multipart& frames) {
 
 void HubServer::reload_keys(proto::Message& reply) {
   const auto outcome = gate_.reload();
+  core_.complete_keys_reload(outcome.ok, outcome.message);
   if (auto* admin = std::get_if<proto::AdminReply>(&reply)) {
     admin->ok = outcome.ok;
     admin->message = outcome.message;

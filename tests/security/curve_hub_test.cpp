@@ -181,6 +181,14 @@ TEST_F(CurveHubTest, BadFileOnReloadKeepsTheKeysInUseAndSaysWhy) {
   EXPECT_THAT(std::get<proto::AdminReply>(*reply).message,
               ::testing::HasSubstr("authorized_keys:1: bad key"));
   EXPECT_TRUE(client(bob).status().has_value());  // the old table still admits bob
+  // The audit log has the request with its outcome, and the key that asked.
+  const auto audit =
+      SqliteHubStore::open(dir.path() / "data", sqlite::Synchronous::kNormal)->audit_log(1);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].op, "reload_keys");
+  EXPECT_EQ(audit[0].key, "ops");
+  EXPECT_FALSE(audit[0].ok);
+  EXPECT_THAT(audit[0].detail, ::testing::HasSubstr("authorized_keys:1: bad key"));
 }
 
 // A proxy with keys between agents and a hub with keys: the proxy admits the
