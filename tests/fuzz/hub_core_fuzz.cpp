@@ -1,7 +1,9 @@
 // Fuzz target: a tiered HubCore (hub/hub_core*.cpp) fed a session of frames
 // (fuzz_support.hpp) on a virtual clock, the way HubServer feeds it.
 // STEP byte: bits 0-1 pick where the frame comes from (three downstream
-// sources, or upstream 0 of the hub's uplink), bits 2-7 advance the clock by
+// sources, or upstream 0 of the hub's uplink; the first source sends without
+// a key, the second with a proxy's key, the third with a scoped agent's key,
+// so the authorisation paths are walked too), bits 2-7 advance the clock by
 // that many times 50 ms before it arrives (leases are 1 s, so they run out).
 // Properties: nothing throws; every reply, push, deferred reply and message
 // for the upstream decodes again to an equal message; batch replies decode as
@@ -20,6 +22,10 @@ namespace {
 // The node id the golden samples' upstream DownBeats are addressed to.
 constexpr std::string_view kHubId = "hub-eu1-a";
 constexpr std::array<std::string_view, 3> kSources{"", "proxy-1", "rack-2"};
+const std::array<const access::Principal, 2> kKeys{
+    access::Principal{"proxy-1", access::Role::kProxy, access::ServiceScope({"*"}), {}},
+    access::Principal{"rack-2", access::Role::kAgent, access::ServiceScope({"svc-?", "hm*"}),
+                      access::ServiceScope({"*cache*"})}};
 constexpr std::size_t kFromUpstream = 3;
 constexpr Duration kStepUnit{50};
 
@@ -49,13 +55,14 @@ class HubSession {
       for (const auto& message : messages_of(frame))
         hub_.on_upstream_message(now_, 0, message);
     else
-      handle(frame, kSources[s.step & 3]);
+      handle(frame, s.step & 3);
     drain();
   }
 
  private:
   // As HubServer::handle: prefetch a batch, then handle each item in order.
-  void handle(const proto::DecodedFrame& frame, std::string_view source) {
+  void handle(const proto::DecodedFrame& frame, std::size_t from) {
+    const hub::Peer peer{kSources[from], from == 0 ? nullptr : &kKeys[from - 1], "192.0.2.1"};
     for (const auto& item : frame.items)
       if (const auto* message = std::get_if<proto::Message>(&item)) hub_.prefetch(*message);
     std::vector<proto::Message> replies;
@@ -64,7 +71,7 @@ class HubSession {
         replies.emplace_back(hub_.on_decode_failure(*failure));
         continue;
       }
-      auto result = hub_.handle(now_, std::get<proto::Message>(item), source);
+      auto result = hub_.handle(now_, std::get<proto::Message>(item), peer);
       if (result.deferred == 0 && !result.no_reply) replies.push_back(std::move(result.reply));
     }
     for (const auto& reply : replies)

@@ -2,13 +2,15 @@
 // (fuzz_support.hpp): messages from downstream peers and reply frames from
 // the hub above, in any order and any shape.
 // STEP byte: bit 0 says the frame is a reply from upstream (else a message
-// from downstream peer bits 1-2), bits 3-7 advance the clock by that many
+// from downstream peer bits 1-2; peers 0 and 1 send without a key, peer 2
+// with a scoped agent's key, peer 3 with a proxy's), bits 3-7 advance the clock by that many
 // times 10 ms (batches go out after 20 ms, replies time out after 200 ms).
 // Properties: nothing throws; every batch, report and downstream message the
 // proxy emits decodes again to equal messages; no batch exceeds max_batch;
 // replies go only to peers that sent something; what waits stays bounded by
 // what was forwarded.
 
+#include <array>
 #include <set>
 
 #include "cascade/hub/proxy_core.hpp"
@@ -18,6 +20,10 @@ namespace cascade::fuzz {
 namespace {
 
 constexpr Duration kStepUnit{10};
+const std::array<const access::Principal, 2> kKeys{
+    access::Principal{"agent-2", access::Role::kAgent, access::ServiceScope({"svc-?", "hm*"}),
+                      access::ServiceScope({"*cache*"})},
+    access::Principal{"proxy-3", access::Role::kProxy, {}, {}}};
 
 hub::ProxyCoreConfig config() {
   hub::ProxyCoreConfig c;
@@ -39,7 +45,7 @@ class ProxySession {
       const hub::PeerToken peer = (s.step >> 1) & 3;
       peers_.insert(peer);
       for (auto& message : messages)
-        check(proxy_.accept(now_, peer, std::move(message)));
+        check(proxy_.accept(now_, peer, std::move(message), peer < 2 ? nullptr : &kKeys[peer - 2]));
     }
     const auto& counters = proxy_.counters();
     CASCADE_FUZZ_CHECK(proxy_.pending_count() < proxy_.config().max_batch);
