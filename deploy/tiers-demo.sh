@@ -126,9 +126,6 @@ fresh_answer() { has "$@" && [ "$(field stale)" = false ]; }
 not_found() {  # ep, service: exit 1 is "no instances"; 3 (unreachable) must not count as gone
   local rc=0; ctl "$1" resolve "$2" >/dev/null 2>&1 || rc=$?; [ "$rc" = 1 ]
 }
-upstreams_up() {  # ep, how many
-  [ "$(ctl "$1" --json topology 2>/dev/null | grep -c '"reachable": true')" = "$2" ]
-}
 lower_hubs() {  # ep, how many
   ctl "$1" --json topology 2>/dev/null | grep -q "\"hubs\": $2\$"
 }
@@ -173,12 +170,12 @@ t0=$(now_ms)
 for name in "${HUBS[@]}"; do start_hub "$name"; done
 for name in "${HUBS[@]}"; do
   wait_until "$t0" "$name listening" hub_ready "$name"
-  security=$(ctl "$(ep "$name")" --json status | sed -n 's/^  "security": "\(.*\)",\{0,1\}$/\1/p')
+  security=$(hub_security "$CTL" "$WORK" "$(ep "$name")")
   if [ "$name" = dc1-proxy ]; then what="proxy -> dc1-a    "
   else what=$(printf 'tier %s  zone %-5s' "$(conf "$name" tier)" "$(conf "$name" zone)"); fi
   printf '   %-9s %s %s  security: %s\n' "$name" "$what" "$(ep "$name")" "$security"
 done
-for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$hub" 2; done
+for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$CTL" "$WORK" "$hub" 2; done
 for hub in "$L2_A" "$L2_B"; do wait_until "$t0" "$hub: holds all four L1 tiers" lower_hubs "$hub" 4; done
 echo "   -> every L1 hub holds its tier at both L2 hubs (upstream-mode all) after $WAITED_MS ms"
 
@@ -268,7 +265,7 @@ wait_until "$t0" "l2-b listening" hub_ready l2-b
 wait_until "$t0" "pay fresh again at dc1-a" fresh_answer "$DC1_A" pay 10.2.0.2:8443
 echo "   -> pay fresh again at dc1-a $WAITED_MS ms after the restart:"
 ctl "$DC1_A" resolve pay | indent
-wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$DC1_A" 2
+wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$CTL" "$WORK" "$DC1_A" 2
 echo "   -> both upstreams of dc1-a up after $WAITED_MS ms"
 
 # ---------------------------------------------------------------------------------------------

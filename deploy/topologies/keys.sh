@@ -91,3 +91,15 @@ ctl_as() {
   [ -n "${HUB_PUB[$ep]:-}" ] || { echo "no hub of the topology listens on $ep" >&2; return 2; }
   "$ctl" --hub "$ep" --secret-key "$state/keys/$who.key" --hub-public-key "${HUB_PUB[$ep]}" "$@"
 }
+
+# What the hub or proxy at ENDPOINT says of its transport in its status ("curve", "loopback" or
+# "insecure"), asked as the operator; "" while it does not answer.
+hub_security() {  # cascadectl, state dir, endpoint
+  ctl_as "$1" "$2" operator "$3" --json status 2>/dev/null |
+    sed -n 's/^  "security": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+# True when the hub at ENDPOINT reports N upstreams reachable: upstreams_up CTL STATE ENDPOINT N.
+upstreams_up() {
+  [ "$(ctl_as "$1" "$2" operator "$3" --json topology 2>/dev/null | grep -c '"reachable": true')" = "$4" ]
+}
