@@ -54,32 +54,33 @@ authorize() {
 # launcher's to add (authorize), since only it knows what they register and use.
 # Extra scopes for a lower hub's or proxy's line: NAME=SCOPES (e.g. "dc1-proxy=query=pay").
 topology_keys() {  # topology dir, state dir, cascadectl, [NAME=SCOPES...]
-  local topo=$1 state=$2 ctl=$3 toml name lower listen role
+  local topo=$1 state=$2 ctl=$3 toml name lower extra names=()
   shift 3
-  local -A scopes=()
-  local extra
+  local -A scopes=() listen=() ups=() role=() auth=()
   for extra in "$@"; do scopes[${extra%%=*}]=${extra#*=}; done
-  keygen_once "$ctl" operator "$state"
-  for toml in "$topo"/*.toml; do
-    keygen_once "$ctl" "$(topo_path "$state" "$(topo_conf "$toml" secret-key)")" "$state"
-  done
   declare -gA HUB_PUB=()  # endpoint -> .pub of the hub listening there, for ctl_as
+  # Each config read once: forks are what a loaded machine makes slow.
   for toml in "$topo"/*.toml; do
     name=$(basename "$toml" .toml)
-    listen=$(topo_conf "$toml" listen)
-    HUB_PUB[$listen]=$(hub_pub "$topo" "$state" "$name")
-    echo "# $name: written by deploy/topologies/keys.sh at each start" \
-      >"$(topo_path "$state" "$(topo_conf "$toml" authorized-keys)")"
-    authorize "$topo" "$state" "$name" "$state/keys/operator.pub" operator operator
-    for lower in "$topo"/*.toml; do
-      topo_list "$lower" upstream | grep -qxF "$listen" || continue
-      role=hub
-      [ "$(topo_conf "$lower" proxy)" = true ] && role=proxy
-      lower=$(basename "$lower" .toml)
-      # shellcheck disable=SC2086  # the scopes are words of the line
-      authorize "$topo" "$state" "$name" "$(hub_pub "$topo" "$state" "$lower")" \
-        "$lower" $role ${scopes[$lower]:-}
-    done
+    names+=("$name")
+    listen[$name]=$(topo_conf "$toml" listen)
+    ups[$name]=" $(topo_list "$toml" upstream | tr '\n' ' ')"
+    role[$name]=hub
+    [ "$(topo_conf "$toml" proxy)" = true ] && role[$name]=proxy
+    auth[$name]=$(topo_path "$state" "$(topo_conf "$toml" authorized-keys)")
+    HUB_PUB[${listen[$name]}]=$(hub_pub "$topo" "$state" "$name")
+    keygen_once "$ctl" "${HUB_PUB[${listen[$name]}]%.pub}.key" "$state"
+  done
+  keygen_once "$ctl" operator "$state"
+  for name in "${names[@]}"; do
+    {
+      echo "# $name: written by deploy/topologies/keys.sh at each start"
+      echo "$(pub_key "$state/keys/operator.pub") operator operator"
+      for lower in "${names[@]}"; do
+        [[ ${ups[$lower]} == *" ${listen[$name]} "* ]] || continue
+        echo "$(pub_key "${HUB_PUB[${listen[$lower]}]}") $lower ${role[$lower]}${scopes[$lower]:+ ${scopes[$lower]}}"
+      done
+    } >"${auth[$name]}"
   done
 }
 
