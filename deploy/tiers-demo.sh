@@ -134,6 +134,7 @@ expect() {  # what, actual, wanted
   [ "$2" = "$3" ] || fail "expected $1 '$3', got '$2' (answer: $(tr -d ' \n' <"$WORK/answer.json"))"
 }
 summary() { ctl "$1" resolve "$2" | head -n 1; }
+says_curve() { [ "$(hub_security "$CTL" "$WORK" "$(ep "$1")")" = curve ]; }  # name
 
 HUBS=(l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy)  # in start order: upstreams first
 for name in "${HUBS[@]}"; do
@@ -170,10 +171,11 @@ t0=$(now_ms)
 for name in "${HUBS[@]}"; do start_hub "$name"; done
 for name in "${HUBS[@]}"; do
   wait_until "$t0" "$name listening" hub_ready "$name"
-  security=$(hub_security "$CTL" "$WORK" "$(ep "$name")")
+  # Its status, asked with the operator key, must say curve (a proxy answers once dc1-a does).
+  wait_until "$t0" "$name answering with security: curve" says_curve "$name"
   if [ "$name" = dc1-proxy ]; then what="proxy -> dc1-a    "
   else what=$(printf 'tier %s  zone %-5s' "$(conf "$name" tier)" "$(conf "$name" zone)"); fi
-  printf '   %-9s %s %s  security: %s\n' "$name" "$what" "$(ep "$name")" "$security"
+  printf '   %-9s %s %s  security: curve\n' "$name" "$what" "$(ep "$name")"
 done
 for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$CTL" "$WORK" "$hub" 2; done
 for hub in "$L2_A" "$L2_B"; do wait_until "$t0" "$hub: holds all four L1 tiers" lower_hubs "$hub" 4; done

@@ -65,11 +65,11 @@ done
 # Curve end to end: every hub reaches all its upstreams (its key admitted there as `hub`).
 for name in "${names[@]}"; do
   ep=$(topo_conf "$TOPO/$name.toml" listen)
-  ups=$(topo_list "$TOPO/$name.toml" upstream | grep -c . || true)
+  n_up=$(topo_list "$TOPO/$name.toml" upstream | grep -c . || true)
   # A proxy's topology is its hub's; the top tier has no upstream.
-  if [ "$(topo_conf "$TOPO/$name.toml" proxy)" = true ] || [ "$ups" = 0 ]; then continue; fi
+  if [ "$(topo_conf "$TOPO/$name.toml" proxy)" = true ] || [ "$n_up" = 0 ]; then continue; fi
   deadline=$(( SECONDS + TIMEOUT_S ))
-  until upstreams_up "$CTL" "$STATE" "$ep" "$ups"; do
+  until upstreams_up "$CTL" "$STATE" "$ep" "$n_up"; do
     [ "$SECONDS" -lt "$deadline" ] || { echo "$name: upstreams not reached, see $STATE" >&2; exit 1; }
     sleep 0.1
   done
