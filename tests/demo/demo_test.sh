@@ -8,6 +8,9 @@ out=$(mktemp)
 state=$(mktemp -d)
 trap 'rm -rf "$out" "$state"' EXIT
 
+# A suite run with -j2 on a busy machine is slower than a demo on an idle one: wait longer.
+export TIMEOUT_S=${TIMEOUT_S:-60}
+
 fail() { echo "FAILED: $*" >&2; exit 1; }
 # The demo's output must hold LINE (a grep -E pattern) exactly N times.
 expect_lines() {  # n, pattern
