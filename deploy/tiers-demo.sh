@@ -4,17 +4,19 @@
 # discovered from dc1 through L2 and then served from dc1-a's cache; it crashes (kill -9) and
 # disappears from dc1 one L1 lease later; with both L2 hubs stopped, dc1 still resolves its own
 # `web` as usual and serves `pay` from its cache marked stale, until the L2 hubs come back.
+# Everything runs with CurveZMQ keys made at start in the run's temp dir (deploy/topologies/keys.sh):
+# a key pair per hub, proxy and agent, and one operator key that every cascadectl call uses.
 #
 # Usage: deploy/tiers-demo.sh [BUILD_DIR]   (default: ./build)
 #   KEEP=1       keep the temp dir (hub logs and state, agent output) instead of removing it
 #   TIMEOUT_S=N  give up on any single wait after N seconds (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build}
+BUILD=$(realpath -m "${1:-build}")  # absolute: the hubs run in the temp dir (their key paths)
 HUB=$BUILD/bin/cascade-hub
 AGENT=$BUILD/bin/cascade-agent
 CTL=$BUILD/tools/cascadectl
-TOPO=deploy/topologies/two-dc
+TOPO=$PWD/deploy/topologies/two-dc
 TIMEOUT_S=${TIMEOUT_S:-20}
 KEEP=${KEEP:-0}
 
@@ -23,7 +25,9 @@ for bin in "$HUB" "$AGENT" "$CTL"; do
 done
 
 # Endpoints and timings are read from the topology's configs so the demo cannot drift from them.
-conf() { sed -n "s/^$2 *= *\"\{0,1\}\([^\"]*\)\"\{0,1\} *\$/\1/p" "$TOPO/$1.toml"; }
+# shellcheck source=deploy/topologies/keys.sh
+source deploy/topologies/keys.sh
+conf() { topo_conf "$TOPO/$1.toml" "$2"; }
 ep() { conf "$1" listen; }
 L2_A=$(ep l2-a) L2_B=$(ep l2-b)
 DC1_A=$(ep dc1-a) DC1_B=$(ep dc1-b) DC2_A=$(ep dc2-a) DC2_B=$(ep dc2-b) PROXY=$(ep dc1-proxy)
@@ -76,8 +80,10 @@ wait_until() {  # t0_ms, what we wait for, cmd...
 start_hub() {  # name: the config $TOPO/name.toml; state and log go to the temp dir
   local name=$1
   rm -f "$WORK/$name/hub.endpoint"
-  # Made-up instance addresses (10.x): never probed (--probe-held off).
-  "$HUB" --config "$TOPO/$name.toml" --data "$WORK/$name" --probe-held off >>"$WORK/$name.log" 2>&1 &
+  # In the temp dir, where the config's key paths lead. Made-up instance addresses (10.x):
+  # never probed (--probe-held off).
+  (cd "$WORK" && exec "$HUB" --config "$TOPO/$name.toml" --data "$WORK/$name" --probe-held off \
+    >>"$WORK/$name.log" 2>&1) &
   PID[$name]=$!; [[ " ${ORDER[*]} " == *" $name "* ]] || ORDER+=("$name")
 }
 # A hub writes hub.endpoint once bound; a proxy only logs it.
@@ -85,9 +91,15 @@ hub_ready() {
   kill -0 "${PID[$1]}" 2>/dev/null || fail "$1 exited at start (port taken?)"
   [ -s "$WORK/$1/hub.endpoint" ] || grep -q 'proxy listening' "$WORK/$1.log"
 }
-start_agent() {  # name, then agent flags
-  local name=$1; shift
-  "$AGENT" --id "$name" --beat-interval-ms "$L1_BEAT_MS" "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
+start_agent() {  # name, then agent flags: each --hub EP gets the public key of the hub at EP
+  local name=$1 arg prev='' keys=()
+  shift
+  for arg in "$@"; do
+    [ "$prev" = --hub ] && keys+=(--hub-public-key "$arg=${HUB_PUB[$arg]}")
+    prev=$arg
+  done
+  "$AGENT" --id "$name" --beat-interval-ms "$L1_BEAT_MS" --secret-key "$WORK/keys/$name.key" \
+    "${keys[@]}" "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
   PID[$name]=$!; ORDER+=("$name")
 }
 stop() {  # signal, name
@@ -101,9 +113,10 @@ stop() {  # signal, name
 }
 
 # --- questions to hubs -----------------------------------------------------------------------
+ctl() { ctl_as "$CTL" "$WORK" operator "$@"; }  # ep, cascadectl args: as the operator
 # Resolves SERVICE at EP into $WORK/answer.json; true if the answer lists ADDRESS.
 has() {  # ep, service, address
-  "$CTL" --hub "$1" --json resolve "$2" >"$WORK/answer.json" 2>/dev/null || true
+  ctl "$1" --json resolve "$2" >"$WORK/answer.json" 2>/dev/null || true
   grep -q "\"address\": \"$3\"" "$WORK/answer.json"
 }
 # A top-level field of the last answer (instances' fields are indented deeper).
@@ -111,37 +124,60 @@ field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$W
 stale_answer() { has "$@" && [ "$(field stale)" = true ]; }
 fresh_answer() { has "$@" && [ "$(field stale)" = false ]; }
 not_found() {  # ep, service: exit 1 is "no instances"; 3 (unreachable) must not count as gone
-  local rc=0; "$CTL" --hub "$1" resolve "$2" >/dev/null 2>&1 || rc=$?; [ "$rc" = 1 ]
-}
-upstreams_up() {  # ep, how many
-  [ "$("$CTL" --hub "$1" --json topology 2>/dev/null | grep -c '"reachable": true')" = "$2" ]
+  local rc=0; ctl "$1" resolve "$2" >/dev/null 2>&1 || rc=$?; [ "$rc" = 1 ]
 }
 lower_hubs() {  # ep, how many
-  "$CTL" --hub "$1" --json topology 2>/dev/null | grep -q "\"hubs\": $2\$"
+  ctl "$1" --json topology 2>/dev/null | grep -q "\"hubs\": $2\$"
 }
 # Checks what the demo is about rather than just printing it.
 expect() {  # what, actual, wanted
   [ "$2" = "$3" ] || fail "expected $1 '$3', got '$2' (answer: $(tr -d ' \n' <"$WORK/answer.json"))"
 }
-summary() { "$CTL" --hub "$1" resolve "$2" | head -n 1; }
+summary() { ctl "$1" resolve "$2" | head -n 1; }
+says_curve() { [ "$(hub_security "$CTL" "$WORK" "$(ep "$1")")" = curve ]; }  # name
 
-for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do
-  port=$(ep $name); port=${port##*:}
+HUBS=(l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy)  # in start order: upstreams first
+for name in "${HUBS[@]}"; do
+  port=$(ep "$name"); port=${port##*:}
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     fail "port $port ($name) is already in use: is another cascade network running?"
   fi
 done
 
 # ---------------------------------------------------------------------------------------------
+step "Keys: a CurveZMQ key pair per hub, proxy and agent, and an operator key (in $WORK/keys)"
+# The hubs' and proxy's keys and their authorised keys (L1 hubs as `hub` at the L2 pair, the
+# proxy as `proxy` at dc1-a, the operator everywhere) come from the configs; the agents are
+# added here with the services they may register or use.
+topology_keys "$TOPO" "$WORK" "$CTL" dc1-proxy=query=pay
+agent_key() {  # name, role and scopes, then the hubs that admit it
+  local name=$1 words=$2 hub
+  shift 2
+  keygen_once "$CTL" "$name" "$WORK"
+  # shellcheck disable=SC2086  # the role and scopes are words of the line
+  for hub in "$@"; do authorize "$TOPO" "$WORK" "$hub" "$WORK/keys/$name.pub" "$name" $words; done
+}
+agent_key web-dc1 "agent register=web" dc1-a dc1-b
+for name in pay-dc2 pay-dc2-new pay-dc2-b; do agent_key $name "agent register=pay" dc2-a dc2-b; done
+agent_key consumer-dc1 "agent query=pay" dc1-proxy
+# Two callers that report failed calls on pay: the hub counts reporters by key, so two keys.
+for name in caller-a caller-b; do agent_key $name "agent query=pay" dc1-a; done
+echo "   dc1-a admits:"; grep -v '^#' "$WORK/keys/dc1-a.authorized_keys" | cut -d' ' -f2- | indent
+echo "   l2-a admits:";  grep -v '^#' "$WORK/keys/l2-a.authorized_keys" | cut -d' ' -f2- | indent
+
+# ---------------------------------------------------------------------------------------------
 step "Start the two-dc topology on loopback (L1: beat ${L1_BEAT_MS} ms, lease ${L1_LEASE_MS} ms; L2: lease ${L2_LEASE_MS} ms)"
 t0=$(now_ms)
-for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do start_hub $name; done
-for name in l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy; do
-  wait_until "$t0" "$name listening" hub_ready $name
-  if [ $name = dc1-proxy ]; then echo "   $name  proxy   -> dc1-a      $(ep $name)"
-  else printf '   %-9s tier %s  zone %-5s %s\n' $name "$(conf $name tier)" "$(conf $name zone)" "$(ep $name)"; fi
+for name in "${HUBS[@]}"; do start_hub "$name"; done
+for name in "${HUBS[@]}"; do
+  wait_until "$t0" "$name listening" hub_ready "$name"
+  # Its status, asked with the operator key, must say curve (a proxy answers once dc1-a does).
+  wait_until "$t0" "$name answering with security: curve" says_curve "$name"
+  if [ "$name" = dc1-proxy ]; then what="proxy -> dc1-a    "
+  else what=$(printf 'tier %s  zone %-5s' "$(conf "$name" tier)" "$(conf "$name" zone)"); fi
+  printf '   %-9s %s %s  security: curve\n' "$name" "$what" "$(ep "$name")"
 done
-for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$hub" 2; done
+for hub in "$DC1_A" "$DC1_B" "$DC2_A" "$DC2_B"; do wait_until "$t0" "$hub: both L2 up" upstreams_up "$CTL" "$WORK" "$hub" 2; done
 for hub in "$L2_A" "$L2_B"; do wait_until "$t0" "$hub: holds all four L1 tiers" lower_hubs "$hub" 4; done
 echo "   -> every L1 hub holds its tier at both L2 hubs (upstream-mode all) after $WAITED_MS ms"
 
@@ -160,7 +196,7 @@ wait_until "$t0" "pay at l2-b" has "$L2_B" pay 10.2.0.1:8443
 echo "   -> dc2's aggregate carried pay to both L2 hubs after $WAITED_MS ms"
 echo "   first lookup at dc1-a (dc1 has no pay: dc1-a asks L2):"
 t0=$(now_ms)
-first=$("$CTL" --hub "$DC1_A" resolve pay) || fail "dc1-a does not find pay although both L2 hubs have it"
+first=$(ctl "$DC1_A" resolve pay) || fail "dc1-a does not find pay although both L2 hubs have it"
 took=$(( $(now_ms) - t0 ))
 indent <<<"$first"
 [[ $first == *"(tier 2, upstream, "* ]] || fail "expected the first answer from upstream, tier 2"
@@ -186,8 +222,8 @@ done
 
 # ---------------------------------------------------------------------------------------------
 step "c. cascadectl topology of dc1-a"
-"$CTL" --hub "$DC1_A" topology | indent
-echo "   (l2-a: $("$CTL" --hub "$L2_A" topology | grep '^children' | sed 's/  */ /g'))"
+ctl "$DC1_A" topology | indent
+echo "   (l2-a: $(ctl "$L2_A" topology | grep '^children' | sed 's/  */ /g'))"
 
 # ---------------------------------------------------------------------------------------------
 step "d. The dc2 provider crashes (kill -9): how long until pay is gone at dc1-a"
@@ -212,7 +248,7 @@ echo "   stopping l2-a and l2-b ..."
 stop TERM l2-a; stop TERM l2-b; t0=$(now_ms)
 wait_until "$t0" "pay served stale at dc1-a" stale_answer "$DC1_A" pay 10.2.0.2:8443
 echo "   -> pay turns stale at dc1-a $WAITED_MS ms after L2 went away (its cache entry expired and no upper tier answers):"
-"$CTL" --hub "$DC1_A" resolve pay | indent
+ctl "$DC1_A" resolve pay | indent
 expect source "$(field source)" cache
 echo "   dc1's own service is untouched:"
 t0=$(now_ms)
@@ -221,7 +257,7 @@ took=$(( $(now_ms) - t0 ))
 expect source "$(field source)" local; expect stale "$(field stale)" false
 echo "   $(summary "$DC1_A" web)  [answered in $took ms]"
 echo "   dc1-a's upstreams now:"
-"$CTL" --hub "$DC1_A" topology | sed -n '/^UPSTREAM/,$p' | indent
+ctl "$DC1_A" topology | sed -n '/^UPSTREAM/,$p' | indent
 
 echo "   restarting l2-a and l2-b (same data directories) ..."
 t0=$(now_ms)
@@ -230,8 +266,8 @@ wait_until "$t0" "l2-a listening" hub_ready l2-a
 wait_until "$t0" "l2-b listening" hub_ready l2-b
 wait_until "$t0" "pay fresh again at dc1-a" fresh_answer "$DC1_A" pay 10.2.0.2:8443
 echo "   -> pay fresh again at dc1-a $WAITED_MS ms after the restart:"
-"$CTL" --hub "$DC1_A" resolve pay | indent
-wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$DC1_A" 2
+ctl "$DC1_A" resolve pay | indent
+wait_until "$t0" "dc1-a: both L2 up again" upstreams_up "$CTL" "$WORK" "$DC1_A" 2
 echo "   -> both upstreams of dc1-a up after $WAITED_MS ms"
 
 # ---------------------------------------------------------------------------------------------
@@ -243,7 +279,10 @@ wait_until "$t0" "consumer-dc1 holding both pay" grep -q '^changed pay .*10.2.0.
 echo "   pay has two instances (the cap never isolates more than half of them)"
 t0=$(now_ms)
 for caller in caller-a caller-b; do
-  "$CTL" --hub "$DC1_A" report-failure pay 10.2.0.2:8443 --kind timeout --reporter "$caller" | head -n 1 | indent
+  # Each caller with its own key: the hub signs a report with the key's name (--reporter, the
+  # same name here, only labels cascadectl's output).
+  ctl_as "$CTL" "$WORK" "$caller" "$DC1_A" report-failure pay 10.2.0.2:8443 --kind timeout \
+    --reporter "$caller" | head -n 1 | indent
 done
 echo "   (dc1-a does not hold 10.2.0.2: the reports go up to L2 and down to dc2-a, which decides)"
 wait_until "$t0" "consumer-dc1 seeing the isolation" grep -q '^changed pay .*10.2.0.2:8443\[UP,isolated\]' "$WORK/consumer-dc1.out"
@@ -251,7 +290,7 @@ echo "   -> consumer-dc1 (behind the dc1 proxy) was pushed the isolation $WAITED
 echo "      (cascadectl start-up included; the push itself is not waiting for any beat):"
 grep '^changed pay .*isolated' "$WORK/consumer-dc1.out" | head -n 1 | indent
 echo "   cascadectl resolve at dc2-a hides it; --all shows why:"
-"$CTL" --hub "$DC2_A" resolve pay --all | indent
-echo "   dc2-a status: $("$CTL" --hub "$DC2_A" --json status | grep -E '"(isolated|unconfirmed)"' | tr -d ' \n')"
+ctl "$DC2_A" resolve pay --all | indent
+echo "   dc2-a status: $(ctl "$DC2_A" --json status | grep -E '"(isolated|unconfirmed)"' | tr -d ' \n')"
 
 step "Done"
