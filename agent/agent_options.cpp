@@ -38,14 +38,9 @@ std::string read_keys(HubKeys& keys, const RawOptions& raw) {
     auto own = curve::read_secret_key_file(raw.secret_key);
     keys.public_key = std::move(own.public_z85);
     keys.secret_key = std::move(own.secret_z85);
-    for (const auto& value : raw.hub_public) {
-      const auto equals = value.find('=');
-      if (is_zmq_endpoint(value) && equals != std::string::npos)
-        keys.per_hub_public_key[value.substr(0, equals)] =
-            curve::read_public_key_file(value.substr(equals + 1));
-      else
-        keys.hub_public_key = curve::read_public_key_file(value);
-    }
+    auto hubs = curve::ServerKeys::read(raw.hub_public);
+    keys.hub_public_key = std::move(hubs.every);
+    keys.per_hub_public_key = std::move(hubs.by_endpoint);
   } catch (const curve::KeyError& e) {
     return e.what();
   }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cascade/common/options.hpp"
+
 namespace cascade::curve {
 
 namespace {
@@ -137,6 +139,18 @@ KeyPair read_secret_key_file(const std::filesystem::path& file) {
 
 std::string read_public_key_file(const std::filesystem::path& file) {
   return key_line_of(file, "public key");
+}
+
+ServerKeys ServerKeys::read(const std::vector<std::string>& flag_values) {
+  ServerKeys keys;
+  for (const auto& value : flag_values) {
+    const auto equals = value.find('=');
+    if (is_zmq_endpoint(value) && equals != std::string::npos)
+      keys.by_endpoint[value.substr(0, equals)] = read_public_key_file(value.substr(equals + 1));
+    else
+      keys.every = read_public_key_file(value);
+  }
+  return keys;
 }
 
 void make_curve_server(zmq::socket_t& socket, const KeyPair& own, std::string_view zap_domain) {

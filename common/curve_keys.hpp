@@ -13,9 +13,11 @@
 // Errors are KeyError, whose message names the file and what is wrong.
 
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <zmq.hpp>
 
 namespace cascade::curve {
@@ -58,6 +60,22 @@ std::pair<std::filesystem::path, std::filesystem::path> write_key_files(
 KeyPair read_secret_key_file(const std::filesystem::path& file);
 // Reads a public key file (NAME.pub).
 std::string read_public_key_file(const std::filesystem::path& file);
+
+// The servers' public keys a client dials with, from flag values
+// `[ENDPOINT=]FILE` (--hub-public-key, --upstream-public-key): FILE for every
+// server, ENDPOINT=FILE for the one at ENDPOINT (hubs need not share a key).
+struct ServerKeys {
+  std::string every;  // "" when no FILE alone was given
+  std::map<std::string, std::string> by_endpoint;
+
+  // Reads every file named; throws KeyError naming a bad one.
+  static ServerKeys read(const std::vector<std::string>& flag_values);
+  // The key for the server at `endpoint`; "" when none was given.
+  const std::string& for_endpoint(const std::string& endpoint) const {
+    const auto it = by_endpoint.find(endpoint);
+    return it != by_endpoint.end() ? it->second : every;
+  }
+};
 
 // A ROUTER that accepts CurveZMQ clients with this key pair. Clients are
 // checked by the ZAP handler of the socket's context for `zap_domain`.

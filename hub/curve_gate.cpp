@@ -2,9 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "cascade/common/endpoint_security.hpp"
+#include "cascade/common/options.hpp"
 
 namespace cascade::hub {
 
@@ -28,6 +30,15 @@ std::string property(zmq::message_t& frame, const char* name) {
   return {};
 }
 
+// Whether the flag values give a key for `endpoint` (FILE alone covers all),
+// without reading the files: options are checked before files are read.
+bool names_key_for(const std::vector<std::string>& flag_values, const std::string& endpoint) {
+  return std::any_of(flag_values.begin(), flag_values.end(), [&](const std::string& value) {
+    const bool for_one = is_zmq_endpoint(value) && value.find('=') != std::string::npos;
+    return !for_one || value.starts_with(endpoint + "=");
+  });
+}
+
 }  // namespace
 
 std::string check_security_config(const SecurityConfig& config, std::string_view listen,
@@ -35,10 +46,14 @@ std::string check_security_config(const SecurityConfig& config, std::string_view
   if (config.secret_key.empty() != config.authorized_keys.empty())
     return "--secret-key and --authorized-keys go together: a hub with a key pair must know "
            "whom to admit, and the reverse";
-  if (!config.upstream_public_key.empty() && config.secret_key.empty())
+  if (!config.upstream_public_keys.empty() && config.secret_key.empty())
     return "--upstream-public-key needs --secret-key (the key this hub dials upstream with)";
-  if (!config.secret_key.empty() && !upstreams.empty() && config.upstream_public_key.empty())
-    return "a hub with keys speaks Curve upstream too: give --upstream-public-key";
+  if (!config.secret_key.empty())
+    for (const auto& up : upstreams)
+      if (!names_key_for(config.upstream_public_keys, up))
+        return "a hub with keys speaks Curve upstream too: give --upstream-public-key FILE (for "
+               "every upstream) or " +
+               up + "=FILE";
   const bool keys = !config.secret_key.empty();
   if (auto error = check_secure_by_default("--listen", listen, keys, config.insecure, kKeyFlags);
       !error.empty())
@@ -57,8 +72,7 @@ CurveGate::CurveGate(const SecurityConfig& config, zmq::context_t& context) : co
         "any agent or operator");
   if (config.secret_key.empty()) return;
   own_ = curve::read_secret_key_file(config.secret_key);
-  if (!config.upstream_public_key.empty())
-    upstream_public_ = curve::read_public_key_file(config.upstream_public_key);
+  upstream_public_ = curve::ServerKeys::read(config.upstream_public_keys);
   keys_ = load_or_throw(config.authorized_keys);
   zap_ = std::make_unique<ZapHandler>(context, keys_);
   spdlog::info("Curve: public key {}, {} authorised keys from {}", own_->public_z85, keys_->size(),
@@ -74,8 +88,8 @@ void CurveGate::serve_on(zmq::socket_t& router) const {
   if (own_) curve::make_curve_server(router, *own_);
 }
 
-void CurveGate::dial_upstream(zmq::socket_t& dealer) const {
-  if (own_) curve::make_curve_client(dealer, *own_, upstream_public_);
+void CurveGate::dial_upstream(zmq::socket_t& dealer, const std::string& endpoint) const {
+  if (own_) curve::make_curve_client(dealer, *own_, upstream_public_.for_endpoint(endpoint));
 }
 
 Authentication CurveGate::authenticate(zmq::message_t& frame, MonoTime now) {

@@ -34,10 +34,12 @@ namespace cascade::hub {
 
 // --secret-key, --authorized-keys, --upstream-public-key, --insecure.
 struct SecurityConfig {
-  std::filesystem::path secret_key;           // this hub's key pair (NAME.key); empty: no Curve
-  std::filesystem::path authorized_keys;      // who may connect, as whom
-  std::filesystem::path upstream_public_key;  // the public key of the hubs above (NAME.pub)
-  bool insecure = false;                      // plain text on a non-loopback endpoint, on purpose
+  std::filesystem::path secret_key;       // this hub's key pair (NAME.key); empty: no Curve
+  std::filesystem::path authorized_keys;  // who may connect, as whom
+  // The public keys of the hubs above: FILE (NAME.pub) for all of them, or
+  // ENDPOINT=FILE for the one at ENDPOINT (each hub has its own key pair).
+  std::vector<std::string> upstream_public_keys;
+  bool insecure = false;  // plain text on a non-loopback endpoint, on purpose
 
   bool has_keys() const { return !secret_key.empty() || !authorized_keys.empty(); }
 };
@@ -70,8 +72,9 @@ class CurveGate {
 
   // Makes `router` a CurveZMQ server (with keys). Call before bind().
   void serve_on(zmq::socket_t& router) const;
-  // Makes `dealer` a CurveZMQ client of the upper tier (with keys). Call before connect().
-  void dial_upstream(zmq::socket_t& dealer) const;
+  // Makes `dealer` a CurveZMQ client of the upper-tier hub at `endpoint`
+  // (with keys). Call before connect().
+  void dial_upstream(zmq::socket_t& dealer, const std::string& endpoint) const;
 
   // The key and address a received message came with (any frame of it).
   // A refusal is counted and logged, rate-limited.
@@ -92,7 +95,7 @@ class CurveGate {
  private:
   SecurityConfig config_;
   std::optional<curve::KeyPair> own_;
-  std::string upstream_public_;
+  curve::ServerKeys upstream_public_;
   std::shared_ptr<const AuthorizedKeys> keys_;  // the table this thread checks messages against
   std::unique_ptr<ZapHandler> zap_;             // with keys only
   std::uint64_t unauthenticated_ = 0;

@@ -261,9 +261,10 @@ void add_security_options(CLI::App& app, SecurityConfig& security) {
   app.add_option("--authorized-keys", security.authorized_keys,
                  "Who may connect, one line per key: PUBLIC_KEY NAME ROLE [register=GLOB,...] "
                  "[query=GLOB,...]. Reloaded on SIGHUP and by cascadectl reload-keys");
-  app.add_option("--upstream-public-key", security.upstream_public_key,
+  app.add_option("--upstream-public-key", security.upstream_public_keys,
                  "Public key file (NAME.pub) of the hubs given with --upstream (and of a "
-                 "proxy's upstream hub)");
+                 "proxy's upstream hub), or ENDPOINT=FILE for one --upstream whose key differs "
+                 "(repeatable)");
   app.add_flag("--insecure", security.insecure,
                "Allow plain text (no keys) on an endpoint other hosts can reach; without it "
                "a non-loopback --listen or --upstream needs keys");

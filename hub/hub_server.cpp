@@ -118,7 +118,7 @@ void HubServer::connect_upstreams(zmq::context_t& context) {
     // link is made again within one uplink interval of the heal.
     configure_link(s, LinkTiming::for_beat_interval(config_.effective_uplink_interval()));
     s.set(zmq::sockopt::sndhwm, kUpstreamHighWaterMark);
-    gate_.dial_upstream(s);
+    gate_.dial_upstream(s, endpoint);
     s.connect(endpoint);
     spdlog::info("tier {} hub {}: upstream {}", config_.tier, config_.id, endpoint);
   }

@@ -39,7 +39,7 @@ ProxyServer::ProxyServer(const ProxyServerConfig& config, const Clock& clock,
                   static_cast<std::int64_t>(config.max_frame_bytes) + 1024);
   apply_listen_options(downstream_, config.connections);
   gate_.serve_on(downstream_);
-  gate_.dial_upstream(upstream_);
+  gate_.dial_upstream(upstream_, config_.upstream);
 }
 
 std::string ProxyServer::bind() {

@@ -221,8 +221,22 @@ TEST(HubSecurityOptions, KeyedHubWithUpstreamsNeedsTheUpstreamKey) {
   args.insert(args.end(), {"--upstream-public-key", "l2.pub"});
   const auto p = parse(args);
   ASSERT_TRUE(p.config) << p.message;
-  EXPECT_EQ(p.config->security.upstream_public_key, "l2.pub");
-  EXPECT_EQ(p.config->proxy_config().security.upstream_public_key, "l2.pub");
+  EXPECT_EQ(p.config->security.upstream_public_keys, std::vector<std::string>{"l2.pub"});
+  EXPECT_EQ(p.config->proxy_config().security.upstream_public_keys,
+            std::vector<std::string>{"l2.pub"});
+}
+
+TEST(HubSecurityOptions, EachUpstreamMayHaveItsOwnKeyAndEveryOneNeedsOne) {
+  const std::vector<std::string> two_l2s = {
+      "--secret-key",         "h.key",      "--authorized-keys",   "k", "--upstream",
+      "tcp://127.0.0.1:7500", "--upstream", "tcp://127.0.0.1:7501"};
+  auto args = two_l2s;
+  args.insert(args.end(), {"--upstream-public-key", "tcp://127.0.0.1:7500=l2-a.pub"});
+  EXPECT_THAT(parse(args).message, ::testing::HasSubstr("tcp://127.0.0.1:7501=FILE"));
+  args.insert(args.end(), {"--upstream-public-key", "tcp://127.0.0.1:7501=l2-b.pub"});
+  const auto p = parse(args);
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->security.upstream_public_keys.size(), 2u);
 }
 
 TEST(HubSecurityOptions, UpstreamKeyWithoutSecretKeyIsAConfigError) {

@@ -208,7 +208,7 @@ class CurveProxyTest : public CurveHubTest {
     config.upstream = endpoint;
     config.security.secret_key = dir.path() / "proxy.key";
     config.security.authorized_keys = dir.path() / "proxy_authorized_keys";
-    config.security.upstream_public_key = dir.path() / "hub.pub";
+    config.security.upstream_public_keys = {(dir.path() / "hub.pub").string()};
     proxy = std::make_unique<ProxyServer>(config, clock, proxy_context);
     proxy_endpoint = proxy->bind();
     proxy_thread = std::thread([this] { proxy->run(proxy_stop); });

@@ -111,5 +111,19 @@ TEST(CurveKeys, BinaryKeyFromZapBecomesItsZ85Text) {
   EXPECT_THROW(z85_of_binary("short"), KeyError);
 }
 
+TEST(ServerKeys, FileAloneServesEveryServerAndEndpointEqualsFileServesOne) {
+  TempDir dir;
+  const auto a = generate_key_pair();
+  const auto b = generate_key_pair();
+  write_key_files(dir.path(), "l2-a", a);
+  write_key_files(dir.path(), "l2-b", b);
+  const auto keys = ServerKeys::read({(dir.path() / "l2-a.pub").string(),
+                                      "tcp://10.0.0.2:7600=" + (dir.path() / "l2-b.pub").string()});
+  EXPECT_EQ(keys.for_endpoint("tcp://10.0.0.1:7600"), a.public_z85);
+  EXPECT_EQ(keys.for_endpoint("tcp://10.0.0.2:7600"), b.public_z85);
+  EXPECT_THAT(error_of([&] { ServerKeys::read({"tcp://10.0.0.3:7600=/nonexistent.pub"}); }),
+              HasSubstr("/nonexistent.pub"));
+}
+
 }  // namespace
 }  // namespace cascade::curve
