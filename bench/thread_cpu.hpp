@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace cascade::bench {
 
@@ -54,6 +55,20 @@ void for_each_thread(Visit&& visit) {
     std::getline(comm, name);
     visit(name, static_cast<pid_t>(std::stol(task.path().filename().string())));
   }
+}
+
+// CPU seconds used so far by this process's threads whose name starts with
+// one of `prefixes`, per prefix.
+inline std::vector<double> threads_cpu(const std::vector<std::string>& prefixes) {
+  std::vector<double> out(prefixes.size(), 0.0);
+  for_each_thread([&](const std::string& name, pid_t tid) {
+    for (std::size_t i = 0; i < prefixes.size(); ++i) {
+      if (!name.starts_with(prefixes[i])) continue;
+      out[i] += thread_cpu_seconds(tid);
+      break;
+    }
+  });
+  return out;
 }
 
 // CPU used by one thread: in total (precise) and the part spent in the kernel
