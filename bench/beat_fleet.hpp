@@ -78,6 +78,9 @@ struct HubAccess {
   std::string endpoint;
   std::vector<CurveClientKey> senders;  // sender s dials as senders[s]; empty: plain text
   std::optional<CurveClientKey> reader;
+  // ZMQ_THREAD_NAME_PREFIX of the clients' context, so that its I/O thread
+  // (where a client encrypts) is measured apart; 0: unnamed, not measured.
+  int client_io_prefix = 0;
 
   static HubAccess plain(std::string endpoint) {
     HubAccess a;
@@ -441,6 +444,7 @@ struct PhaseResult {
   double server_cpu = 0;     // CPU seconds of the serving thread per wall second
   double server_sys = 0;     // ... of which in the kernel
   double server_io_cpu = 0;  // ... of the server's ZeroMQ I/O thread (0: not named, not measured)
+  double client_io_cpu = 0;  // ... of the clients' ZeroMQ I/O thread (0: not named, not measured)
   double process_cpu = 0;    // CPU seconds of the whole bench process per wall second
 };
 
@@ -461,10 +465,12 @@ struct Load {
 };
 
 // CPU seconds read from clocks that only grow: a server thread's (total and
-// kernel part), its ZeroMQ I/O thread's, the whole process's.
+// kernel part), its ZeroMQ I/O thread's, the clients' I/O thread's, the
+// whole process's.
 struct CpuSample {
   CpuTime server;
   double io = 0;
+  double client_io = 0;
   double process = 0;
 };
 
@@ -494,6 +500,7 @@ class CpuWindow {
     u.server.total = (last_.server.total - first_.server.total) / seconds_;
     u.server.sys = (last_.server.sys - first_.server.sys) / seconds_;
     u.io = (last_.io - first_.io) / seconds_;
+    u.client_io = (last_.client_io - first_.client_io) / seconds_;
     u.process = (last_.process - first_.process) / seconds_;
     return u;
   }
@@ -505,11 +512,13 @@ class CpuWindow {
 };
 
 // A CPU sampler for a server whose thread's CPU server_cpu() reads (its I/O
-// thread's, if io_cpu is given).
+// thread's, if io_cpu is given; the clients' I/O thread's, if named).
 inline std::function<CpuSample()> cpu_sampler(std::function<CpuTime()> server_cpu,
-                                              std::function<double()> io_cpu = {}) {
-  return [server_cpu = std::move(server_cpu), io_cpu = std::move(io_cpu)] {
-    return CpuSample{server_cpu(), io_cpu ? io_cpu() : 0.0, cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)};
+                                              std::function<double()> io_cpu = {},
+                                              int client_io_prefix = 0) {
+  return [server_cpu = std::move(server_cpu), io_cpu = std::move(io_cpu), client_io_prefix] {
+    return CpuSample{server_cpu(), io_cpu ? io_cpu() : 0.0, zmq_io_thread_cpu(client_io_prefix),
+                     cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)};
   };
 }
 
@@ -533,6 +542,7 @@ inline PhaseResult timed_phase(const Load& load, std::function<CpuSample()> samp
   r.server_cpu = use.server.total;
   r.server_sys = use.server.sys;
   r.server_io_cpu = use.io;
+  r.client_io_cpu = use.client_io;
   r.process_cpu = use.process;
   r.frames_per_s = static_cast<double>(flow.frames) / load.seconds;
   r.latency = latency_us(flow.latency_ns);
@@ -558,7 +568,9 @@ inline PhaseResult measure_beats(zmq::context_t& client, const InProcessHub& hub
   const std::uint64_t seq_base = seq_floor;
   Flow flow;
   auto r = timed_phase(
-      load, cpu_sampler([&] { return hub.cpu(); }, [&] { return hub.io_cpu_seconds(); }),
+      load,
+      cpu_sampler([&] { return hub.cpu(); }, [&] { return hub.io_cpu_seconds(); },
+                  access.client_io_prefix),
       [&](std::size_t s, Interval interval) {
         const auto [lo, hi] = sender_slice(0, shape.population, load.senders, s);
         if (lo == hi) return Flow{};

@@ -171,12 +171,22 @@ hub::HubConfig mode_hub_config(const std::string& id, const fs::path& dir) {
 struct Mode {
   std::string name;
   std::unique_ptr<bench::InProcessHub> hub;
+  // The clients' own context: its I/O thread (named, 3/... or 4/...) is
+  // where they encrypt, measured apart from the other mode's.
+  std::unique_ptr<zmq::context_t> client;
   HubAccess access;
   std::uint64_t seq_floor = 2;
   std::vector<PhaseResult> batched, single;  // one per round
   std::vector<LatencyUs> resolve, connect, registration;
   std::vector<double> registration_per_s;
 };
+
+// A context for one mode's clients, its I/O thread named after `io_prefix`.
+std::unique_ptr<zmq::context_t> client_context(int io_prefix) {
+  auto context = std::make_unique<zmq::context_t>(1);
+  zmq_ctx_set(context->handle(), ZMQ_THREAD_NAME_PREFIX, io_prefix);
+  return context;
+}
 
 Mode plain_mode(const fs::path& dir) {
   Mode m;
@@ -185,6 +195,8 @@ Mode plain_mode(const fs::path& dir) {
   m.hub = std::make_unique<bench::InProcessHub>(mode_hub_config("plain", dir),
                                                 bench::InProcessHubOptions{"hub-plain", 1});
   m.access = HubAccess::plain(m.hub->endpoint());
+  m.access.client_io_prefix = 3;
+  m.client = client_context(m.access.client_io_prefix);
   return m;
 }
 
@@ -198,6 +210,8 @@ Mode curve_mode(const fs::path& dir, CurveSetup keys) {
   m.access = HubAccess::plain(m.hub->endpoint());
   m.access.senders = std::move(keys.senders);
   m.access.reader = std::move(keys.reader);
+  m.access.client_io_prefix = 4;
+  m.client = client_context(m.access.client_io_prefix);
   return m;
 }
 
@@ -237,24 +251,26 @@ double ns_per_beat(double cpu_per_s, const PhaseResult& r, std::size_t batch) {
 }
 
 void print_phase_header() {
-  std::printf("%5s %5s %5s %9s %9s %7s %7s %7s %8s %8s %8s %8s\n", "round", "mode", "batch",
+  std::printf("%5s %5s %5s %9s %9s %7s %7s %7s %8s %8s %8s %9s %9s\n", "round", "mode", "batch",
               "beats/s", "frames/s", "p50_us", "p99_us", "max_us", "hub_cpu", "hub_ns/b", "io_ns/b",
-              "proc_ns/b");
+              "cli_io_ns", "proc_ns/b");
 }
 
 void print_phase(std::size_t round, const Mode& m, std::size_t batch, const PhaseResult& r) {
-  std::printf("%5zu %5s %5zu %9s %9s %7.0f %7.0f %7.0f %7.0f%% %8.0f %8.0f %8.0f\n", round,
+  std::printf("%5zu %5s %5zu %9s %9s %7.0f %7.0f %7.0f %7.0f%% %8.0f %8.0f %9.0f %9.0f\n", round,
               m.name.c_str(), batch, bench::si(r.frames_per_s * static_cast<double>(batch)).c_str(),
               bench::si(r.frames_per_s).c_str(), r.latency.p50_us, r.latency.p99_us,
               r.latency.max_us, r.server_cpu * 100, ns_per_beat(r.server_cpu, r, batch),
-              ns_per_beat(r.server_io_cpu, r, batch), ns_per_beat(r.process_cpu, r, batch));
+              ns_per_beat(r.server_io_cpu, r, batch), ns_per_beat(r.client_io_cpu, r, batch),
+              ns_per_beat(r.process_cpu, r, batch));
   std::fflush(stdout);
 }
 
 // One round of one mode: beats (batched, then 1 per frame), resolve,
 // connects, and the registration of nodes [reg_from, reg_from + reg_nodes).
-void measure_round(std::size_t round, Mode& m, zmq::context_t& client, bench::Fleet& fleet,
-                   std::size_t reg_from, const Options& o) {
+void measure_round(std::size_t round, Mode& m, bench::Fleet& fleet, std::size_t reg_from,
+                   const Options& o) {
+  zmq::context_t& client = *m.client;
   const bench::Load load{o.senders, o.seconds};
   for (const auto batch : {o.batch, std::size_t{1}}) {
     progress("round " + std::to_string(round) + ", " + m.name + ", batch " + std::to_string(batch));
@@ -303,12 +319,12 @@ void summary_line(const char* what, double plain, double curve, const char* form
   char p[32], c[32];
   std::snprintf(p, sizeof p, format, plain);
   std::snprintf(c, sizeof c, format, curve);
-  std::printf("%-34s %10s %10s %9.2f\n", what, p, c, plain > 0 ? curve / plain : 0);
+  std::printf("%-38s %10s %10s %9.2f\n", what, p, c, plain > 0 ? curve / plain : 0);
 }
 
 void print_summary(const Mode& plain, const Mode& curve, const Options& o) {
   std::printf("\nsummary: medians over %zu round(s); ratio = curve / plain\n", o.rounds);
-  std::printf("%-34s %10s %10s %9s\n", "", "plain", "curve", "ratio");
+  std::printf("%-38s %10s %10s %9s\n", "", "plain", "curve", "ratio");
   const auto beats = [](std::size_t batch) {
     return [batch](const PhaseResult& r) { return r.frames_per_s * static_cast<double>(batch); };
   };
@@ -343,12 +359,15 @@ void print_summary(const Mode& plain, const Mode& curve, const Options& o) {
         "hub I/O thread ns/beat, " + at, member,
         [batch](const PhaseResult& r) { return ns_per_beat(r.server_io_cpu, r, batch); }, "%.0f");
     both(
+        "clients' I/O thread ns/beat, " + at, member,
+        [batch](const PhaseResult& r) { return ns_per_beat(r.client_io_cpu, r, batch); }, "%.0f");
+    both(
         "process ns/beat, " + at, member,
         [batch](const PhaseResult& r) { return ns_per_beat(r.process_cpu, r, batch); }, "%.0f");
   }
-  std::printf("%-34s %10s %10s %9.2f\n", "per-round ratio, beats/s batch", "", "",
+  std::printf("%-38s %10s %10s %9.2f\n", "per-round ratio, beats/s batch", "", "",
               median_ratio(plain.batched, curve.batched));
-  std::printf("%-34s %10s %10s %9.2f\n", "per-round ratio, beats/s 1/frame", "", "",
+  std::printf("%-38s %10s %10s %9.2f\n", "per-round ratio, beats/s 1/frame", "", "",
               median_ratio(plain.single, curve.single));
 }
 
@@ -398,7 +417,6 @@ int run(const Options& o) {
   const auto run_start = bench::SteadyClock::now();
   bench::TempDir tmp("cascade-curve-bench");
   bench::Fleet fleet(o.instances + o.rounds * o.reg_nodes, o.services, 9);
-  zmq::context_t client(1);
 
   std::array<Mode, 2> modes{
       plain_mode(tmp.path()),
@@ -407,18 +425,18 @@ int run(const Options& o) {
   check_security_mode(modes[1], "curve");
   for (auto& m : modes) {
     progress("registering " + std::to_string(o.instances) + " nodes at " + m.name);
-    bench::register_resolve_target(client, m.access);
-    bench::register_nodes(client, m.access, fleet, 0, o.instances, {o.senders, 1024, 8});
+    bench::register_resolve_target(*m.client, m.access);
+    bench::register_nodes(*m.client, m.access, fleet, 0, o.instances, {o.senders, 1024, 8});
   }
 
   std::printf(
-      "\nsteady-state beats (hub_ns/b, io_ns/b, proc_ns/b: CPU per beat of the hub "
-      "thread, its ZeroMQ I/O thread, the whole process)\n");
+      "\nsteady-state beats (hub_ns/b, io_ns/b, cli_io_ns, proc_ns/b: CPU per beat of the hub "
+      "thread, its ZeroMQ I/O thread, the clients' I/O thread, the whole process)\n");
   print_phase_header();
   for (std::size_t round = 0; round < o.rounds; ++round) {
     const std::size_t reg_from = o.instances + round * o.reg_nodes;
     for (std::size_t k = 0; k < modes.size(); ++k)
-      measure_round(round, modes[(k + round) % modes.size()], client, fleet, reg_from, o);
+      measure_round(round, modes[(k + round) % modes.size()], fleet, reg_from, o);
   }
   check_curve_counters(modes[1], o);
   print_summary(modes[0], modes[1], o);

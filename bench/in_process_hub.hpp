@@ -81,10 +81,7 @@ class InProcessHub {
   CpuTime cpu() const { return thread_.cpu(); }
   // CPU of its ZeroMQ I/O thread, where CurveZMQ encrypts and decrypts
   // (0 when the thread is unnamed: io_prefix 0).
-  double io_cpu_seconds() const {
-    if (io_prefix_ == 0) return 0;
-    return threads_cpu({std::to_string(io_prefix_) + "/ZMQbg/IO"}).front();
-  }
+  double io_cpu_seconds() const { return zmq_io_thread_cpu(io_prefix_); }
 
  private:
   int io_prefix_;

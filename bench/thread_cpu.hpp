@@ -71,6 +71,14 @@ inline std::vector<double> threads_cpu(const std::vector<std::string>& prefixes)
   return out;
 }
 
+// CPU seconds of the I/O thread of a ZeroMQ context whose threads were named
+// with ZMQ_THREAD_NAME_PREFIX `prefix` ("N/ZMQbg/IO/0"); 0 for prefix 0
+// (unnamed: not told apart from other contexts' threads).
+inline double zmq_io_thread_cpu(int prefix) {
+  if (prefix == 0) return 0;
+  return threads_cpu({std::to_string(prefix) + "/ZMQbg/IO"}).front();
+}
+
 // CPU used by one thread: in total (precise) and the part spent in the kernel
 // (from /proc, in clock ticks).
 struct CpuTime {
