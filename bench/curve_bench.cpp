@@ -352,18 +352,17 @@ void print_summary(const Mode& plain, const Mode& curve, const Options& o) {
   for (const auto batch : {o.batch, std::size_t{1}}) {
     const auto member = batch == 1 ? &Mode::single : &Mode::batched;
     const std::string at = batch == 1 ? "1/frame" : "batch " + b;
-    both(
-        "hub thread ns/beat, " + at, member,
-        [batch](const PhaseResult& r) { return ns_per_beat(r.server_cpu, r, batch); }, "%.0f");
-    both(
-        "hub I/O thread ns/beat, " + at, member,
-        [batch](const PhaseResult& r) { return ns_per_beat(r.server_io_cpu, r, batch); }, "%.0f");
-    both(
-        "clients' I/O thread ns/beat, " + at, member,
-        [batch](const PhaseResult& r) { return ns_per_beat(r.client_io_cpu, r, batch); }, "%.0f");
-    both(
-        "process ns/beat, " + at, member,
-        [batch](const PhaseResult& r) { return ns_per_beat(r.process_cpu, r, batch); }, "%.0f");
+    // CPU per beat of each party: where Curve's work lands.
+    const std::pair<const char*, double PhaseResult::*> parties[] = {
+        {"hub thread", &PhaseResult::server_cpu},
+        {"hub I/O thread", &PhaseResult::server_io_cpu},
+        {"clients' I/O thread", &PhaseResult::client_io_cpu},
+        {"process", &PhaseResult::process_cpu}};
+    for (const auto& [who, cpu] : parties)
+      both(
+          std::string(who) + " ns/beat, " + at, member,
+          [batch, cpu = cpu](const PhaseResult& r) { return ns_per_beat(r.*cpu, r, batch); },
+          "%.0f");
   }
   std::printf("%-38s %10s %10s %9.2f\n", "per-round ratio, beats/s batch", "", "",
               median_ratio(plain.batched, curve.batched));
