@@ -306,20 +306,6 @@ constexpr const char* kFloodSenderThread = "flood-sender";
 constexpr const char* kFloodAgentsThread = "flood-agents";
 constexpr const char* kConsumersThread = "consumers";
 
-// CPU seconds used so far by this process's threads whose name starts with
-// one of `prefixes`, per prefix.
-std::vector<double> threads_cpu(const std::vector<std::string>& prefixes) {
-  std::vector<double> out(prefixes.size(), 0.0);
-  bench::for_each_thread([&](const std::string& name, pid_t tid) {
-    for (std::size_t i = 0; i < prefixes.size(); ++i) {
-      if (!name.starts_with(prefixes[i])) continue;
-      out[i] += bench::thread_cpu_seconds(tid);
-      break;
-    }
-  });
-  return out;
-}
-
 // The CPU the threads of a trial's parties used so far, by party.
 struct CpuSplit {
   double hub = 0;         // the consumers' hub thread
@@ -1141,7 +1127,7 @@ FloodResult run_flood(const Options& o, std::vector<std::string>& problems) {
     step.beyond = kind == Kind::kBeyond;
     const auto before = probe.counters();
     const auto fleet_before = fleet.counters();
-    const auto cpu0 = threads_cpu(cpu_groups);
+    const auto cpu0 = bench::threads_cpu(cpu_groups);
     const auto t0 = SteadyClock::now();
     beats.set_step(static_cast<int>(k));
     if (kind == Kind::kRate)
@@ -1153,7 +1139,7 @@ FloodResult run_flood(const Options& o, std::vector<std::string>& problems) {
     beats.set_step(BeatClock::kIdle);
     step.window_s = bench::seconds_since(t0);
     const auto at_end = probe.counters();
-    const auto cpu1 = threads_cpu(cpu_groups);
+    const auto cpu1 = bench::threads_cpu(cpu_groups);
     auto share = [&](std::size_t i) { return (cpu1[i] - cpu0[i]) / step.window_s; };
     step.hub_cpu = share(0);
     step.hub_io_cpu = share(1);

@@ -52,6 +52,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "cascade/bench/beat_fleet.hpp"
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
 #include "cascade/bench/in_process_hub.hpp"
@@ -72,11 +73,19 @@ namespace {
 
 using namespace cascade;
 using bench::CpuTime;
+using bench::Fleet;
+using bench::Flow;
+using bench::HubAccess;
 using bench::HubProbe;
 using bench::InProcessHub;
+using bench::Interval;
+using bench::kReplyTimeout;
+using bench::kResolveInstances;
+using bench::LatencyUs;
 using bench::MeasuredThread;
-using SteadyClock = std::chrono::steady_clock;
-using TimePoint = SteadyClock::time_point;
+using bench::PhaseResult;
+using bench::SteadyBeats;
+using bench::SteadyClock;
 namespace fs = std::filesystem;
 
 // Targets the hub is held to (docs/benchmarks.md).
@@ -85,11 +94,6 @@ constexpr double kTargetBeatP99Us = 5'000;
 constexpr double kTargetResolveP99Us = 1'000;
 constexpr double kTargetBytesPerInstance = 1024;
 constexpr std::size_t kMemoryTargetInstances = 1'000'000;
-
-constexpr std::size_t kResolveInstances = 20;
-constexpr const char* kResolveService = "resolve-svc";
-constexpr auto kReplyTimeout = std::chrono::seconds(20);
-constexpr std::uint64_t kCheckEvery = 16;  // decode and verify one reply frame in this many
 
 // ---------------------------------------------------------------- options
 
@@ -201,26 +205,15 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
+// How the shared phases (bench/beat_fleet.hpp) are driven, from the options.
+bench::Load load_of(const Options& o) {
+  return {o.senders, o.seconds};
+}
+bench::RegistrationLoad registration_load_of(const Options& o) {
+  return {o.senders, o.reg_batch, o.reg_window};
+}
+
 // ---------------------------------------------------------------- measuring
-
-struct Percentiles {
-  double p50_us = 0;
-  double p99_us = 0;
-  double max_us = 0;
-};
-
-// Round trips in nanoseconds -> nearest-rank percentiles in microseconds.
-Percentiles percentiles(const std::vector<std::int64_t>& ns) {
-  std::vector<double> us(ns.size());
-  std::transform(ns.begin(), ns.end(), us.begin(),
-                 [](std::int64_t v) { return static_cast<double>(v) / 1000.0; });
-  const auto p = bench::percentiles(us);
-  return {p.p50, p.p99, p.max};
-}
-
-double seconds_between(TimePoint a, TimePoint b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // Resident set of a process in KiB, from /proc/PID/status.
 std::uint64_t rss_kib(pid_t pid) {
@@ -231,215 +224,6 @@ std::uint64_t rss_kib(pid_t pid) {
   throw std::runtime_error("no VmRSS for pid " + std::to_string(pid));
 }
 
-// ---------------------------------------------------------------- one pipelined DEALER
-
-// What a sender saw: replies inside the measured interval, round trips of the
-// frames sent inside it, and replies that failed their check.
-struct Flow {
-  std::uint64_t frames = 0;        // replies received inside the interval
-  std::uint64_t frames_total = 0;  // every frame answered, warm-up and drain included
-  std::vector<std::int64_t> latency_ns;
-  std::uint64_t bad = 0;
-  std::string first_problem;
-};
-
-struct Interval {
-  TimePoint measure_from;
-  TimePoint stop_sending;
-};
-
-zmq::socket_t connect_dealer(zmq::context_t& context, const std::string& endpoint) {
-  zmq::socket_t s(context, zmq::socket_type::dealer);
-  s.set(zmq::sockopt::linger, 0);
-  s.set(zmq::sockopt::rcvtimeo, static_cast<int>(std::chrono::milliseconds(kReplyTimeout).count()));
-  s.set(zmq::sockopt::sndhwm, 100'000);
-  s.set(zmq::sockopt::rcvhwm, 100'000);
-  s.connect(endpoint);
-  return s;
-}
-
-// Keeps `window` frames in flight on one DEALER until the interval ends or
-// `max_frames` were sent, then waits for the rest. make(frame_no) builds frame
-// number frame_no; check(frame_no, reply, problem) judges its reply. Replies
-// on one DEALER arrive in the order sent (one ROUTER peer, one queue).
-template <typename Make, typename Check>
-Flow pump(zmq::socket_t& socket, std::size_t window, Interval interval, std::uint64_t max_frames,
-          Make&& make, Check&& check) {
-  Flow flow;
-  std::deque<std::pair<TimePoint, std::uint64_t>> in_flight;
-  std::uint64_t next = 0;
-  for (;;) {
-    const bool open = SteadyClock::now() < interval.stop_sending;
-    while (open && next < max_frames && in_flight.size() < window) {
-      zmq::message_t frame = make(next);
-      const auto sent_at = SteadyClock::now();
-      if (!socket.send(frame, zmq::send_flags::none)) throw std::runtime_error("send failed");
-      in_flight.emplace_back(sent_at, next++);
-    }
-    if (in_flight.empty()) break;
-    zmq::message_t reply;
-    if (!socket.recv(reply, zmq::recv_flags::none))
-      throw std::runtime_error("no reply within " + std::to_string(kReplyTimeout.count()) + " s");
-    const auto done = SteadyClock::now();
-    const auto [sent_at, frame_no] = in_flight.front();
-    in_flight.pop_front();
-    ++flow.frames_total;
-    std::string problem;
-    if (!check(frame_no, reply, problem)) {
-      if (flow.bad++ == 0) flow.first_problem = std::move(problem);
-    }
-    if (done >= interval.measure_from && done <= interval.stop_sending) ++flow.frames;
-    if (sent_at >= interval.measure_from && sent_at < interval.stop_sending)
-      flow.latency_ns.push_back(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(done - sent_at).count());
-  }
-  return flow;
-}
-
-// Runs body(sender_index) on `n` threads and merges their flows.
-Flow run_senders(std::size_t n, const std::function<Flow(std::size_t)>& body) {
-  std::vector<Flow> flows(n);
-  std::vector<std::string> errors(n);
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < n; ++i)
-    threads.emplace_back([&, i] {
-      pthread_setname_np(pthread_self(), ("sender-" + std::to_string(i)).c_str());
-      try {
-        flows[i] = body(i);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-      }
-    });
-  for (auto& t : threads)
-    t.join();
-  Flow all;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!errors[i].empty())
-      throw std::runtime_error("sender " + std::to_string(i) + ": " + errors[i]);
-    all.frames += flows[i].frames;
-    all.frames_total += flows[i].frames_total;
-    all.bad += flows[i].bad;
-    if (all.first_problem.empty()) all.first_problem = flows[i].first_problem;
-    all.latency_ns.insert(all.latency_ns.end(), flows[i].latency_ns.begin(),
-                          flows[i].latency_ns.end());
-  }
-  return all;
-}
-
-// ---------------------------------------------------------------- the simulated fleet
-
-// Node i provides one instance of service "svc-<i mod services>"; its id is
-// the node id. Node ids are "n" + digits, id_bytes long: the default 9 fits
-// std::string's inline buffer, which real host names do not, so memory
-// figures with the default lean optimistic (--id-bytes 36 shows the cost).
-class Fleet {
- public:
-  Fleet(std::size_t capacity, std::size_t services, std::size_t id_bytes)
-      : services_(services), id_bytes_(id_bytes), digests_(capacity, 0) {}
-
-  std::string node_id(std::size_t i) const {
-    std::string id(id_bytes_, '0');
-    id[0] = 'n';
-    for (std::size_t pos = id.size() - 1; i != 0 && pos > 0; --pos, i /= 10)
-      id[pos] = static_cast<char>('0' + i % 10);
-    return id;
-  }
-
-  proto::Registration registration(std::size_t i) const {
-    proto::Registration r;
-    r.service.name = "svc-" + std::to_string(i % services_);
-    r.instance.id = node_id(i);
-    r.instance.address = bench::address(i, 8080);
-    r.instance.zone = i % 3 == 0 ? "zone-a" : (i % 3 == 1 ? "zone-b" : "zone-c");
-    r.instance.metadata.emplace("version", "1.4.2");
-    return r;
-  }
-
-  // The registration beat of node i; remembers the digest it carries.
-  proto::UpBeat registration_beat(std::size_t i) {
-    std::vector<proto::Registration> set{registration(i)};
-    proto::canonicalize(set);
-    proto::UpBeat b;
-    b.node_id = node_id(i);
-    b.epoch = 1;
-    b.seq = 1;
-    b.digest = proto::digest_of(set);
-    b.registrations = std::move(set);
-    digests_[i] = b.digest;
-    return b;
-  }
-
-  std::uint64_t digest(std::size_t i) const { return digests_[i]; }
-
- private:
-  std::size_t services_;
-  std::size_t id_bytes_;
-  std::vector<std::uint64_t> digests_;  // written by disjoint senders while registering
-};
-
-// The instances of the resolve target: owned by nodes "r100".."r119", which
-// never beat again (the lease is long).
-proto::UpBeat resolve_owner_beat(std::size_t k) {
-  proto::Registration r;
-  r.service.name = kResolveService;
-  r.instance.id = "resolve-" + std::to_string(k);
-  r.instance.address = "10.200.0." + std::to_string(k) + ":9000";
-  r.instance.zone = "zone-a";
-  r.instance.metadata.emplace("version", "1.4.2");
-  std::vector<proto::Registration> set{r};
-  proto::UpBeat b;
-  b.node_id = "r" + std::to_string(100 + k);
-  b.epoch = 1;
-  b.seq = 1;
-  b.digest = proto::digest_of(set);
-  b.registrations = std::move(set);
-  return b;
-}
-
-// Checks a reply frame holding `expected` DownBeats acknowledging first_seq,
-// first_seq + step, ...; fills `problem` when it does not.
-bool check_downbeats(const zmq::message_t& reply, bool batched, std::size_t expected,
-                     std::uint64_t first_seq, std::uint64_t step, std::string& problem) {
-  const auto frame = proto::decode_frame(reply.to_string_view());
-  if (frame.batched != batched || frame.items.size() != expected) {
-    problem = "reply holds " + std::to_string(frame.items.size()) + " messages, expected " +
-              std::to_string(expected);
-    return false;
-  }
-  for (std::size_t k = 0; k < expected; ++k) {
-    const auto* msg = std::get_if<proto::Message>(&frame.items[k]);
-    const auto* down = msg ? std::get_if<proto::DownBeat>(msg) : nullptr;
-    if (down == nullptr) {
-      const auto* err = msg ? std::get_if<proto::ErrorReply>(msg) : nullptr;
-      problem = err ? "hub replied with an error: " + err->message : "reply is not a DownBeat";
-      return false;
-    }
-    if (down->ack_seq != first_seq + k * step) {
-      problem = "ack_seq " + std::to_string(down->ack_seq) + ", expected " +
-                std::to_string(first_seq + k * step);
-      return false;
-    }
-    if (down->send_full) {
-      problem = "hub asked node " + down->node_id + " for its full set";
-      return false;
-    }
-    if (!down->updates.empty()) {
-      problem = "unexpected service updates for node " + down->node_id;
-      return false;
-    }
-  }
-  return true;
-}
-
-zmq::message_t to_message(const proto::Bytes& bytes) {
-  return zmq::message_t(bytes.data(), bytes.size());
-}
-
-// The hub's counters (and instances, nodes), asked on a socket of their own.
-std::map<std::string, std::uint64_t> hub_counters(const std::string& endpoint) {
-  return HubProbe(endpoint, kReplyTimeout).counters();
-}
-
 std::uint64_t service_version(HubProbe& probe, const std::string& service) {
   proto::Query q;
   q.node_id = "bench";
@@ -448,135 +232,6 @@ std::uint64_t service_version(HubProbe& probe, const std::string& service) {
   const auto* r = std::get_if<proto::QueryReply>(&reply);
   if (r == nullptr || !r->found) throw std::runtime_error("service " + service + " not found");
   return r->version;
-}
-
-// ---------------------------------------------------------------- registration
-
-struct RegistrationResult {
-  std::size_t instances = 0;
-  double seconds = 0;
-};
-
-// Registers nodes [from, to) with full-set beats, reg_batch per frame, split
-// over the senders; every reply is checked.
-RegistrationResult register_nodes(zmq::context_t& context, const std::string& endpoint,
-                                  Fleet& fleet, std::size_t from, std::size_t to,
-                                  const Options& o) {
-  const auto start = SteadyClock::now();
-  const std::size_t count = to - from;
-  const std::size_t per_sender = (count + o.senders - 1) / o.senders;
-  const Interval forever{start, TimePoint::max()};
-  auto flow = run_senders(o.senders, [&](std::size_t s) {
-    const std::size_t lo = std::min(to, from + s * per_sender);
-    const std::size_t hi = std::min(to, lo + per_sender);
-    const std::uint64_t frames = (hi - lo + o.reg_batch - 1) / o.reg_batch;
-    auto socket = connect_dealer(context, endpoint);
-    std::vector<proto::Message> beats;
-    auto frame_range = [&](std::uint64_t n) {
-      const std::size_t first = lo + n * o.reg_batch;
-      return std::pair{first, std::min(hi, first + o.reg_batch)};
-    };
-    return pump(
-        socket, o.reg_window, forever, frames,
-        [&](std::uint64_t n) {
-          beats.clear();
-          auto [a, b] = frame_range(n);
-          for (std::size_t i = a; i < b; ++i)
-            beats.emplace_back(fleet.registration_beat(i));
-          return to_message(proto::encode_batch(beats));
-        },
-        [&](std::uint64_t n, const zmq::message_t& reply, std::string& problem) {
-          auto [a, b] = frame_range(n);
-          return check_downbeats(reply, true, b - a, 1, 0, problem);
-        });
-  });
-  if (flow.bad != 0)
-    throw std::runtime_error(std::to_string(flow.bad) +
-                             " registration replies were wrong; first: " + flow.first_problem);
-  return {count, seconds_between(start, SteadyClock::now())};
-}
-
-void register_resolve_target(zmq::context_t& context, const std::string& endpoint) {
-  std::vector<proto::Message> beats;
-  for (std::size_t k = 0; k < kResolveInstances; ++k)
-    beats.emplace_back(resolve_owner_beat(k));
-  auto socket = connect_dealer(context, endpoint);
-  const auto bytes = proto::encode_batch(beats);
-  if (!socket.send(zmq::buffer(bytes), zmq::send_flags::none))
-    throw std::runtime_error("send failed");
-  zmq::message_t reply;
-  std::string problem;
-  if (!socket.recv(reply, zmq::recv_flags::none))
-    throw std::runtime_error("resolve target not acknowledged");
-  if (!check_downbeats(reply, true, kResolveInstances, 1, 0, problem))
-    throw std::runtime_error("resolve target: " + problem);
-}
-
-// ---------------------------------------------------------------- steady-state beats
-
-// Digest-only beats from nodes [0, population): sender s owns a contiguous
-// slice and walks it round robin, `batch` consecutive nodes per frame. Beat j
-// of a sender carries seq = seq_base + j, so every node's seq only grows.
-class SteadyBeats {
- public:
-  SteadyBeats(const Fleet& fleet, std::size_t lo, std::size_t hi, std::size_t batch,
-              const std::vector<proto::ServiceUse>& uses, std::uint64_t seq_base)
-      : fleet_(fleet), lo_(lo), span_(hi - lo), batch_(batch), seq_base_(seq_base) {
-    beats_.resize(batch);
-    for (auto& m : beats_) {
-      proto::UpBeat b;
-      b.epoch = 1;
-      b.uses = uses;
-      m = std::move(b);
-    }
-  }
-
-  zmq::message_t frame(std::uint64_t n) {
-    for (std::size_t k = 0; k < batch_; ++k) {
-      const std::uint64_t j = n * batch_ + k;
-      const std::size_t node = lo_ + static_cast<std::size_t>(j % span_);
-      auto& b = std::get<proto::UpBeat>(beats_[k]);
-      b.node_id = fleet_.node_id(node);
-      b.seq = seq_base_ + j;
-      b.digest = fleet_.digest(node);
-    }
-    if (batch_ == 1) {
-      out_.clear();
-      proto::encode_into(beats_[0], out_);
-      return to_message(out_);
-    }
-    return to_message(proto::encode_batch(beats_));
-  }
-
-  bool check(std::uint64_t n, const zmq::message_t& reply, std::string& problem) const {
-    if (n % kCheckEvery != 0) return reply.size() != 0;
-    return check_downbeats(reply, batch_ > 1, batch_, seq_base_ + n * batch_, 1, problem);
-  }
-
- private:
-  const Fleet& fleet_;
-  std::size_t lo_;
-  std::size_t span_;
-  std::size_t batch_;
-  std::uint64_t seq_base_;
-  std::vector<proto::Message> beats_;
-  proto::Bytes out_;
-};
-
-struct PhaseResult {
-  std::size_t frame_bytes = 0;
-  double frames_per_s = 0;
-  Percentiles latency;
-  double server_cpu = 0;   // CPU seconds of the serving thread per wall second
-  double server_sys = 0;   // ... of which in the kernel
-  double process_cpu = 0;  // CPU seconds of the whole bench process per wall second
-};
-
-// The byte size of a steady-state frame of `batch` beats (seq values as in a run).
-std::size_t steady_frame_bytes(const Fleet& fleet, std::size_t population, std::size_t batch,
-                               const std::vector<proto::ServiceUse>& uses) {
-  SteadyBeats probe(fleet, 0, population, batch, uses, 1'000'000);
-  return probe.frame(0).size();
 }
 
 // ---------------------------------------------------------------- servers under test
@@ -698,85 +353,16 @@ class ChildHub {
   std::string endpoint_;
 };
 
-// ---------------------------------------------------------------- phases
-
-// The CPU the server thread and the whole process used inside an interval,
-// sampled by a thread of its own so the senders are not delayed.
-class CpuWindow {
- public:
-  struct Use {
-    CpuTime server;  // per wall second
-    double process = 0;
-  };
-
-  CpuWindow(Interval interval, std::function<CpuTime()> server_cpu)
-      : seconds_(seconds_between(interval.measure_from, interval.stop_sending)),
-        thread_([this, interval, server_cpu = std::move(server_cpu)] {
-          std::this_thread::sleep_until(interval.measure_from);
-          server0_ = server_cpu();
-          process0_ = bench::cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
-          std::this_thread::sleep_until(interval.stop_sending);
-          server1_ = server_cpu();
-          process1_ = bench::cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
-        }) {}
-  ~CpuWindow() {
-    if (thread_.joinable()) thread_.join();
-  }
-  CpuWindow(const CpuWindow&) = delete;
-  CpuWindow& operator=(const CpuWindow&) = delete;
-
-  // Waits for the interval to end.
-  Use result() {
-    thread_.join();
-    Use u;
-    u.server.total = (server1_.total - server0_.total) / seconds_;
-    u.server.sys = (server1_.sys - server0_.sys) / seconds_;
-    u.process = (process1_ - process0_) / seconds_;
-    return u;
-  }
-
- private:
-  double seconds_;
-  CpuTime server0_, server1_;
-  double process0_ = 0, process1_ = 0;
-  std::thread thread_;
-};
-
-Interval next_interval(const Options& o) {
-  const auto start = SteadyClock::now();
-  auto after = [&](double s) {
-    return start +
-           std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(s));
-  };
-  return {after(o.seconds * 0.2), after(o.seconds * 1.2)};
-}
-
-// Runs one timed throughput phase: body(sender, interval) drives one socket.
-PhaseResult timed_phase(const Options& o, std::function<CpuTime()> server_cpu,
-                        const std::function<Flow(std::size_t, Interval)>& body, Flow& flow) {
-  const Interval interval = next_interval(o);
-  CpuWindow cpu(interval, std::move(server_cpu));
-  flow = run_senders(o.senders, [&](std::size_t s) { return body(s, interval); });
-  PhaseResult r;
-  const auto use = cpu.result();
-  r.server_cpu = use.server.total;
-  r.server_sys = use.server.sys;
-  r.process_cpu = use.process;
-  r.frames_per_s = static_cast<double>(flow.frames) / o.seconds;
-  r.latency = percentiles(flow.latency_ns);
-  return r;
-}
-
 PhaseResult measure_raw(zmq::context_t& client, std::size_t frame_bytes, std::size_t window,
                         const Options& o) {
   EchoServer echo;
   const std::string payload(frame_bytes, 'x');
   Flow flow;
-  auto r = timed_phase(
-      o, [&] { return echo.cpu(); },
+  auto r = bench::timed_phase(
+      load_of(o), bench::cpu_sampler([&] { return echo.cpu(); }),
       [&](std::size_t, Interval interval) {
-        auto socket = connect_dealer(client, echo.endpoint());
-        return pump(
+        auto socket = bench::connect_dealer(client, echo.endpoint());
+        return bench::pump(
             socket, window, interval, UINT64_MAX,
             [&](std::uint64_t) { return zmq::message_t(payload.data(), payload.size()); },
             [&](std::uint64_t, const zmq::message_t& reply, std::string& problem) {
@@ -789,80 +375,6 @@ PhaseResult measure_raw(zmq::context_t& client, std::size_t frame_bytes, std::si
   if (flow.bad != 0) throw std::runtime_error("raw echo: " + flow.first_problem);
   r.frame_bytes = frame_bytes;
   return r;
-}
-
-// Steady-state beats from nodes [0, population), `batch` per frame. Checks the
-// hub's counters against what was sent; advances seq_floor past every seq used.
-PhaseResult measure_beats(zmq::context_t& client, const InProcessHub& hub, const Fleet& fleet,
-                          std::size_t population, std::size_t batch, std::size_t window,
-                          const std::vector<proto::ServiceUse>& uses, std::uint64_t& seq_floor,
-                          const Options& o) {
-  const auto before = hub_counters(hub.endpoint());
-  const std::uint64_t seq_base = seq_floor;
-  const std::size_t per_sender = (population + o.senders - 1) / o.senders;
-  Flow flow;
-  auto r = timed_phase(
-      o, [&] { return hub.cpu(); },
-      [&](std::size_t s, Interval interval) {
-        const std::size_t lo = std::min(population, s * per_sender);
-        const std::size_t hi = std::min(population, lo + per_sender);
-        if (lo == hi) return Flow{};
-        SteadyBeats beats(fleet, lo, hi, batch, uses, seq_base);
-        auto socket = connect_dealer(client, hub.endpoint());
-        return pump(
-            socket, window, interval, UINT64_MAX, [&](std::uint64_t n) { return beats.frame(n); },
-            [&](std::uint64_t n, const zmq::message_t& reply, std::string& problem) {
-              return beats.check(n, reply, problem);
-            });
-      },
-      flow);
-  seq_floor = seq_base + flow.frames_total * batch + 1;
-  if (flow.bad != 0)
-    throw std::runtime_error(std::to_string(flow.bad) +
-                             " beat replies were wrong; first: " + flow.first_problem);
-  auto after = hub_counters(hub.endpoint());
-  auto delta = [&](const char* name) { return after[name] - before.at(name); };
-  if (delta("beats") != flow.frames_total * batch)
-    throw std::runtime_error("hub counted " + std::to_string(delta("beats")) + " beats, sent " +
-                             std::to_string(flow.frames_total * batch));
-  for (const char* must_stay : {"full_sets_requested", "beats_stale_seq", "decode_errors",
-                                "invalid_messages", "updates_full", "updates_delta"})
-    if (delta(must_stay) != 0)
-      throw std::runtime_error(std::string("hub counter ") + must_stay + " moved by " +
-                               std::to_string(delta(must_stay)) + " in steady state");
-  r.frame_bytes = steady_frame_bytes(fleet, population, batch, uses);
-  return r;
-}
-
-// Query round trips for the resolve target, one in flight.
-Percentiles measure_resolve(zmq::context_t& client, const std::string& endpoint,
-                            std::size_t queries) {
-  auto socket = connect_dealer(client, endpoint);
-  std::vector<std::int64_t> ns;
-  ns.reserve(queries);
-  const std::size_t warm_up = std::max<std::size_t>(50, queries / 10);
-  for (std::size_t q = 0; q < warm_up + queries; ++q) {
-    proto::Query query;
-    query.request_id = q + 1;
-    query.node_id = "bench";
-    query.service.name = kResolveService;
-    const auto bytes = proto::encode(query);
-    const auto t0 = SteadyClock::now();
-    if (!socket.send(zmq::buffer(bytes), zmq::send_flags::none))
-      throw std::runtime_error("send failed");
-    zmq::message_t reply;
-    if (!socket.recv(reply, zmq::recv_flags::none)) throw std::runtime_error("no query reply");
-    const auto t1 = SteadyClock::now();
-    if (q >= warm_up)
-      ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-    const auto frame = proto::decode_frame(reply.to_string_view());
-    const auto* msg =
-        frame.items.size() == 1 ? std::get_if<proto::Message>(&frame.items[0]) : nullptr;
-    const auto* r = msg ? std::get_if<proto::QueryReply>(msg) : nullptr;
-    if (r == nullptr || r->request_id != q + 1 || r->instances.size() != kResolveInstances)
-      throw std::runtime_error("wrong reply to a query for " + std::string(kResolveService));
-  }
-  return percentiles(ns);
 }
 
 // ---------------------------------------------------------------- breakdown (no sockets)
@@ -986,7 +498,7 @@ struct SizeReport {
   std::size_t instances = 0;
   double registration_per_s = 0;
   double registration_hub_cpu = 0;
-  Percentiles resolve;
+  LatencyUs resolve;
   std::optional<PhaseResult> batched;
   std::optional<PhaseResult> single;
 };
@@ -1034,7 +546,7 @@ int run(const Options& o) {
                 "beat-equiv/s", "p50_us", "p99_us", "echo_cpu", "echo_sys", "proc_cpu");
     for (auto b : batches) {
       const auto bytes =
-          steady_frame_bytes(fleet, std::min(o.batch, o.sizes.back()), b, probe_uses);
+          bench::steady_frame_bytes(fleet, std::min(o.batch, o.sizes.back()), b, probe_uses);
       progress("raw echo, batch " + std::to_string(b));
       auto r = measure_raw(client, bytes, window_for(b), o);
       std::printf("%8zu %8zu %12s %14s %9.0f %9.0f %8.0f%% %8.0f%% %8.0f%%\n", b, bytes,
@@ -1054,7 +566,7 @@ int run(const Options& o) {
   if (o.hub) {
     // Its thread is "hub", as perf report --comm hub expects.
     InProcessHub hub(bench_hub_config(tmp.path() / "hub"), {.thread_name = "hub"});
-    register_resolve_target(client, hub.endpoint());
+    bench::register_resolve_target(client, HubAccess::plain(hub.endpoint()));
     std::printf(
         "\n[2] hub steady-state beats (in-process HubServer, SQLite NORMAL, lease 1 h); "
         "[3] resolve of a %zu-instance service, one query in flight\n",
@@ -1069,20 +581,23 @@ int run(const Options& o) {
       rep.instances = n;
       const double reg_cpu0 = hub.cpu().total;
       progress("registering up to " + std::to_string(n) + " instances (in-process hub)");
-      const auto reg = register_nodes(client, hub.endpoint(), fleet, registered, n, o);
+      const auto reg = bench::register_nodes(client, HubAccess::plain(hub.endpoint()), fleet,
+                                             registered, n, registration_load_of(o));
       rep.registration_hub_cpu = (hub.cpu().total - reg_cpu0) / reg.seconds;
       registered = n;
       rep.registration_per_s = static_cast<double>(reg.instances) / reg.seconds;
-      const auto counters = hub_counters(hub.endpoint());
+      const auto counters = bench::hub_counters(HubAccess::plain(hub.endpoint()));
       if (counters.at("instances") != n + kResolveInstances)
         throw std::runtime_error("hub holds " + std::to_string(counters.at("instances")) +
                                  " instances, expected " + std::to_string(n + kResolveInstances));
       const auto uses = current_uses(hub.endpoint(), o.uses);
       progress("resolve at " + std::to_string(n));
-      rep.resolve = measure_resolve(client, hub.endpoint(), o.resolve_queries);
+      rep.resolve =
+          bench::measure_resolve(client, HubAccess::plain(hub.endpoint()), o.resolve_queries);
       for (auto b : batches) {
         progress("steady beats at " + std::to_string(n) + ", batch " + std::to_string(b));
-        auto r = measure_beats(client, hub, fleet, n, b, window_for(b), uses, seq_floor, o);
+        auto r = bench::measure_beats(client, hub, HubAccess::plain(hub.endpoint()), fleet,
+                                      {n, b, window_for(b), uses}, seq_floor, load_of(o));
         const double beats = r.frames_per_s * static_cast<double>(b);
         const auto raw_it = raw.find(b);
         char vs_raw[16] = "n/a";
@@ -1115,16 +630,17 @@ int run(const Options& o) {
     std::printf("\n[4] memory: %s in a child process, VmRSS from /proc/PID/status\n",
                 o.hub_binary.c_str());
     ChildHub child(o.hub_binary, tmp.path() / "child");
-    hub_counters(child.endpoint());  // serving: fully started
+    bench::hub_counters(HubAccess::plain(child.endpoint()));  // serving: fully started
     const auto base = child.rss();
     std::printf("%9s %12s %14s %12s\n", "instances", "VmRSS_MiB", "bytes/instance", "reg/s");
     std::printf("%9d %12.1f %14s %12s\n", 0, static_cast<double>(base) / 1024, "-", "-");
     std::size_t registered = 0;
     for (auto n : o.sizes) {
       progress("registering up to " + std::to_string(n) + " instances (child hub)");
-      const auto reg = register_nodes(client, child.endpoint(), fleet, registered, n, o);
+      const auto reg = bench::register_nodes(client, HubAccess::plain(child.endpoint()), fleet,
+                                             registered, n, registration_load_of(o));
       registered = n;
-      const auto counters = hub_counters(child.endpoint());
+      const auto counters = bench::hub_counters(HubAccess::plain(child.endpoint()));
       if (counters.at("instances") != n) throw std::runtime_error("child hub lost instances");
       const auto rss = child.rss();
       const double per = static_cast<double>(rss - base) * 1024.0 / static_cast<double>(n);
@@ -1200,7 +716,8 @@ int run(const Options& o) {
   }
   std::printf(
       "%d target(s) missed; all replies checked; total run %.0f s; load average at end: %s\n",
-      v.misses, seconds_between(run_start, SteadyClock::now()), bench::load_average().c_str());
+      v.misses, bench::seconds_between(run_start, SteadyClock::now()),
+      bench::load_average().c_str());
   return 0;
 }
 

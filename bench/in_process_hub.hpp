@@ -27,12 +27,26 @@
 #include "cascade/bench/thread_cpu.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
+#include "cascade/common/curve_keys.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 
 namespace cascade::bench {
+
+// A benchmark client's CurveZMQ identity towards one hub: its own key pair
+// (listed in the hub's authorised-keys file) and the hub's public key.
+struct CurveClientKey {
+  curve::KeyPair own;
+  std::string server_public_z85;
+};
+
+// Makes `socket` a CurveZMQ client as `key` (call before connect); leaves it
+// in plain text when `key` is nullptr.
+inline void dial_as(zmq::socket_t& socket, const CurveClientKey* key) {
+  if (key != nullptr) curve::make_curve_client(socket, key->own, key->server_public_z85);
+}
 
 struct InProcessHubOptions {
   std::string thread_name{};  // the hub thread's name; empty: "hub-" + the hub's id
@@ -65,6 +79,9 @@ class InProcessHub {
   // CPU of the hub thread (its ZeroMQ I/O thread not included).
   double cpu_seconds() const { return thread_.cpu_seconds(); }
   CpuTime cpu() const { return thread_.cpu(); }
+  // CPU of its ZeroMQ I/O thread, where CurveZMQ encrypts and decrypts
+  // (0 when the thread is unnamed: io_prefix 0).
+  double io_cpu_seconds() const { return zmq_io_thread_cpu(io_prefix_); }
 
  private:
   int io_prefix_;
@@ -139,13 +156,16 @@ inline std::optional<std::uint64_t> request_id_of(const proto::Message& m) {
 }  // namespace detail
 
 // A DEALER speaking the codec to one hub, one request in flight, on a
-// ZeroMQ context of its own (its I/O thread is none of the measured ones).
+// ZeroMQ context of its own (its I/O thread is none of the measured ones);
+// with `key`, as a CurveZMQ client.
 class HubProbe {
  public:
   explicit HubProbe(const std::string& endpoint,
-                    std::chrono::seconds timeout = std::chrono::seconds(5))
+                    std::chrono::seconds timeout = std::chrono::seconds(5),
+                    const CurveClientKey* key = nullptr)
       : socket_(context_, zmq::socket_type::dealer), timeout_(timeout) {
     socket_.set(zmq::sockopt::linger, 0);
+    dial_as(socket_, key);
     socket_.connect(endpoint);
   }
 

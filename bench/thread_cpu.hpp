@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace cascade::bench {
 
@@ -54,6 +55,28 @@ void for_each_thread(Visit&& visit) {
     std::getline(comm, name);
     visit(name, static_cast<pid_t>(std::stol(task.path().filename().string())));
   }
+}
+
+// CPU seconds used so far by this process's threads whose name starts with
+// one of `prefixes`, per prefix.
+inline std::vector<double> threads_cpu(const std::vector<std::string>& prefixes) {
+  std::vector<double> out(prefixes.size(), 0.0);
+  for_each_thread([&](const std::string& name, pid_t tid) {
+    for (std::size_t i = 0; i < prefixes.size(); ++i) {
+      if (!name.starts_with(prefixes[i])) continue;
+      out[i] += thread_cpu_seconds(tid);
+      break;
+    }
+  });
+  return out;
+}
+
+// CPU seconds of the I/O thread of a ZeroMQ context whose threads were named
+// with ZMQ_THREAD_NAME_PREFIX `prefix` ("N/ZMQbg/IO/0"); 0 for prefix 0
+// (unnamed: not told apart from other contexts' threads).
+inline double zmq_io_thread_cpu(int prefix) {
+  if (prefix == 0) return 0;
+  return threads_cpu({std::to_string(prefix) + "/ZMQbg/IO"}).front();
 }
 
 // CPU used by one thread: in total (precise) and the part spent in the kernel
