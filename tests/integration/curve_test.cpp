@@ -5,67 +5,17 @@
 #include <sys/stat.h>
 
 #include <csignal>
-#include <fstream>
 
 #include "cascade/common/curve_keys.hpp"
-#include "cascade/tests/integration/cluster.hpp"
+#include "cascade/tests/integration/keyed_cluster.hpp"
 
 namespace cascade::integration {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int kExitUnauthenticated = 5;  // cascadectl --help
-
-class IntegrationCurve : public ClusterTest {
+class IntegrationCurve : public KeyedClusterTest {
  protected:
-  // DIR/NAME.key and DIR/NAME.pub; returns the public key.
-  std::string keygen(const std::string& name) {
-    const auto keys = curve::generate_key_pair();
-    curve::write_key_files(dir(), name, keys);
-    return keys.public_z85;
-  }
-  std::string key_file(const std::string& name) const { return (dir() / (name + ".key")).string(); }
-  // Writes the hub's authorised keys: "NAME ROLE" lines for keys made by keygen().
-  void authorize(const std::vector<std::string>& lines) {
-    std::ofstream out(dir() / "authorized_keys", std::ios::trunc);
-    for (const auto& line : lines) {
-      const auto name = line.substr(0, line.find(' '));
-      out << curve::read_public_key_file(dir() / (name + ".pub")) << " " << line << "\n";
-    }
-  }
-  RunningHub start_keyed_hub() {
-    HubOptions options;
-    options.extra = {"--secret-key", key_file("hub"), "--authorized-keys",
-                     (dir() / "authorized_keys").string()};
-    return start_hub(options);
-  }
-  // The flags that make an agent or cascadectl speak Curve as `name`.
-  std::vector<std::string> as(const std::string& name) const {
-    return {"--secret-key", key_file(name), "--hub-public-key", (dir() / "hub.pub").string()};
-  }
-  Process& start_keyed_provider(const RunningHub& hub, const std::string& id,
-                                const std::string& registration) {
-    auto args = as(id);
-    args.insert(args.end(), {"--hub", hub.endpoint, "--id", id, "--register", registration});
-    return start_agent(id, args);
-  }
-  CtlResult ctl_as(const std::string& name, const RunningHub& hub, std::vector<std::string> args) {
-    auto all = as(name);
-    all.insert(all.end(), {"--hub", hub.endpoint});
-    all.insert(all.end(), args.begin(), args.end());
-    return ctl(all);
-  }
-  bool wait_until_resolved(const RunningHub& hub, const std::string& reader,
-                           const std::string& service, const std::string& address) {
-    return poll_until(
-        [&] {
-          const auto r = ctl_as(reader, hub, {"resolve", service});
-          return r.status.exited_with(0) && r.out.find(address) != std::string::npos;
-        },
-        kPatience, Millis{100});
-  }
-
   void SetUp() override {
     for (const char* name : {"hub", "agent-1", "agent-2", "ops", "reader"})
       keygen(name);

@@ -29,6 +29,14 @@ HubProbe::HubProbe(std::string endpoint)
   socket_.connect(endpoint_);
 }
 
+HubProbe::HubProbe(std::string endpoint, const curve::KeyPair& own,
+                   const std::string& hub_public_z85)
+    : endpoint_(std::move(endpoint)), context_(1), socket_(context_, zmq::socket_type::dealer) {
+  socket_.set(zmq::sockopt::linger, 0);
+  curve::make_curve_client(socket_, own, hub_public_z85);
+  socket_.connect(endpoint_);
+}
+
 std::optional<proto::Message> HubProbe::request(const proto::Message& request,
                                                 std::chrono::milliseconds timeout) {
   const std::uint64_t id = next_request_id_++;
@@ -62,6 +70,18 @@ std::optional<proto::QueryReply> HubProbe::query(const std::string& service,
   if (!reply) return std::nullopt;
   if (auto* r = std::get_if<proto::QueryReply>(&*reply)) return std::move(*r);
   return std::nullopt;
+}
+
+std::optional<proto::Message> HubProbe::exchange(const proto::Message& message,
+                                                 std::chrono::milliseconds timeout) {
+  send_frames({proto::encode(message)});
+  auto frame = receive_frame(timeout);
+  if (!frame) return std::nullopt;
+  auto decoded = proto::decode_frame(*frame);
+  if (decoded.batched || decoded.items.size() != 1) return std::nullopt;
+  auto* reply = std::get_if<proto::Message>(&decoded.items.front());
+  if (reply == nullptr) return std::nullopt;
+  return std::move(*reply);
 }
 
 void HubProbe::send_frames(const std::vector<std::string>& frames) {

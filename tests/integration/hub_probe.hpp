@@ -11,6 +11,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "cascade/common/curve_keys.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::integration {
@@ -18,6 +19,9 @@ namespace cascade::integration {
 class HubProbe {
  public:
   explicit HubProbe(std::string endpoint);
+  // Speaks CurveZMQ as `own` to a hub whose public key is `hub_public_z85`:
+  // any client that holds a key, well-behaved or hostile.
+  HubProbe(std::string endpoint, const curve::KeyPair& own, const std::string& hub_public_z85);
   HubProbe(const HubProbe&) = delete;
   HubProbe& operator=(const HubProbe&) = delete;
 
@@ -30,6 +34,11 @@ class HubProbe {
                                         std::chrono::milliseconds timeout);
   std::optional<proto::StatusReply> status(std::chrono::milliseconds timeout);
   std::optional<proto::QueryReply> query(const std::string& service,
+                                         std::chrono::milliseconds timeout);
+  // Sends `message` as it is and returns the first message that comes back:
+  // for those without a request id (UpBeat, Deregister), whose answer is a
+  // DownBeat, a DeregisterAck or an ErrorReply naming their seq.
+  std::optional<proto::Message> exchange(const proto::Message& message,
                                          std::chrono::milliseconds timeout);
 
   // Raw access: one message of these frames, and the next frame that comes back.
