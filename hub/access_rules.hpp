@@ -44,7 +44,8 @@ struct Caller {
 };
 
 // The caller `message` acts as when it came with `key`, or why its claim to
-// act for someone else is refused.
+// act for someone else is refused. The Caller views `key` and `message` (its
+// name is in one of them): use it while both live.
 std::variant<Caller, Refusal> caller_of(const access::Principal* key,
                                         const proto::Message& message);
 

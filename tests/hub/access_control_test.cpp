@@ -128,15 +128,17 @@ TEST(AccessRules, ProxyActsAsTheAgentItVouchesForWithinItsOwnScopes) {
   const auto proxy = key("proxy-1", Role::kProxy, {"orders*"});
   auto b = beat_with_set("n1", 1, {reg("orders", "i1", "10.0.0.1:80")});
   b.on_behalf_of = "agent-7";
-  const auto who = caller_of(&proxy, b);
+  const proto::Message in_scope = b;  // a Caller's name views the message: it must outlive it
+  const auto who = caller_of(&proxy, in_scope);
   ASSERT_TRUE(std::holds_alternative<Caller>(who));
   EXPECT_EQ(std::get<Caller>(who).name, "agent-7");
   EXPECT_EQ(std::get<Caller>(who).role, Role::kAgent);
-  EXPECT_FALSE(check_message(std::get<Caller>(who), b, 1));
+  EXPECT_FALSE(check_message(std::get<Caller>(who), in_scope, 1));
 
   b.registrations = {reg("payments", "i1", "10.0.0.1:80")};
   b.digest = digest(*b.registrations);
-  EXPECT_TRUE(check_message(std::get<Caller>(caller_of(&proxy, b)), b, 1))
+  const proto::Message out_of_scope = b;
+  EXPECT_TRUE(check_message(std::get<Caller>(caller_of(&proxy, out_of_scope)), out_of_scope, 1))
       << "the proxy's register scope bounds its agents";
 }
 
