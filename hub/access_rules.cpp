@@ -74,6 +74,9 @@ std::optional<Refusal> check_upbeat(const Caller& caller, const proto::UpBeat& b
     if (auto refusal = check_registrations(caller, *beat.registrations)) return refusal;
   if (beat.delta)
     if (auto refusal = check_registrations(caller, beat.delta->upserts)) return refusal;
+  // A hub's uses outside its scope go unanswered (HubCore::uses_in_scope):
+  // they are its consumers', and refusing its beat would expire its tier.
+  if (caller.role == access::Role::kHub) return std::nullopt;
   return check_uses(caller, beat.uses);
 }
 

@@ -41,6 +41,9 @@ struct Caller {
   bool may_query(std::string_view service) const {
     return open() || key->query_scope.allows(service);
   }
+  bool hub_with_query_scope() const {
+    return !open() && role == access::Role::kHub && !key->query_scope.all();
+  }
 };
 
 // The caller `message` acts as when it came with `key`, or why its claim to

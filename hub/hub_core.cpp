@@ -179,6 +179,22 @@ std::optional<Refusal> HubCore::check_owner(const Node& node, const Caller& call
                              caller.name)};
 }
 
+// A lower-tier hub's beat carries the uses of all its tier's consumers. One
+// outside its key's query scope is left unanswered (and counted), never the
+// whole beat refused: that would expire the lower tier's aggregate here.
+std::vector<proto::ServiceUse> HubCore::uses_in_scope(const Caller& caller,
+                                                      const std::vector<proto::ServiceUse>& uses) {
+  std::vector<proto::ServiceUse> allowed;
+  allowed.reserve(uses.size());
+  for (const auto& use : uses) {
+    if (caller.may_query(use.service.name))
+      allowed.push_back(use);
+    else
+      ++counters_.forbidden;
+  }
+  return allowed;
+}
+
 bool HubCore::epoch_plausible(MonoTime now, const Node& node, std::uint64_t epoch) const {
   if (epoch <= node.epoch) return true;
   using std::chrono::microseconds;
@@ -303,7 +319,10 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   reply.lease_ms = static_cast<std::uint32_t>(config_.lease.count());
   reply.send_full = !(node.set_known && node.digest == beat.digest);
   if (reply.send_full) ++counters_.full_sets_requested;
-  collect_updates(now, node, beat.uses, reply);
+  if (caller.hub_with_query_scope())
+    collect_updates(now, node, uses_in_scope(caller, beat.uses), reply);
+  else
+    collect_updates(now, node, beat.uses, reply);
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
   return {std::move(reply),

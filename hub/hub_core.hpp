@@ -220,6 +220,8 @@ class HubCore {
   HandleResult refuse(MonoTime now, const proto::Message& message, Refusal refusal);
   // Refused when `node` is bound to another key than the caller's.
   std::optional<Refusal> check_owner(const Node& node, const Caller& caller) const;
+  std::vector<proto::ServiceUse> uses_in_scope(const Caller& caller,
+                                               const std::vector<proto::ServiceUse>& uses);
   // A known node's new epoch is within reason (HubCoreConfig::max_epoch_lead).
   bool epoch_plausible(MonoTime now, const Node& node, std::uint64_t epoch) const;
   HandleResult on_upbeat(MonoTime now, const proto::UpBeat& beat, const Caller& caller,

@@ -351,6 +351,23 @@ TEST_F(KeyedHubTest, ProxyVouchedAgentOwnsItsNodeUnderItsOwnName) {
       << "alice, connected directly, is the same owner";
 }
 
+TEST_F(KeyedHubTest, LowerTierHubsUsesOutsideItsScopeGoUnansweredButItsBeatIsTaken) {
+  send(beat_with_set("p1", 1,
+                     {reg("orders", "o1", "10.0.0.1:80"), reg("payroll", "x1", "10.0.0.2:80")}),
+       alice);
+  const auto l1 = key("l1-a", Role::kHub, {}, {"orders"});
+  auto b = hub_beat("l1-a", 1, {reg("web", "w1", "10.1.0.1:80")});
+  b.uses = {use("orders", 0), use("payroll", 0)};
+  const auto reply = send(b, l1);
+  ASSERT_TRUE(std::holds_alternative<proto::DownBeat>(reply.reply))
+      << "one consumer's use must not refuse the tier's whole aggregate";
+  const auto& updates = std::get<proto::DownBeat>(reply.reply).updates;
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].service.name, "orders");
+  EXPECT_EQ(hub.counters().forbidden, 1u);
+  EXPECT_EQ(resolve("web").size(), 1u);
+}
+
 // ---------------------------------------------------------------- epochs (no keys needed)
 
 class EpochTest : public ::testing::Test {
