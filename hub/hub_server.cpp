@@ -66,14 +66,9 @@ HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) 
 // What a peer's nodes fail together through, for eviction protection: its
 // /24 subnet on a network (all agents behind one proxy share the proxy's), or
 // the connection itself on loopback, where a subnet means nothing (a proxy's
-// agents still share its connection).
-std::string source_of(std::vector<zmq::message_t>& frames) {
-  std::string peer;
-  try {
-    if (const char* address = frames.back().gets("Peer-Address")) peer = address;
-  } catch (const zmq::error_t&) {
-    // Not a TCP peer (inproc, ipc): fall back to the connection.
-  }
+// agents still share its connection). `peer`: the frame's Peer-Address, as
+// the gate read it ("" for inproc and ipc peers: the connection, then).
+std::string source_of(const std::vector<zmq::message_t>& frames, const std::string& peer) {
   const bool ipv4 = !peer.empty() && peer.find(':') == std::string::npos;
   if (ipv4 && !peer.starts_with("127.")) return peer.substr(0, peer.rfind('.')) + ".0/24";
   if (!peer.empty() && !ipv4 && peer != "::1") return peer;
@@ -200,7 +195,7 @@ void HubServer::handle(Multipart& frames) {
   const auto payload = frames.back().to_string_view();
   auto decoded = proto::decode_frame(payload, limits_);
   note_valid_input(decoded, frames, auth.principal);
-  const auto source = source_of(frames);
+  const auto source = source_of(frames, auth.address);
   std::vector<proto::Message> replies;
   replies.reserve(decoded.items.size());
   bool durable = false;

@@ -164,23 +164,6 @@ TEST(AccessRules, HubKeyMayClaimOnlyATierBelowAndInstancesOfItsOwnTier) {
   EXPECT_TRUE(check_message(caller, hub_beat("l1-a", 1, {foreign}), 2));
 }
 
-TEST(GlobMatch, StarQuestionMarkAndLiterals) {
-  using access::glob_match;
-  EXPECT_TRUE(glob_match("*", ""));
-  EXPECT_TRUE(glob_match("*", "orders"));
-  EXPECT_TRUE(glob_match("orders*", "orders"));
-  EXPECT_TRUE(glob_match("orders*", "orders-eu"));
-  EXPECT_FALSE(glob_match("orders*", "order"));
-  EXPECT_TRUE(glob_match("*-eu", "orders-eu"));
-  EXPECT_TRUE(glob_match("a*b*c", "axxbyyc"));
-  EXPECT_FALSE(glob_match("a*b*c", "axxbyy"));
-  EXPECT_TRUE(glob_match("svc-?", "svc-1"));
-  EXPECT_FALSE(glob_match("svc-?", "svc-12"));
-  EXPECT_FALSE(glob_match("", "x"));
-  EXPECT_TRUE(glob_match("", ""));
-  EXPECT_TRUE(glob_match("**a", "ba"));
-}
-
 // ---------------------------------------------------------------- a hub with keys
 
 class KeyedHubTest : public ::testing::Test {

@@ -43,6 +43,11 @@ TEST(GlobMatch, StarQuestionMarkLiteralAndEmpty) {
   EXPECT_FALSE(glob_match("orders", "orders2"));
   EXPECT_TRUE(glob_match("orders-*", "orders-"));
   EXPECT_TRUE(glob_match("*-eu", "pay-eu"));
+  EXPECT_TRUE(glob_match("a*b*c", "axxbyyc"));
+  EXPECT_FALSE(glob_match("a*b*c", "axxbyy"));
+  EXPECT_TRUE(glob_match("svc-?", "svc-1"));
+  EXPECT_FALSE(glob_match("svc-?", "svc-12"));
+  EXPECT_TRUE(glob_match("**a", "ba"));
   EXPECT_TRUE(glob_match("a*b*c", "aXbYbZc"));
   EXPECT_FALSE(glob_match("a*b*c", "aXbYbZ"));
   EXPECT_TRUE(glob_match("**", "x"));
