@@ -145,15 +145,21 @@ bool Client::wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id
   return finished_queries_.erase(id) > 0;
 }
 
+bool Client::answer_at_hand(MonoTime now, const proto::ServiceKey& service,
+                            std::optional<Resolution>& answer) {
+  answer = core_.lookup(now, clock_.wall_ms(), service);
+  if (answer) return true;
+  // Known-unreachable hubs: answer from what we have rather than wait.
+  answer = core_.lookup_any(now, clock_.wall_ms(), service);
+  if (answer && !core_.hub_reachable(now) && core_.failovers() > 0) return true;
+  return shut_down_;
+}
+
 std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
   require(proto::check_service_key(service));
   std::unique_lock lock(mu_);
   const auto now = clock_.now();
-  if (auto fresh = core_.lookup(now, clock_.wall_ms(), service)) return fresh;
-  // Known-unreachable hubs: answer from what we have rather than wait.
-  auto known = core_.lookup_any(now, clock_.wall_ms(), service);
-  if (known && !core_.hub_reachable(now) && core_.failovers() > 0) return known;
-  if (shut_down_) return known;
+  if (std::optional<Resolution> answer; answer_at_hand(now, service, answer)) return answer;
   std::uint64_t id = 0;
   auto actions = core_.query(now, service, id);
   for (auto& out : actions.send)
@@ -161,6 +167,62 @@ std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
   wake();
   wait_for_query(lock, id);
   return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
+}
+
+void Client::resolve_async(const proto::ServiceKey& service, ResolveCallback done) {
+  require(proto::check_service_key(service));
+  std::optional<Resolution> answer;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = clock_.now();
+    if (!answer_at_hand(now, service, answer)) {
+      if (const auto pending = async_.pending_query(service)) {
+        async_.wait(service, *pending, std::move(done));
+        return;
+      }
+      std::uint64_t id = 0;
+      auto actions = core_.query(now, service, id);
+      for (auto& out : actions.send)
+        outbox_.push_back(std::move(out));
+      async_.wait(service, id, std::move(done));
+      wake();
+      return;
+    }
+  }
+  done(std::move(answer));
+}
+
+std::optional<Resolution> Client::cached(const proto::ServiceKey& service) {
+  std::lock_guard lock(mu_);
+  return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
+}
+
+void Client::finish_async(const std::vector<std::uint64_t>& finished) {
+  std::vector<std::pair<std::vector<ResolveCallback>, std::optional<Resolution>>> answers;
+  {
+    std::lock_guard lock(mu_);
+    if (async_.empty()) return;
+    for (const auto id : finished) {
+      auto [service, callers] = async_.finish(id);
+      if (callers.empty()) continue;
+      answers.emplace_back(std::move(callers),
+                           core_.lookup_any(clock_.now(), clock_.wall_ms(), service));
+    }
+  }
+  for (auto& [callers, answer] : answers)
+    answer_async(callers, answer);
+}
+
+void Client::answer_async(std::vector<ResolveCallback>& callers,
+                          const std::optional<Resolution>& answer) {
+  for (auto& done : callers) {
+    // A caller's code must not take the I/O thread (and the beats) down with it.
+    try {
+      done(answer);
+    } catch (const std::exception& e) {
+      spdlog::error("resolve_async callback threw: {}", e.what());
+    }
+  }
 }
 
 std::optional<proto::Instance> Client::pick_with(LoadBalancer& balancer, const PickContext& ctx) {
@@ -322,6 +384,16 @@ bool Client::shutdown() {
   stop_ = true;
   wake();
   if (io_.joinable()) io_.join();
+  // No query will finish any more: whoever still waits gets what is cached.
+  std::vector<std::pair<std::vector<ResolveCallback>, std::optional<Resolution>>> answers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [service, callers] : async_.take_all())
+      answers.emplace_back(std::move(callers),
+                           core_.lookup_any(clock_.now(), clock_.wall_ms(), service));
+  }
+  for (auto& [callers, answer] : answers)
+    answer_async(callers, answer);
   // Record the last confirmation of every list, not only the last change.
   if (store_) {
     std::vector<proto::ServiceKey> all;
@@ -340,7 +412,20 @@ ClientStatus Client::status() const {
                       core_.failovers(), core_.cache_size()};
   if (const auto& refusal = core_.last_refusal())
     status.last_refusal = fmt::format("{}: {}", proto::to_string(refusal->code), refusal->message);
+  status.hub_id = core_.hub_id();
+  status.lease = core_.granted_lease();
+  if (const auto at = core_.last_reply_at()) status.last_reply_age = clock_.now() - *at;
   return status;
+}
+
+std::vector<proto::Registration> Client::registrations() const {
+  std::lock_guard lock(mu_);
+  return core_.registrations();
+}
+
+std::vector<proto::ServiceKey> Client::cached_services() const {
+  std::lock_guard lock(mu_);
+  return core_.cached_keys();
 }
 
 // ---------------------------------------------------------------- I/O thread
@@ -526,6 +611,8 @@ void Client::dispatch(AgentActions actions) {
       deregistered_ |= actions.deregistered;
     }
     cv_.notify_all();
+    finish_async(actions.answered);
+    finish_async(actions.timed_out);
   }
   if (!actions.dropped.empty()) {
     std::lock_guard lock(mu_);

@@ -43,6 +43,7 @@
 #include <zmq.hpp>
 
 #include "cascade/agent/agent_core.hpp"
+#include "cascade/agent/async_resolves.hpp"
 #include "cascade/agent/caller.hpp"
 #include "cascade/agent/hub_keys.hpp"
 #include "cascade/agent/lb/load_balancer.hpp"
@@ -96,6 +97,9 @@ struct ClientStatus {
   // The last refusal of this agent's key by a hub ("forbidden: key web may
   // not register service payroll (register scope)"); empty: none.
   std::string last_refusal{};
+  std::string hub_id{};                      // of the hub beaten to, once it answered
+  Duration lease{0};                         // the lease it last granted (0: not known yet)
+  std::optional<Duration> last_reply_age{};  // since it last answered (nullopt: never)
 };
 
 class Client {
@@ -117,6 +121,16 @@ class Client {
   // The instances of a service (all statuses). nullopt when nothing is known:
   // the hub did not answer in time and there is no cached or snapshot copy.
   std::optional<Resolution> resolve(const proto::ServiceKey& service);
+  // resolve() without blocking: `done` receives what resolve() would return.
+  // It runs at once on the calling thread when the answer is at hand (a fresh
+  // list, or hubs known unreachable); otherwise on the I/O thread when the hub
+  // answers or the query times out, so keep it short (hand the result to your
+  // own thread). Concurrent calls for one service not yet at hand share a
+  // single query to the hub.
+  void resolve_async(const proto::ServiceKey& service, ResolveCallback done);
+  // Whatever is cached for a service, however stale, and marks it used; never
+  // asks a hub (nullopt: nothing cached).
+  std::optional<Resolution> cached(const proto::ServiceKey& service);
   // One candidate chosen by `policy` (or by the service's configured policy:
   // options.policies, else default_policy), or nullopt (nothing known, no
   // candidate, or every candidate's address is in ctx.exclude). Candidates:
@@ -163,6 +177,11 @@ class Client {
   bool shutdown();
 
   ClientStatus status() const;
+  // The instances this process provides, as registered (sorted by service and id).
+  std::vector<proto::Registration> registrations() const;
+  // The services kept fresh by the beats (used recently, or kept with keep_fresh()).
+  std::vector<proto::ServiceKey> cached_services() const;
+  const ClientOptions& options() const { return options_; }
   const std::string& node_id() const { return node_id_; }
 
  private:
@@ -180,6 +199,14 @@ class Client {
   template <typename Fn>
   void with_core(Fn&& fn);  // locks, runs fn(core, now), queues its actions, wakes the I/O thread
   bool wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id);
+  // resolve()'s answer when no query is needed (caller holds mu_): a fresh
+  // list, or what is known while hubs are known unreachable or after shutdown.
+  bool answer_at_hand(MonoTime now, const proto::ServiceKey& service,
+                      std::optional<Resolution>& answer);
+  // Answers resolve_async() callers whose queries finished (I/O thread).
+  void finish_async(const std::vector<std::uint64_t>& finished);
+  static void answer_async(std::vector<ResolveCallback>& callers,
+                           const std::optional<Resolution>& answer);
 
   // One balancer per policy used with a service, built on first use.
   struct ServiceBalancers {
@@ -219,6 +246,7 @@ class Client {
   AgentCore core_;
   std::vector<Outgoing> outbox_;
   std::set<std::uint64_t> finished_queries_;
+  AsyncResolves async_;  // resolve_async() callers waiting on queries
   bool deregistered_ = false;
   bool shut_down_ = false;
   std::function<void(const Resolution&)> on_change_;

@@ -17,8 +17,14 @@ packages=(
   # target links them) and fmt (spdlog's)
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost1.74-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev nlohmann-json3-dev
+  # The agent's HTTP API (suspended long-polls on one epoll thread) and its
+  # DNS interface (the DNS wire format)
+  libmicrohttpd-dev libldns-dev
   # Tests and benchmarks; a Curve client no one here wrote (tests/security)
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-zmq python3-msgpack
+  # Clients no one here wrote, for the agent's HTTP API and DNS: libcurl (tests
+  # and the watcher benchmark), Debian's Consul client, dig
+  libcurl4-openssl-dev python3-consul dnsutils
   # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
   # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
   # by clang), llvm-symbolizer for reports with file and line (llvm)
