@@ -25,7 +25,55 @@ struct RawOptions {
   std::string secret_key;               // --secret-key FILE
   std::vector<std::string> hub_public;  // --hub-public-key [ENDPOINT=]FILE
   bool insecure = false;
+  std::string http;                     // --http HOST:PORT
+  std::vector<std::string> http_allow;  // --http-allow CIDR
+  std::string dns;                      // --dns HOST:PORT
 };
+
+// "HOST:PORT" of `flag` into `out`; "" or the error.
+std::string parse_listen(std::string_view flag, const std::string& text,
+                         std::optional<SocketAddress>& out) {
+  if (text.empty()) return {};
+  auto parsed = SocketAddress::parse(text);
+  if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
+  out = std::get<SocketAddress>(parsed);
+  return {};
+}
+
+std::string fill_http(HttpApiOptions& http, const RawOptions& raw) {
+  if (auto error = parse_listen("--http", raw.http, http.listen); !error.empty()) return error;
+  for (const auto& text : raw.http_allow) {
+    auto parsed = Cidr::parse(text);
+    if (auto* error = std::get_if<std::string>(&parsed)) return "--http-allow: " + *error;
+    http.allow.push_back(std::get<Cidr>(parsed));
+  }
+  if (!http.listen) {
+    if (!http.allow.empty() || !http.token_file.empty())
+      return "--http-allow and --http-token-file need --http";
+    return {};
+  }
+  // An API that registers and deregisters instances is not for every host
+  // that can reach this one: other hosts need a range and a token.
+  if (!http.listen->is_loopback() && (http.allow.empty() || http.token_file.empty()))
+    return "--http " + raw.http +
+           " is reachable from other hosts: give --http-allow CIDR (who may connect) and "
+           "--http-token-file FILE (the bearer tokens they must send), or listen on 127.0.0.1";
+  if (http.max_connections < 16 || http.max_connections > 1'000'000)
+    return "--http-max-connections must be between 16 and 1000000";
+  if (http.threads < 1 || http.threads > 64) return "--http-threads must be between 1 and 64";
+  if (http.max_body_bytes < 1024 || http.max_body_bytes > 16 * 1024 * 1024)
+    return "--http-max-body-bytes must be between 1024 and 16777216";
+  return {};
+}
+
+std::string fill_dns(DnsOptions& dns, const RawOptions& raw) {
+  if (auto error = parse_listen("--dns", raw.dns, dns.listen); !error.empty()) return error;
+  if (dns.ttl_seconds > 3600) return "--dns-ttl-seconds must be between 0 and 3600";
+  if (dns.domain.empty() || dns.domain.size() > 100 || dns.domain.front() == '.' ||
+      dns.domain.back() == '.' || dns.domain.find("..") != std::string::npos)
+    return "--dns-domain must be a domain name such as 'cascade' or 'svc.example'";
+  return {};
+}
 
 // The key files into `keys`; "" or the error. A --hub-public-key value that
 // starts with an endpoint and has '=' is ENDPOINT=FILE, else FILE for all hubs.
@@ -101,7 +149,8 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   }
   for (const auto& use : raw.uses)
     c.uses.push_back(parse_service_key(use));
-  return {};
+  if (auto error = fill_http(c.http, raw); !error.empty()) return error;
+  return fill_dns(c.dns, raw);
 }
 
 }  // namespace
@@ -152,6 +201,31 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   app.add_flag("--insecure", raw.insecure,
                "Allow plain text (no keys) to a --hub other hosts can reach; without it a "
                "non-loopback --hub needs keys");
+  app.add_option("--http", raw.http,
+                 "Serve the HTTP API (native JSON under /api/v1/, Consul-compatible under /v1/) "
+                 "on HOST:PORT, e.g. 127.0.0.1:8500 (port 0: any free port, printed on stdout)");
+  app.add_option("--http-allow", raw.http_allow,
+                 "CIDR range whose hosts may use the HTTP API besides loopback (repeatable); "
+                 "needed, with --http-token-file, when --http is not a loopback address");
+  app.add_option("--http-token-file", c.http.token_file,
+                 "File of 'NAME TOKEN' lines (mode 0600): every HTTP request must carry one of "
+                 "the tokens (Authorization: Bearer TOKEN, or X-Consul-Token)");
+  app.add_option("--http-max-connections", c.http.max_connections,
+                 "Open HTTP connections at most, parked watches included")
+      ->capture_default_str();
+  app.add_option("--http-max-body-bytes", c.http.max_body_bytes,
+                 "Largest HTTP request body accepted, in bytes")
+      ->capture_default_str();
+  app.add_option("--http-threads", c.http.threads,
+                 "Threads serving HTTP requests (a parked watch holds none)")
+      ->capture_default_str();
+  app.add_option("--dns", raw.dns,
+                 "Answer DNS queries for NAME.service.DOMAIN on HOST:PORT, UDP and TCP, e.g. "
+                 "127.0.0.1:8600 (port 0: any free port, printed on stdout)");
+  app.add_option("--dns-ttl-seconds", c.dns.ttl_seconds, "TTL of every DNS answer, in seconds")
+      ->capture_default_str();
+  app.add_option("--dns-domain", c.dns.domain, "The DNS domain served (NAME.service.DOMAIN)")
+      ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   if (auto exit = parse_or_exit<DaemonConfig>(app, argc, argv, "cascade-agent")) return *exit;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cascade/agent/client.hpp"
+#include "cascade/agent/local_interfaces.hpp"
 #include "cascade/common/options.hpp"
 
 namespace cascade::agent {
@@ -18,6 +19,8 @@ struct DaemonConfig {
   std::vector<proto::ServiceKey> uses;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool insecure = false;  // --insecure without keys: said in the log at start
+  HttpApiOptions http;
+  DnsOptions dns;
 };
 
 using ParsedAgentOptions = ParsedOptions<DaemonConfig>;
