@@ -11,14 +11,11 @@
 #include <sstream>
 
 #include "cascade/common/options.hpp"
+#include "cascade/common/private_file.hpp"
 
 namespace cascade::curve {
 
 namespace {
-
-// Group and others: any of their bits on a secret key file means someone
-// else may read (or replace) it.
-constexpr mode_t kNotOwnerBits = S_IRWXG | S_IRWXO;
 
 std::string quoted(const std::filesystem::path& file) {
   return "'" + file.string() + "'";
@@ -124,15 +121,8 @@ std::pair<std::filesystem::path, std::filesystem::path> write_key_files(
 }
 
 KeyPair read_secret_key_file(const std::filesystem::path& file) {
-  struct stat info {};
-  if (::stat(file.c_str(), &info) != 0)
-    throw KeyError("cannot read secret key file " + quoted(file) + ": " + std::strerror(errno));
-  if ((info.st_mode & kNotOwnerBits) != 0) {
-    std::ostringstream mode;
-    mode << std::oct << (info.st_mode & 0777);
-    throw KeyError("secret key file " + quoted(file) + " is accessible by group or others (mode 0" +
-                   mode.str() + "); refusing to use it. Run: chmod 600 " + file.string());
-  }
+  if (auto error = check_private_file(file, "secret key file"); !error.empty())
+    throw KeyError(error);
   auto secret = key_line_of(file, "secret key");
   return {public_of(secret), std::move(secret)};
 }

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string_view>
 
 #include "cascade/common/clock.hpp"
@@ -40,6 +41,23 @@ class RateLimit {
   MonoTime window_start_{};
   std::uint32_t used_ = 0;
   std::uint64_t suppressed_ = 0;
+};
+
+// A RateLimit shared by threads, on the steady clock: for adapters whose
+// bad-input logs come from several threads (HTTP, DNS).
+class SharedRateLimit {
+ public:
+  SharedRateLimit(std::uint32_t burst, Duration period) : limit_(burst, period) {}
+  // True when this event may be logged; `suppressed` as RateLimit::allow's.
+  bool allow(std::uint64_t& suppressed) {
+    std::lock_guard lock(mu_);
+    return limit_.allow(clock_.now(), suppressed);
+  }
+
+ private:
+  std::mutex mu_;
+  SystemClock clock_;
+  RateLimit limit_;
 };
 
 // Parses "trace|debug|info|warn|error|critical|off"; false when unknown.

@@ -1,0 +1,236 @@
+// The HTTP server (libmicrohttpd adapter) against libcurl on loopback:
+// routing, errors, limits, tokens, peers, and requests parked without a thread.
+#include "cascade/http/server.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "cascade/http/router.hpp"
+#include "cascade/tests/http/curl_client.hpp"
+
+namespace cascade::http {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::http;
+using testing::http_all;
+using testing::http_get;
+using testing::HttpCall;
+
+SocketAddress loopback_any_port() {
+  return std::get<SocketAddress>(SocketAddress::parse("127.0.0.1:0"));
+}
+
+// A router whose /park requests wait until release() answers them all.
+class ParkingRouter {
+ public:
+  ParkingRouter() {
+    router.add("GET", "/hello/{who}", [](const Request&, const PathParams& p, const ResponderPtr&) {
+      return Response::json(200, "{\"hello\":\"" + p.at("who") + "\"}");
+    });
+    router.add("PUT", "/echo", [](const Request& r, const PathParams&, const ResponderPtr&) {
+      return Response::json(200, r.body);
+    });
+    router.add("GET", "/whoami", [](const Request& r, const PathParams&, const ResponderPtr&) {
+      return Response::json(200, "\"" + r.token_name + "\"");
+    });
+    router.add("GET", "/throw",
+               [](const Request&, const PathParams&, const ResponderPtr&) -> Reply {
+                 throw std::runtime_error("boom");
+               });
+    router.add("GET", "/park",
+               [this](const Request&, const PathParams&, const ResponderPtr& later) {
+                 std::lock_guard lock(mu);
+                 parked.push_back(later);
+                 return Reply{};
+               });
+  }
+  void release(const std::string& body) {
+    std::vector<ResponderPtr> all;
+    {
+      std::lock_guard lock(mu);
+      all.swap(parked);
+    }
+    for (auto& p : all)
+      p->respond(Response::json(200, body));
+  }
+  std::size_t parked_count() {
+    std::lock_guard lock(mu);
+    return parked.size();
+  }
+
+  Router router;
+  std::mutex mu;
+  std::vector<ResponderPtr> parked;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Server> start(ServerConfig config = {}) {
+    config.listen = loopback_any_port();
+    auto server = std::make_unique<Server>(std::move(config), routes.router);
+    base = "http://" + server->local_address().to_string();
+    return server;
+  }
+  bool wait_parked(std::size_t n) {
+    for (int i = 0; i < 1000 && routes.parked_count() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return routes.parked_count() == n;
+  }
+  ParkingRouter routes;
+  std::string base;
+};
+
+TEST_F(HttpServerTest, RoutesCaptureSegmentsAndAnswerJson) {
+  auto server = start();
+  const auto r = http_get(base + "/hello/world");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"hello\":\"world\"}");
+  EXPECT_EQ(r.headers.at("content-type"), "application/json");
+}
+
+TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
+  auto server = start();
+  const auto missing = http_get(base + "/nothing");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_THAT(missing.body, HasSubstr("\"code\":\"no_route\""));
+  const auto wrong = http({"DELETE", base + "/hello/x"});
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_EQ(wrong.headers.at("allow"), "GET");
+  EXPECT_THAT(wrong.body, HasSubstr("method_not_allowed"));
+}
+
+TEST_F(HttpServerTest, BodiesOverTheLimitAreRefusedWith413) {
+  ServerConfig config;
+  config.max_body_bytes = 1024;
+  auto server = start(config);
+  EXPECT_EQ(http({"PUT", base + "/echo", std::string(1000, 'a')}).body, std::string(1000, 'a'));
+  const auto big = http({"PUT", base + "/echo", std::string(5000, 'a')});
+  EXPECT_EQ(big.status, 413);
+  EXPECT_THAT(big.body, HasSubstr("body_too_large"));
+  // Chunked: no length declared, refused once the body passes the limit.
+  const auto chunked =
+      http({"PUT", base + "/echo", std::string(5000, 'b'), {"Transfer-Encoding: chunked"}});
+  EXPECT_EQ(chunked.status, 413);
+  EXPECT_EQ(server->counters().bodies_too_large, 2u);
+}
+
+TEST_F(HttpServerTest, AHandlerThatThrowsIsA500AndTheServerGoesOn) {
+  auto server = start();
+  const auto r = http_get(base + "/throw");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_THAT(r.body, HasSubstr("boom"));
+  EXPECT_EQ(http_get(base + "/hello/again").status, 200);
+}
+
+TEST_F(HttpServerTest, WithTokensARequestNeedsOneAndCarriesItsName) {
+  ServerConfig config;
+  config.tokens =
+      BearerTokens::of({{"ci", "0123456789abcdef0123"}, {"ops", "fedcba9876543210fedc"}});
+  auto server = start(config);
+  const auto none = http_get(base + "/whoami");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.headers.at("www-authenticate"), "Bearer");
+  EXPECT_EQ(
+      http({"GET", base + "/whoami", "", {"Authorization: Bearer wrong-token-000000"}}).status,
+      401);
+  const auto bearer =
+      http({"GET", base + "/whoami", "", {"Authorization: Bearer fedcba9876543210fedc"}});
+  EXPECT_EQ(bearer.body, "\"ops\"");
+  const auto consul = http({"GET", base + "/whoami", "", {"X-Consul-Token: 0123456789abcdef0123"}});
+  EXPECT_EQ(consul.body, "\"ci\"");
+  EXPECT_EQ(server->counters().unauthorized, 2u);
+}
+
+TEST(PeerAllowedTest, LoopbackAlwaysOthersOnlyInsideAnAllowedRange) {
+  auto at = [](const char* text) { return std::get<SocketAddress>(SocketAddress::parse(text)); };
+  const std::vector<Cidr> none;
+  const std::vector<Cidr> office = {std::get<Cidr>(Cidr::parse("10.20.0.0/16"))};
+  EXPECT_TRUE(peer_allowed(at("127.0.0.1:5000").get(), none));
+  EXPECT_TRUE(peer_allowed(at("[::1]:5000").get(), none));
+  EXPECT_FALSE(peer_allowed(at("10.20.1.1:5000").get(), none));
+  EXPECT_TRUE(peer_allowed(at("10.20.1.1:5000").get(), office));
+  EXPECT_FALSE(peer_allowed(at("10.21.1.1:5000").get(), office));
+  EXPECT_TRUE(peer_allowed(at("[::ffff:10.20.3.4]:5000").get(), office));
+}
+
+TEST_F(HttpServerTest, ParkedRequestsHoldNoThreadAndAreAnsweredFromAnotherThread) {
+  ServerConfig config;
+  config.threads = 1;  // one thread: if a parked request held it, /hello would hang
+  auto server = start(config);
+  std::vector<HttpCall> calls(300, HttpCall{"GET", base + "/park"});
+  std::vector<testing::HttpResult> results;
+  std::thread waiters([&] { results = http_all(calls); });
+  ASSERT_TRUE(wait_parked(300));
+  EXPECT_EQ(server->counters().parked, 300);
+  EXPECT_EQ(http_get(base + "/hello/meanwhile").status, 200);
+  std::thread([&] { routes.release("\"released\""); }).join();
+  waiters.join();
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, 200) << r.error;
+    EXPECT_EQ(r.body, "\"released\"");
+  }
+  EXPECT_EQ(server->counters().parked, 0);
+  EXPECT_EQ(server->counters().answered_later, 300u);
+}
+
+TEST_F(HttpServerTest, StoppingAnswersParkedRequests503) {
+  auto server = start();
+  std::vector<testing::HttpResult> results;
+  std::thread waiters([&] {
+    results = http_all(std::vector<HttpCall>(20, {"GET", base + "/park"}));
+  });
+  ASSERT_TRUE(wait_parked(20));
+  server.reset();
+  waiters.join();
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, 503);
+    EXPECT_THAT(r.body, HasSubstr("shutting_down"));
+  }
+  routes.release("\"too late\"");  // answering after the stop is ignored
+}
+
+TEST_F(HttpServerTest, AnAddressInUseIsAClearError) {
+  auto first = start();
+  ServerConfig config;
+  config.listen = first->local_address();
+  try {
+    Server second(config, routes.router);
+    FAIL() << "second server on the same port";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(first->local_address().to_string()));
+  }
+}
+
+TEST(BearerTokensTest, AFileOfNamedTokensIsReadAndCheckedStrictly) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cascade-tokens-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "tokens").string();
+  auto write = [&](const std::string& text, std::filesystem::perms perms) {
+    { std::ofstream(file) << text; }
+    std::filesystem::permissions(file, perms);
+  };
+  using P = std::filesystem::perms;
+  write("# comment\nci 0123456789abcdef0123\n\n", P::owner_read | P::owner_write);
+  auto loaded = BearerTokens::load(file);
+  ASSERT_TRUE(std::holds_alternative<BearerTokens>(loaded)) << std::get<std::string>(loaded);
+  EXPECT_EQ(std::get<BearerTokens>(loaded).name_of("0123456789abcdef0123"), "ci");
+  write("ci 0123456789abcdef0123\n", P::owner_read | P::group_read);
+  EXPECT_THAT(std::get<std::string>(BearerTokens::load(file)), HasSubstr("chmod 600"));
+  write("ci short\n", P::owner_read);
+  EXPECT_THAT(std::get<std::string>(BearerTokens::load(file)),
+              HasSubstr(":1: token 'ci' is shorter"));
+  write("justonefield\n", P::owner_read);
+  EXPECT_THAT(std::get<std::string>(BearerTokens::load(file)), HasSubstr("expected 'NAME TOKEN'"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cascade::http
