@@ -197,6 +197,15 @@ std::optional<Resolution> Client::cached(const proto::ServiceKey& service) {
   return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
 }
 
+std::optional<std::uint64_t> Client::cached_version(const proto::ServiceKey& service) {
+  std::lock_guard lock(mu_);
+  const auto now = clock_.now();
+  const auto held = core_.held(now, service);
+  if (!held) return std::nullopt;
+  core_.touch(now, service);
+  return held->version;
+}
+
 void Client::finish_async(const std::vector<std::uint64_t>& finished) {
   std::vector<std::pair<std::vector<ResolveCallback>, std::optional<Resolution>>> answers;
   {
@@ -233,45 +242,63 @@ std::optional<proto::Instance> Client::pick_with(LoadBalancer& balancer, const P
 
 std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, LbPolicy policy,
                                             const PickContext& ctx) {
-  const auto index = static_cast<std::size_t>(policy);
-  if (index >= kLbPolicyCount) throw std::invalid_argument("unknown load-balancing policy");
-  {
-    // Hot path: the balancer was built from the version the core holds, and
-    // that version is fresh. No list is copied, no candidates rebuilt.
-    std::lock_guard lock(mu_);
-    const auto now = clock_.now();
-    const auto held = core_.held(now, service);
-    const auto it = balancers_.find(service);
-    if (held && held->age <= stale_after() && it != balancers_.end()) {
-      auto& slot = it->second.by_policy[index];
-      if (slot.balancer && slot.version == held->version && slot.source == Source::kHub &&
-          (router_.size() == 0 || slot.method == ctx.method)) {
-        core_.touch(now, service);  // what resolve()'s lookup() does for a used service
-        return pick_with(*slot.balancer, ctx);
-      }
-    }
-  }
+  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen)) return chosen;
   // First use, new version, or a stale list: resolve as resolve() does (it may
   // ask the hub), then rebuild the candidates if their list changed.
   auto resolution = resolve(service);
   if (!resolution) return std::nullopt;
+  return pick_from(service, policy, ctx, *resolution);
+}
+
+std::optional<proto::Instance> Client::pick_cached(const proto::ServiceKey& service,
+                                                   LbPolicy policy, const PickContext& ctx) {
+  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen)) return chosen;
+  auto resolution = cached(service);
+  if (!resolution) return std::nullopt;
+  return pick_from(service, policy, ctx, *resolution);
+}
+
+bool Client::hot_pick(const proto::ServiceKey& service, LbPolicy policy, const PickContext& ctx,
+                      std::optional<proto::Instance>& chosen) {
+  const auto index = static_cast<std::size_t>(policy);
+  if (index >= kLbPolicyCount) throw std::invalid_argument("unknown load-balancing policy");
+  // The balancer was built from the version the core holds, and that version
+  // is fresh. No list is copied, no candidates rebuilt.
+  std::lock_guard lock(mu_);
+  const auto now = clock_.now();
+  const auto held = core_.held(now, service);
+  const auto it = balancers_.find(service);
+  if (!held || held->age > stale_after() || it == balancers_.end()) return false;
+  auto& slot = it->second.by_policy[index];
+  if (!slot.balancer || slot.version != held->version || slot.source != Source::kHub ||
+      (router_.size() > 0 && slot.method != ctx.method))
+    return false;
+  core_.touch(now, service);  // what resolve()'s lookup() does for a used service
+  chosen = pick_with(*slot.balancer, ctx);
+  return true;
+}
+
+std::optional<proto::Instance> Client::pick_from(const proto::ServiceKey& service, LbPolicy policy,
+                                                 const PickContext& ctx,
+                                                 const Resolution& resolution) {
+  const auto index = static_cast<std::size_t>(policy);
   std::lock_guard lock(mu_);
   if (!core_.held(clock_.now(), service)) {
     // Dropped from the cache meanwhile: answer once, keep no balancer the
     // pruning in dispatch() would never see.
     auto once = make_load_balancer(policy, options_.lb);
-    once->set_candidates(candidates_of(*resolution, ctx.method));
+    once->set_candidates(candidates_of(resolution, ctx.method));
     return pick_with(*once, ctx);
   }
   sync_hub_routes(service);  // the rules that came with this list, before its candidates
   auto& slot = balancers_[service].by_policy[index];
   const bool method_changed = router_.size() > 0 && slot.method != ctx.method;
-  if (!slot.balancer || slot.version != resolution->version || slot.source != resolution->source ||
+  if (!slot.balancer || slot.version != resolution.version || slot.source != resolution.source ||
       method_changed) {
     if (!slot.balancer) slot.balancer = make_load_balancer(policy, options_.lb);
-    slot.balancer->set_candidates(candidates_of(*resolution, ctx.method));
-    slot.version = resolution->version;
-    slot.source = resolution->source;
+    slot.balancer->set_candidates(candidates_of(resolution, ctx.method));
+    slot.version = resolution.version;
+    slot.source = resolution.source;
     slot.method = ctx.method;
   }
   return pick_with(*slot.balancer, ctx);

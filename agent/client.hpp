@@ -131,6 +131,8 @@ class Client {
   // Whatever is cached for a service, however stale, and marks it used; never
   // asks a hub (nullopt: nothing cached).
   std::optional<Resolution> cached(const proto::ServiceKey& service);
+  // The version cached for a service, without copying its list; marks it used.
+  std::optional<std::uint64_t> cached_version(const proto::ServiceKey& service);
   // One candidate chosen by `policy` (or by the service's configured policy:
   // options.policies, else default_policy), or nullopt (nothing known, no
   // candidate, or every candidate's address is in ctx.exclude). Candidates:
@@ -143,6 +145,11 @@ class Client {
                                       const PickContext& ctx = {});
   std::optional<proto::Instance> pick(const proto::ServiceKey& service,
                                       const PickContext& ctx = {});
+  // pick() from what is cached, however stale, never asking a hub (nullopt
+  // also when nothing is cached): for callers that must not block, after
+  // resolve_async() brought the service in.
+  std::optional<proto::Instance> pick_cached(const proto::ServiceKey& service, LbPolicy policy,
+                                             const PickContext& ctx = {});
 
   // A call to `address` failed: the hub hears of it within milliseconds (batched,
   // rate-limited per address; agent/failure_reporter.hpp). Business errors are
@@ -182,6 +189,8 @@ class Client {
   // The services kept fresh by the beats (used recently, or kept with keep_fresh()).
   std::vector<proto::ServiceKey> cached_services() const;
   const ClientOptions& options() const { return options_; }
+  // The policy pick() uses for a service: options.policies, else default_policy.
+  LbPolicy policy_for(const proto::ServiceKey& service) const;
   const std::string& node_id() const { return node_id_; }
 
  private:
@@ -218,6 +227,14 @@ class Client {
     };
     std::array<Slot, kLbPolicyCount> by_policy{};
   };
+  // pick()'s fast path: true (with the choice) when a balancer built from the
+  // fresh cached version answers; false when the list must be looked at.
+  bool hot_pick(const proto::ServiceKey& service, LbPolicy policy, const PickContext& ctx,
+                std::optional<proto::Instance>& chosen);
+  // pick()'s slow path: rebuilds the policy's candidates from `resolution`
+  // when its version (or, with rules, the method) changed, then picks.
+  std::optional<proto::Instance> pick_from(const proto::ServiceKey& service, LbPolicy policy,
+                                           const PickContext& ctx, const Resolution& resolution);
   // The candidate `balancer` picks, copied out (caller holds mu_).
   std::optional<proto::Instance> pick_with(LoadBalancer& balancer, const PickContext& ctx);
   // eligible -> routing rules -> confirmed first -> nearest tier.
@@ -226,7 +243,6 @@ class Client {
   // holds from the hub, and drops the service's balancers when they changed
   // (caller holds mu_). Called when its list changes and before a rebuild.
   void sync_hub_routes(const proto::ServiceKey& service);
-  LbPolicy policy_for(const proto::ServiceKey& service) const;
   Caller& caller();
   void on_attempt(const proto::ServiceKey& service, const proto::Instance& instance,
                   AttemptOutcome outcome, std::chrono::microseconds latency);

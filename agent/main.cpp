@@ -1,10 +1,12 @@
 // cascade-agent: the sidecar daemon. Registers --register instances, keeps
 // --use services fresh and prints their changes on stdout, deregisters on
-// SIGTERM/SIGINT. The application tells it about failed calls on stdin, one
-// line each, reported to the hub at once (agent/failure_reporter.hpp):
+// SIGTERM/SIGINT. With --http, applications in any language register, look
+// up and watch through its HTTP API (agent/api/local_api.hpp). The application tells it about
+// failed calls on stdin, one line each, reported to the hub at once (agent/failure_reporter.hpp):
 //   report-failure SERVICE ADDRESS KIND [GROUP]
 // KIND is timeout, refused, reset, system, business or breaker_open.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include <thread>
 
 #include "cascade/agent/agent_options.hpp"
+#include "cascade/agent/api/local_api.hpp"
 #include "cascade/agent/client.hpp"
 #include "cascade/common/log.hpp"
 
@@ -103,6 +106,16 @@ int wait_for_signal() {
   return sig;
 }
 
+// Each parked HTTP watch holds a socket: allow as many open files as the
+// hard limit does, not the 1024 a shell usually starts with.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+    spdlog::warn("could not raise the open-file limit to {}", limit.rlim_max);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,14 +135,24 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   try {
-    agent::Client client(parsed.config->client);
-    client.on_change([](const agent::Resolution& r) { print_line("changed " + describe(r)); });
-    for (const auto& reg : parsed.config->registrations) {
+    const auto& config = *parsed.config;
+    agent::Client client(config.client);
+    std::unique_ptr<agent::api::LocalApi> api;
+    if (config.http.listen) {
+      raise_open_file_limit();
+      api = std::make_unique<agent::api::LocalApi>(client, config.http);
+      print_line("http listening on " + api->address().to_string());
+    }
+    client.on_change([&api](const agent::Resolution& r) {
+      print_line("changed " + describe(r));
+      if (api) api->on_change(r);
+    });
+    for (const auto& reg : config.registrations) {
       spdlog::info("registering {} -> {} (id {})", reg.service.name, reg.instance.address,
                    reg.instance.id);
       client.register_instance(reg);
     }
-    for (const auto& key : parsed.config->uses) {
+    for (const auto& key : config.uses) {
       client.keep_fresh(key);
       if (auto r = client.resolve(key))
         print_line("resolved " + describe(*r));
@@ -141,6 +164,7 @@ int main(int argc, char** argv) {
     spdlog::info("signal {}: deregistering", sig);
     const bool acked = client.shutdown();
     spdlog::info(acked ? "deregistered" : "stopped without the hub's acknowledgement");
+    api.reset();  // after the Client's I/O thread stopped: nothing calls into it any more
     return 0;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());

@@ -41,8 +41,7 @@ bool peer_allowed(const sockaddr* peer, const std::vector<Cidr>& allow) {
 // only while it is suspended; after completion it answers nothing.
 class PendingResponse final : public Responder {
  public:
-  PendingResponse(Server::Impl& server, MHD_Connection* connection)
-      : server_(server), connection_(connection) {}
+  explicit PendingResponse(MHD_Connection* connection) : connection_(connection) {}
   void respond(Response response) override;
   // On the server thread, after the Handler returned nothing: parks the
   // connection unless the answer came meanwhile (then returned, to queue now).
@@ -55,7 +54,6 @@ class PendingResponse final : public Responder {
   }
 
  private:
-  Server::Impl& server_;
   MHD_Connection* connection_;
   std::mutex mu_;
   std::optional<Response> ready_;
@@ -183,7 +181,7 @@ struct Server::Impl {
     }
     exchange.handled = true;
     if (exchange.too_large) return queue(connection, too_large());
-    exchange.pending = std::make_shared<PendingResponse>(*this, connection);
+    exchange.pending = std::make_shared<PendingResponse>(connection);
     {
       std::lock_guard lock(live_mu);
       live.emplace(exchange.pending.get(), exchange.pending);

@@ -1,0 +1,60 @@
+#pragma once
+// Strict reading of JSON request bodies: every field typed and bounded,
+// unknown fields refused, the first problem reported with the field's name.
+// A bad body becomes a 400 whose code says which kind of problem it was:
+//   invalid_json   the body is not JSON, or not an object
+//   missing_field  a required field is absent
+//   invalid_field  a field has the wrong type or an out-of-range value
+//   unknown_field  a field this endpoint does not know (a typo, usually)
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "cascade/http/exchange.hpp"
+
+namespace cascade::agent::api {
+
+struct BodyError {
+  std::string code;
+  std::string message;
+  http::Response response() const { return http::Response::error(400, code, message); }
+};
+
+// The body as a JSON object, or invalid_json.
+std::variant<nlohmann::json, BodyError> parse_object(std::string_view body);
+
+class JsonFields {
+ public:
+  explicit JsonFields(const nlohmann::json& object) : object_(object) {}
+
+  std::optional<std::string> text(std::string_view key, bool required = false);
+  std::optional<std::uint64_t> number(std::string_view key, std::uint64_t max,
+                                      bool required = false);
+  std::optional<bool> flag(std::string_view key);
+  std::optional<std::vector<std::string>> texts(std::string_view key);
+  std::optional<std::map<std::string, std::string>> text_map(std::string_view key);
+  // An object field, to read with a JsonFields of its own (nullptr when absent).
+  const nlohmann::json* object(std::string_view key);
+  // Marks a field as known without reading it (accepted and ignored).
+  void ignore(std::string_view key) { known_.emplace(key); }
+
+  // After every field was read: the first problem, or an unknown field.
+  std::optional<BodyError> finish() const;
+  // Records a problem found by the caller (a value the types allow but the endpoint does not).
+  void fail(std::string_view key, const std::string& message);
+
+ private:
+  const nlohmann::json* field(std::string_view key, bool required,
+                              bool type_ok(const nlohmann::json&), std::string_view expected);
+
+  const nlohmann::json& object_;
+  std::set<std::string, std::less<>> known_;
+  std::optional<BodyError> error_;
+};
+
+}  // namespace cascade::agent::api

@@ -1,0 +1,40 @@
+#pragma once
+// cascade-agent's HTTP API: the native JSON API (agent/api/native_api.hpp)
+// and the Consul-compatible subset (agent/api/consul_api.hpp) on one port,
+// with the watches both park on.
+//
+// Lifetime: construct after the Client, and destroy only after
+// Client::shutdown() returned (its I/O thread, which delivers changes and
+// answers lookups to the API, has stopped by then). Destruction answers
+// requests still parked with 503 and stops the server.
+
+#include <memory>
+
+#include "cascade/agent/api/watch_board.hpp"
+#include "cascade/agent/client.hpp"
+#include "cascade/agent/local_interfaces.hpp"
+#include "cascade/http/router.hpp"
+#include "cascade/http/server.hpp"
+
+namespace cascade::agent::api {
+
+class LocalApi {
+ public:
+  // Listening when constructed. Throws std::runtime_error when the token
+  // file is unusable or the address cannot be bound.
+  LocalApi(Client& client, const HttpApiOptions& options);
+  ~LocalApi();
+
+  // Give every change of the Client's cache here (Client::on_change).
+  void on_change(const Resolution& resolution) { watches_.on_change(resolution); }
+  const SocketAddress& address() const { return server_->local_address(); }
+  const http::ServerCounters& counters() const { return server_->counters(); }
+
+ private:
+  SystemClock clock_;
+  WatchBoard watches_;
+  http::Router router_;
+  std::unique_ptr<http::Server> server_;  // last: stops first
+};
+
+}  // namespace cascade::agent::api

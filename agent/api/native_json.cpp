@@ -1,0 +1,122 @@
+#include "cascade/agent/api/native_json.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "cascade/common/validate.hpp"
+
+namespace cascade::agent::api {
+
+std::string dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Json instance_json(const proto::Instance& in) {
+  Json metadata = Json::object();
+  for (const auto& [key, value] : in.metadata)
+    metadata[key] = value;
+  return {
+      {"id", in.id},
+      {"address", in.address},
+      {"status", proto::to_string(in.status)},
+      {"weight", in.weight},
+      {"zone", in.zone},
+      {"tier", in.tier},
+      {"health", proto::to_string(in.health)},
+      {"health_reason", in.health_reason},
+      {"metadata", std::move(metadata)},
+  };
+}
+
+Json resolution_json(const Resolution& r) {
+  Json instances = Json::array();
+  for (const auto& in : r.instances)
+    instances.push_back(instance_json(in));
+  Json json = {
+      {"service", r.service.name},
+      {"group", r.service.group},
+      {"version", r.version},
+      {"source", r.source == Source::kHub ? "hub" : "snapshot"},
+      {"age_ms", r.age.count()},
+      {"stale", r.stale},
+      {"instances", std::move(instances)},
+  };
+  if (r.routes) {
+    Json routes = Json::array();
+    for (const auto& rule : *r.routes)
+      routes.push_back({{"text", rule.text},
+                        {"priority", rule.priority},
+                        {"force", rule.force},
+                        {"enabled", rule.enabled}});
+    json["routes"] = std::move(routes);
+  } else {
+    json["routes"] = nullptr;  // no hub has said
+  }
+  return json;
+}
+
+Json registration_json(const proto::Registration& r) {
+  Json json = instance_json(r.instance);
+  json.erase("tier");  // set by hubs in answers only
+  json.erase("health");
+  json.erase("health_reason");
+  Json out = {{"service", r.service.name}, {"group", r.service.group}};
+  out.update(json);
+  return out;
+}
+
+Json status_json(const ClientStatus& status, const ClientOptions& options,
+                 const std::vector<proto::Registration>& registrations,
+                 const std::vector<proto::ServiceKey>& uses) {
+  Json hubs = Json::array();
+  for (const auto& hub : options.hubs)
+    hubs.push_back(hub);
+  Json registered = Json::array();
+  for (const auto& r : registrations)
+    registered.push_back(registration_json(r));
+  Json used = Json::array();
+  for (const auto& key : uses)
+    used.push_back({{"service", key.name}, {"group", key.group}});
+  return {
+      {"node_id", status.node_id},
+      {"hubs", std::move(hubs)},
+      {"current_hub", options.hubs.empty() ? "" : options.hubs[status.current_hub]},
+      {"hub_id", status.hub_id},
+      {"state", status.hub_reachable ? "connected" : "hub_unreachable"},
+      {"lease_ms", status.lease.count()},
+      {"last_reply_age_ms",
+       status.last_reply_age ? Json(status.last_reply_age->count()) : Json(nullptr)},
+      {"failovers", status.failovers},
+      {"last_refusal", status.last_refusal},
+      {"registered", std::move(registered)},
+      {"uses", std::move(used)},
+  };
+}
+
+std::variant<proto::Registration, BodyError> registration_from_json(std::string_view body) {
+  auto parsed = parse_object(body);
+  if (auto* error = std::get_if<BodyError>(&parsed)) return *error;
+  JsonFields fields(std::get<nlohmann::json>(parsed));
+  proto::Registration r;
+  r.service.name = fields.text("service", true).value_or("");
+  r.service.group = fields.text("group").value_or(std::string(proto::kDefaultGroup));
+  r.instance.address = fields.text("address", true).value_or("");
+  r.instance.id = fields.text("id").value_or(r.instance.address);
+  r.instance.weight = static_cast<std::uint32_t>(fields.number("weight", UINT32_MAX).value_or(100));
+  r.instance.zone = fields.text("zone").value_or("");
+  if (auto status = fields.text("status")) {
+    std::transform(status->begin(), status->end(), status->begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (auto parsed_status = proto::parse_status(*status))
+      r.instance.status = *parsed_status;
+    else
+      fields.fail("status", "must be UP, DOWN, OUT_OF_SERVICE or STARTING");
+  }
+  r.instance.metadata = fields.text_map("metadata").value_or(std::map<std::string, std::string>{});
+  if (auto error = fields.finish()) return *error;
+  if (auto error = proto::check_registration(r); !error.empty())
+    return BodyError{"invalid_field", error};
+  return r;
+}
+
+}  // namespace cascade::agent::api

@@ -1,0 +1,66 @@
+#include "cascade/agent/api/query_args.hpp"
+
+#include <charconv>
+
+#include "cascade/common/validate.hpp"
+
+namespace cascade::agent::api {
+
+namespace {
+
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Parsed<proto::ServiceKey> service_key_of(std::string_view name,
+                                         std::optional<std::string_view> group) {
+  proto::ServiceKey key{std::string(name), std::string(group.value_or(proto::kDefaultGroup))};
+  if (auto error = proto::check_service_key(key); !error.empty()) return error;
+  return key;
+}
+
+Parsed<std::optional<std::uint64_t>> parse_index(std::optional<std::string_view> text) {
+  if (!text) return std::optional<std::uint64_t>{};
+  const auto value = parse_u64(*text);
+  if (!value) return "index must be a version number (got '" + std::string(*text) + "')";
+  return std::optional<std::uint64_t>{*value};
+}
+
+Parsed<Duration> parse_wait(std::optional<std::string_view> text, WaitLimits limits) {
+  if (!text) return limits.fallback;
+  struct Unit {
+    std::string_view suffix;
+    std::int64_t ms;
+  };
+  // "ms" before "m" and "s": the longest suffix that matches decides.
+  constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+  std::string_view number = *text;
+  std::int64_t unit_ms = 1000;
+  for (const auto& unit : kUnits) {
+    if (text->ends_with(unit.suffix)) {
+      number = text->substr(0, text->size() - unit.suffix.size());
+      unit_ms = unit.ms;
+      break;
+    }
+  }
+  const auto value = parse_u64(number);
+  if (!value)
+    return "wait must be a duration such as 30s, 5m or 250ms (got '" + std::string(*text) + "')";
+  const auto longest = static_cast<std::uint64_t>(limits.longest.count());
+  if (*value >= longest / static_cast<std::uint64_t>(unit_ms)) return limits.longest;
+  return Duration{static_cast<std::int64_t>(*value) * unit_ms};
+}
+
+Parsed<bool> parse_flag(std::optional<std::string_view> text, std::string_view name) {
+  if (!text) return false;
+  if (text->empty() || *text == "1" || *text == "true") return true;
+  if (*text == "0" || *text == "false") return false;
+  return std::string(name) + " must be true or false (got '" + std::string(*text) + "')";
+}
+
+}  // namespace cascade::agent::api
