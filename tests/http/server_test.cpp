@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cascade/http/router.hpp"
-#include "cascade/tests/http/curl_client.hpp"
+#include "cascade/tests/common/curl_client.hpp"
 
 namespace cascade::http {
 namespace {

@@ -1,4 +1,4 @@
-#include "cascade/tests/http/curl_client.hpp"
+#include "cascade/tests/common/curl_client.hpp"
 
 #include <algorithm>
 #include <cctype>
