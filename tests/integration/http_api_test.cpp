@@ -225,6 +225,40 @@ TEST_F(IntegrationHttpApi, AWatchOfAServiceThatDoesNotExistYetReturnsWhenItAppea
   EXPECT_EQ(instances_of(json_of(woken)), 1u);
 }
 
+TEST_F(IntegrationHttpApi, AWatchInOneDatacenterSeesAProviderOfAnotherComeAndGoThroughL2) {
+  const auto l2 = start_hub({.id = "l2", .lease = Millis{1200}, .extra = {"--tier", "2"}});
+  const auto dc1 = start_hub({.id = "dc1", .extra = {"--zone", "dc1", "--upstream", l2.endpoint}});
+  const auto dc2 = start_hub({.id = "dc2", .extra = {"--zone", "dc2", "--upstream", l2.endpoint}});
+  const auto provider = start_api_agent("provider-dc2", dc2.endpoint);
+  const auto consumer = start_api_agent("consumer-dc1", dc1.endpoint);
+  EXPECT_EQ(code_of(http_get(consumer.url("/api/v1/services/pay"))), "unknown_service");
+  HttpResult appeared;
+  std::thread watcher(
+      [&] { appeared = http_get(consumer.url("/api/v1/services/pay?index=0&wait=20s")); });
+  std::this_thread::sleep_for(Millis{300});
+  ASSERT_EQ(
+      put_instance(provider, {{"service", "pay"}, {"id", "pay-1"}, {"address", "10.2.0.1:80"}})
+          .status,
+      200);
+  watcher.join();
+  ASSERT_EQ(appeared.status, 200) << appeared.body;
+  auto service = json_of(appeared);
+  ASSERT_EQ(instances_of(service), 1u);
+  EXPECT_EQ(service["instances"][0]["tier"], 2) << "served through the L2 tier";
+  const auto version = service["version"].get<std::uint64_t>();
+
+  HttpResult gone;
+  std::thread second([&] {
+    gone = http_get(
+        consumer.url("/api/v1/services/pay?index=" + std::to_string(version) + "&wait=20s"));
+  });
+  std::this_thread::sleep_for(Millis{300});
+  ASSERT_EQ(http({"DELETE", provider.url("/api/v1/instances/pay/pay-1")}).status, 200);
+  second.join();
+  ASSERT_EQ(gone.status, 200) << gone.body;
+  EXPECT_EQ(instances_of(json_of(gone)), 0u);
+}
+
 TEST_F(IntegrationHttpApi, NoHubAndNothingCachedIs503AndACachedListServedStaleIs200) {
   auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
