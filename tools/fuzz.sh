@@ -3,7 +3,7 @@
 # ./build-asan (made by tools/test-sanitized.sh, or here if missing).
 #   tools/fuzz.sh TARGET [SECONDS] [LIBFUZZER-OPTION...]
 #   tools/fuzz.sh hub_core 3600 -jobs=2 -workers=2
-# TARGET: decode_frame hub_core agent_core proxy_core msgpack_blob routing_rule.
+# TARGET: decode_frame hub_core agent_core proxy_core msgpack_blob routing_rule http_request.
 # The corpus grows in build-asan/tests/fuzz/corpus/TARGET/ and survives runs;
 # a finding lands in build-asan/tests/fuzz/findings/TARGET/ (copy it to
 # tests/fuzz/regressions/TARGET/ with its fix and regression test).

@@ -19,7 +19,7 @@
 #   CASCADE_FUZZ_SECONDS=15         length of each fuzz target's bounded run
 set -euo pipefail
 cd "$(dirname "$0")/.."
-areas="${CASCADE_ASAN_AREAS:-codec;store;hub;agent;security;fuzz}"
+areas="${CASCADE_ASAN_AREAS:-codec;store;hub;agent;security;http;fuzz}"
 cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
   -DCASCADE_SANITIZE=address,undefined -DCASCADE_FUZZ=ON -DCASCADE_BUILD_BENCH=OFF \
   -DCASCADE_TEST_AREAS="$areas" -DCASCADE_TEST_SKIP="${CASCADE_ASAN_SKIP-agent_library_test}" \
