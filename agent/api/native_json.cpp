@@ -11,23 +11,6 @@ std::string dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-Json instance_json(const proto::Instance& in) {
-  Json metadata = Json::object();
-  for (const auto& [key, value] : in.metadata)
-    metadata[key] = value;
-  return {
-      {"id", in.id},
-      {"address", in.address},
-      {"status", proto::to_string(in.status)},
-      {"weight", in.weight},
-      {"zone", in.zone},
-      {"tier", in.tier},
-      {"health", proto::to_string(in.health)},
-      {"health_reason", in.health_reason},
-      {"metadata", std::move(metadata)},
-  };
-}
-
 Json resolution_json(const Resolution& r) {
   Json instances = Json::array();
   for (const auto& in : r.instances)
@@ -41,17 +24,7 @@ Json resolution_json(const Resolution& r) {
       {"stale", r.stale},
       {"instances", std::move(instances)},
   };
-  if (r.routes) {
-    Json routes = Json::array();
-    for (const auto& rule : *r.routes)
-      routes.push_back({{"text", rule.text},
-                        {"priority", rule.priority},
-                        {"force", rule.force},
-                        {"enabled", rule.enabled}});
-    json["routes"] = std::move(routes);
-  } else {
-    json["routes"] = nullptr;  // no hub has said
-  }
+  json["routes"] = routes_json(r.routes);  // null: no hub has said
   return json;
 }
 

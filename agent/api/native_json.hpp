@@ -10,12 +10,13 @@
 #include "cascade/agent/agent_core.hpp"
 #include "cascade/agent/api/json_fields.hpp"
 #include "cascade/agent/client.hpp"
+#include "cascade/common/instance_json.hpp"
 
 namespace cascade::agent::api {
 
 using Json = nlohmann::ordered_json;
 
-Json instance_json(const proto::Instance& instance);
+using cascade::instance_json;  // common/instance_json.hpp
 Json resolution_json(const Resolution& resolution);
 Json registration_json(const proto::Registration& registration);
 Json status_json(const ClientStatus& status, const ClientOptions& options,

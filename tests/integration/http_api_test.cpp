@@ -71,6 +71,20 @@ class IntegrationHttpApi : public ClusterTest {
   }
 
   static std::size_t instances_of(const Json& service) { return service["instances"].size(); }
+
+  // Registers each instance of `orders` (fields beside the service) through
+  // `provider`, and waits until `consumer` lists them all.
+  static void register_orders(const ApiAgent& provider, const ApiAgent& consumer,
+                              const std::vector<Json>& instances) {
+    for (auto fields : instances) {
+      fields["service"] = "orders";
+      const auto put = put_instance(provider, fields);
+      ASSERT_EQ(put.status, 200) << put.body;
+    }
+    ASSERT_TRUE(wait_for_service(
+        consumer, "orders", [&](const Json& s) { return instances_of(s) == instances.size(); }))
+        << "the consumer never listed all " << instances.size() << " instances";
+  }
 };
 
 TEST_F(IntegrationHttpApi, ASidecarRegistersForItsApplicationAndAnotherAgentResolvesIt) {
@@ -126,10 +140,9 @@ TEST_F(IntegrationHttpApi, SeveralInstancesPerAgentAndADeregistrationReachesTheO
   const auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
   const auto consumer = start_api_agent("consumer", hub.endpoint);
-  for (const auto* address : {"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"})
-    ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", address}}).status, 200);
-  ASSERT_TRUE(
-      wait_for_service(consumer, "orders", [](const Json& s) { return instances_of(s) == 3; }));
+  register_orders(
+      provider, consumer,
+      {{{"address", "10.0.0.1:80"}}, {{"address", "10.0.0.2:80"}}, {{"address", "10.0.0.3:80"}}});
   const auto removed = http({"DELETE", provider.url("/api/v1/instances/orders/10.0.0.2:80")});
   ASSERT_EQ(removed.status, 200) << removed.body;
   ASSERT_TRUE(
@@ -157,10 +170,7 @@ TEST_F(IntegrationHttpApi, AWatchReturnsWhenTheServiceChangesAndNotBefore) {
   const auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
   const auto consumer = start_api_agent("consumer", hub.endpoint);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.1:80"}}).status,
-            200);
-  ASSERT_TRUE(
-      wait_for_service(consumer, "orders", [](const Json& s) { return instances_of(s) == 1; }));
+  register_orders(provider, consumer, {{{"address", "10.0.0.1:80"}}});
   const auto version =
       json_of(http_get(consumer.url("/api/v1/services/orders")))["version"].get<std::uint64_t>();
   const auto watch_url =
@@ -263,10 +273,7 @@ TEST_F(IntegrationHttpApi, NoHubAndNothingCachedIs503AndACachedListServedStaleIs
   auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
   const auto consumer = start_api_agent("consumer", hub.endpoint);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.1:80"}}).status,
-            200);
-  ASSERT_TRUE(
-      wait_for_service(consumer, "orders", [](const Json& s) { return instances_of(s) == 1; }));
+  register_orders(provider, consumer, {{{"address", "10.0.0.1:80"}}});
   hub.process->kill_and_wait();
   // Three beats without a hub: the cached list is served, marked stale, with its age.
   ASSERT_TRUE(
@@ -283,16 +290,10 @@ TEST_F(IntegrationHttpApi, PickChoosesAnEligibleInstanceUnderThePolicyAndHonours
   const auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
   const auto consumer = start_api_agent("consumer", hub.endpoint);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.1:80"}}).status,
-            200);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.2:80"}}).status,
-            200);
-  ASSERT_EQ(put_instance(provider,
-                         {{"service", "orders"}, {"address", "10.0.0.3:80"}, {"status", "DOWN"}})
-                .status,
-            200);
-  ASSERT_TRUE(
-      wait_for_service(consumer, "orders", [](const Json& s) { return instances_of(s) == 3; }));
+  register_orders(provider, consumer,
+                  {{{"address", "10.0.0.1:80"}},
+                   {{"address", "10.0.0.2:80"}},
+                   {{"address", "10.0.0.3:80"}, {"status", "DOWN"}}});
   std::set<std::string> chosen;
   for (int i = 0; i < 6; ++i) {
     const auto r = http_get(consumer.url("/api/v1/services/orders/pick?policy=round_robin"));
@@ -317,12 +318,7 @@ TEST_F(IntegrationHttpApi, FailureReportsThroughTheApiIsolateAnAddressAtTheHub) 
   const auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
   const auto consumer = start_api_agent("consumer", hub.endpoint);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.1:80"}}).status,
-            200);
-  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.2:80"}}).status,
-            200);
-  ASSERT_TRUE(
-      wait_for_service(consumer, "orders", [](const Json& s) { return instances_of(s) == 2; }));
+  register_orders(provider, consumer, {{{"address", "10.0.0.1:80"}}, {{"address", "10.0.0.2:80"}}});
   for (int i = 0; i < 5; ++i) {
     const auto r = http({"POST", consumer.url("/api/v1/services/orders/failures"),
                          Json{{"address", "10.0.0.1:80"}, {"kind", "timeout"}}.dump()});

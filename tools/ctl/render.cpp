@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cascade/common/instance_json.hpp"
+
 namespace cascade::ctl {
 namespace {
 
@@ -276,23 +278,8 @@ std::string resolve_table(const proto::QueryReply& reply, bool show_all) {
 
 std::string resolve_json(const proto::QueryReply& reply, bool show_all) {
   Json instances = Json::array();
-  for (const auto& in : reply.instances) {
-    if (!is_shown(in, show_all)) continue;
-    Json metadata = Json::object();
-    for (const auto& [key, value] : in.metadata)
-      metadata[key] = value;
-    instances.push_back({
-        {"id", in.id},
-        {"address", in.address},
-        {"status", proto::to_string(in.status)},
-        {"weight", in.weight},
-        {"zone", in.zone},
-        {"tier", in.tier},
-        {"health", proto::to_string(in.health)},
-        {"health_reason", in.health_reason},
-        {"metadata", std::move(metadata)},
-    });
-  }
+  for (const auto& in : reply.instances)
+    if (is_shown(in, show_all)) instances.push_back(instance_json(in));
   Json json = {
       {"service", reply.service.name},
       {"group", reply.service.group},
@@ -305,18 +292,7 @@ std::string resolve_json(const proto::QueryReply& reply, bool show_all) {
       {"hidden_isolated", hidden_count(reply, show_all)},
       {"instances", std::move(instances)},
   };
-  if (reply.routes) {
-    Json routes = Json::array();
-    for (const auto& rule : *reply.routes) {
-      routes.push_back({{"text", rule.text},
-                        {"priority", rule.priority},
-                        {"force", rule.force},
-                        {"enabled", rule.enabled}});
-    }
-    json["routes"] = std::move(routes);
-  } else {
-    json["routes"] = nullptr;  // the hub did not say (a hub of an older revision)
-  }
+  json["routes"] = routes_json(reply.routes);  // null: the hub did not say (an older revision)
   return dump(json);
 }
 
