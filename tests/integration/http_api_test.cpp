@@ -200,6 +200,34 @@ TEST_F(IntegrationHttpApi, AWatchReturnsWhenTheServiceChangesAndNotBefore) {
   EXPECT_EQ(instances_of(json_of(at_once)), 2u);
 }
 
+TEST_F(IntegrationHttpApi, ManyRequestsAndWatchesOfAServiceCostTheHubOneQuery) {
+  const auto hub = start_hub();
+  const auto provider = start_api_agent("provider", hub.endpoint);
+  const auto consumer = start_api_agent("consumer", hub.endpoint);
+  ASSERT_EQ(put_instance(provider, {{"service", "orders"}, {"address", "10.0.0.1:80"}}).status,
+            200);
+  HubProbe probe(hub.endpoint);
+  ASSERT_TRUE(wait_until_listed(probe, "orders", "10.0.0.1:80"));
+  auto queries = [&] {
+    const auto status = probe.status(kPatience);
+    return status ? counter(*status, "queries").value_or(0) : 0;
+  };
+  const auto before = queries();
+  // 300 lookups of a service the consumer's agent has never seen, all at once...
+  const auto answers = http_all(
+      std::vector<HttpCall>(300, HttpCall{"GET", consumer.url("/api/v1/services/orders")}));
+  for (const auto& r : answers)
+    ASSERT_EQ(r.status, 200) << r.error << r.body;
+  const auto version = json_of(answers.front())["version"].get<std::uint64_t>();
+  // ...and 300 watches of it, parked past several beats.
+  http_all(std::vector<HttpCall>(
+      300, HttpCall{"GET", consumer.url("/api/v1/services/orders?index=" + std::to_string(version) +
+                                        "&wait=1s")}));
+  // One query each from the probe (wait_until_listed is done) and the consumer's agent;
+  // the beats keep the list fresh after that.
+  EXPECT_LE(queries() - before, 2u) << "the hub was asked once per request, not once per agent";
+}
+
 TEST_F(IntegrationHttpApi, AWatchWithNoChangeReturnsTheSameVersionWhenItsWaitEnds) {
   const auto hub = start_hub();
   const auto provider = start_api_agent("provider", hub.endpoint);
