@@ -15,6 +15,7 @@
 
 #include "cascade/agent/agent_options.hpp"
 #include "cascade/agent/client.hpp"
+#include "cascade/agent/dns/dns_server.hpp"
 #include "cascade/common/log.hpp"
 
 namespace {
@@ -136,9 +137,16 @@ int main(int argc, char** argv) {
       else
         print_line("unresolved " + key.name + " (no hub answered, no snapshot)");
     }
+    // DNS (--dns): answers from the client; stopped before the client shuts down.
+    std::unique_ptr<agent::dns::DnsServer> dns;
+    if (parsed.config->dns.listen) {
+      dns = agent::dns::start_dns_server(parsed.config->dns, client);
+      print_line("dns listening on " + dns->local_address().to_string());
+    }
     ReportReader reports(client);
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);
+    if (dns) dns->stop();
     const bool acked = client.shutdown();
     spdlog::info(acked ? "deregistered" : "stopped without the hub's acknowledgement");
     return 0;
