@@ -1,6 +1,7 @@
 #include "cascade/agent/dns/dns_query.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "cascade/agent/dns/dns_wire.hpp"
 
@@ -8,14 +9,18 @@ namespace cascade::agent::dns {
 
 namespace {
 
-// EDNS's extended RCODE BADVERS (16): the upper eight bits in the OPT record.
-constexpr std::uint8_t kBadVersExtendedRcode = 16 >> 4;
+// The reply to a query that gets none but an error: its full RCODE split
+// between the header (low four bits) and the OPT record (the rest).
+BadQuery refuse(QueryProblem problem, const ldns_pkt& query, unsigned rcode) {
+  auto reply = new_reply(query, static_cast<ldns_pkt_rcode>(rcode & 0xF));
+  if (rcode > 0xF)
+    ldns_pkt_set_edns_extended_rcode(reply.get(), static_cast<std::uint8_t>(rcode >> 4));
+  return {problem, encode_within(*reply, kPlainUdpLimit).wire, rcode};
+}
 
-std::vector<std::uint8_t> reply_bytes(const ldns_pkt& query, ldns_pkt_rcode rcode,
-                                      std::uint8_t extended_rcode = 0) {
-  auto reply = new_reply(query, rcode);
-  if (extended_rcode != 0) ldns_pkt_set_edns_extended_rcode(reply.get(), extended_rcode);
-  return encode_within(*reply, kPlainUdpLimit).wire;
+// The same for bytes that did not parse: a header, no question.
+BadQuery refuse_raw(QueryProblem problem, std::span<const std::uint8_t> raw, ldns_pkt_rcode rcode) {
+  return {problem, header_only_reply(raw, rcode), static_cast<unsigned>(rcode)};
 }
 
 }  // namespace
@@ -27,23 +32,14 @@ std::size_t DnsQuestion::udp_limit() const {
 }
 
 std::string_view to_string(QueryProblem problem) {
-  switch (problem) {
-    case QueryProblem::kTooShort:
-      return "shorter than a DNS header";
-    case QueryProblem::kResponse:
-      return "a response, not a query";
-    case QueryProblem::kMalformed:
-      return "malformed";
-    case QueryProblem::kOpcode:
-      return "an opcode other than QUERY";
-    case QueryProblem::kQuestionCount:
-      return "not exactly one question";
-    case QueryProblem::kClass:
-      return "a class other than IN";
-    case QueryProblem::kEdnsVersion:
-      return "an EDNS version other than 0";
-  }
-  return "unknown";
+  static constexpr std::string_view kNames[] = {
+      "shorter than a DNS header",    "a response, not a query",  "malformed",
+      "an opcode other than QUERY",   "not exactly one question", "a class other than IN",
+      "an EDNS version other than 0",
+  };
+  static_assert(std::size(kNames) == static_cast<std::size_t>(QueryProblem::kEdnsVersion) + 1);
+  const auto index = static_cast<std::size_t>(problem);
+  return index < std::size(kNames) ? kNames[index] : "unknown";
 }
 
 std::variant<DnsQuestion, BadQuery> parse_query(std::span<const std::uint8_t> bytes) {
@@ -54,22 +50,20 @@ std::variant<DnsQuestion, BadQuery> parse_query(std::span<const std::uint8_t> by
     // Checked before the parse result, which may be a FORMERR for an
     // unknown opcode's body: NOTIMP tells the asker more.
     const bool query_opcode = LDNS_OPCODE_WIRE(bytes.data()) == LDNS_PACKET_QUERY;
-    return query_opcode
-               ? BadQuery{QueryProblem::kMalformed, header_only_reply(bytes, LDNS_RCODE_FORMERR)}
-               : BadQuery{QueryProblem::kOpcode, header_only_reply(bytes, LDNS_RCODE_NOTIMPL)};
+    return query_opcode ? refuse_raw(QueryProblem::kMalformed, bytes, LDNS_RCODE_FORMERR)
+                        : refuse_raw(QueryProblem::kOpcode, bytes, LDNS_RCODE_NOTIMPL);
   }
   PacketPtr query(raw);
   if (ldns_pkt_get_opcode(query.get()) != LDNS_PACKET_QUERY)
-    return BadQuery{QueryProblem::kOpcode, reply_bytes(*query, LDNS_RCODE_NOTIMPL)};
+    return refuse(QueryProblem::kOpcode, *query, LDNS_RCODE_NOTIMPL);
   if (ldns_pkt_qdcount(query.get()) != 1 ||
       ldns_rr_list_rr_count(ldns_pkt_question(query.get())) != 1)
-    return BadQuery{QueryProblem::kQuestionCount, reply_bytes(*query, LDNS_RCODE_FORMERR)};
+    return refuse(QueryProblem::kQuestionCount, *query, LDNS_RCODE_FORMERR);
   if (ldns_pkt_edns(query.get()) && ldns_pkt_edns_version(query.get()) != 0)
-    return BadQuery{QueryProblem::kEdnsVersion,
-                    reply_bytes(*query, LDNS_RCODE_NOERROR, kBadVersExtendedRcode)};
+    return refuse(QueryProblem::kEdnsVersion, *query, kRcodeBadVers);
   const auto klass = ldns_rr_get_class(ldns_rr_list_rr(ldns_pkt_question(query.get()), 0));
   if (klass != LDNS_RR_CLASS_IN && klass != LDNS_RR_CLASS_ANY)
-    return BadQuery{QueryProblem::kClass, reply_bytes(*query, LDNS_RCODE_REFUSED)};
+    return refuse(QueryProblem::kClass, *query, LDNS_RCODE_REFUSED);
   return DnsQuestion(std::move(query));
 }
 

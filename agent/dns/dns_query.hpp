@@ -43,14 +43,20 @@ enum class QueryProblem : std::uint8_t {
   kOpcode,         // not a standard QUERY: NOTIMP
   kQuestionCount,  // not exactly one question: FORMERR
   kClass,          // a class other than IN or ANY: REFUSED
-  kEdnsVersion,    // EDNS version other than 0: BADVERS (RFC 6891 6.1.3)
+  kEdnsVersion,    // EDNS version other than 0: BADVERS (RFC 6891 6.1.3); last (to_string)
 };
 std::string_view to_string(QueryProblem problem);
 
 struct BadQuery {
   QueryProblem problem;
   std::vector<std::uint8_t> reply;  // empty: no reply is sent
+  // The reply's RCODE, extended ones included (BADVERS is 16); meaningless
+  // without a reply.
+  unsigned rcode = LDNS_RCODE_NOERROR;
 };
+
+// The full RCODE of BADVERS (RFC 6891 9): 16, its upper bits in the OPT record.
+inline constexpr unsigned kRcodeBadVers = 16;
 
 std::variant<DnsQuestion, BadQuery> parse_query(std::span<const std::uint8_t> bytes);
 

@@ -300,25 +300,10 @@ void DnsServer::handle(std::span<const std::uint8_t> bytes, Origin origin) {
 
 void DnsServer::reject(const BadQuery& bad, const Origin& origin) {
   bump(counters_.bad_queries);
-  switch (bad.problem) {
-    case QueryProblem::kTooShort:
-    case QueryProblem::kResponse:
-      bump(counters_.dropped);
-      break;
-    case QueryProblem::kMalformed:
-    case QueryProblem::kQuestionCount:
-      bump(counters_.replies_formerr);
-      break;
-    case QueryProblem::kOpcode:
-      bump(counters_.replies_notimp);
-      break;
-    case QueryProblem::kClass:
-      bump(counters_.replies_refused);
-      break;
-    case QueryProblem::kEdnsVersion:
-      bump(counters_.replies_badvers);
-      break;
-  }
+  if (bad.reply.empty())
+    bump(counters_.dropped);
+  else
+    count_rcode(bad.rcode, 0);
   std::uint64_t suppressed = 0;
   if (bad_input_log_.allow(clock_.now(), suppressed))
     spdlog::warn("dns: {} from {}: {} [{} more bad queries not logged]",
@@ -341,23 +326,26 @@ void DnsServer::answer(const PendingLookup& pending, const std::optional<Resolut
 }
 
 void DnsServer::count_reply(const DnsReply& reply) {
-  switch (reply.rcode) {
-    case LDNS_RCODE_NOERROR:
-      bump(reply.answers > 0 ? counters_.replies_noerror : counters_.replies_nodata);
-      break;
-    case LDNS_RCODE_NXDOMAIN:
-      bump(counters_.replies_nxdomain);
-      break;
-    case LDNS_RCODE_SERVFAIL:
-      bump(counters_.replies_servfail);
-      break;
-    case LDNS_RCODE_REFUSED:
-      bump(counters_.replies_refused);
-      break;
-    default:
-      break;  // the responder sends no other code
-  }
+  count_rcode(reply.rcode, reply.answers);
   if (reply.truncated) bump(counters_.replies_truncated);
+}
+
+void DnsServer::count_rcode(unsigned rcode, std::size_t answers) {
+  using Counter = std::atomic<std::uint64_t> DnsCounters::*;
+  static constexpr std::pair<unsigned, Counter> kByRcode[] = {
+      {LDNS_RCODE_FORMERR, &DnsCounters::replies_formerr},
+      {LDNS_RCODE_SERVFAIL, &DnsCounters::replies_servfail},
+      {LDNS_RCODE_NXDOMAIN, &DnsCounters::replies_nxdomain},
+      {LDNS_RCODE_NOTIMPL, &DnsCounters::replies_notimp},
+      {LDNS_RCODE_REFUSED, &DnsCounters::replies_refused},
+      {kRcodeBadVers, &DnsCounters::replies_badvers},
+  };
+  if (rcode == LDNS_RCODE_NOERROR) {
+    bump(answers > 0 ? counters_.replies_noerror : counters_.replies_nodata);
+    return;
+  }
+  for (const auto& [code, counter] : kByRcode)
+    if (code == rcode) bump(counters_.*counter);  // this server sends no other code
 }
 
 void DnsServer::send(const Origin& origin, std::span<const std::uint8_t> wire) {

@@ -121,6 +121,8 @@ class DnsServer {
   // Sends `wire` to `origin`; empty: no reply, but a TCP query is done.
   void send(const Origin& origin, std::span<const std::uint8_t> wire);
   void count_reply(const DnsReply& reply);
+  // One replies_* counter per RCODE (`answers` tells NOERROR from NODATA).
+  void count_rcode(unsigned rcode, std::size_t answers);
   std::string describe(const Origin& origin) const;
   std::optional<Duration> poll_timeout(MonoTime now) const;
 

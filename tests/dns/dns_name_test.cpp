@@ -15,42 +15,41 @@ DnsName classify(const DnsZone& zone, const std::string& name) {
   return zone.classify(*rdf);
 }
 
-std::optional<proto::ServiceKey> service_of(const DnsName& name) {
-  if (const auto* service = std::get_if<ServiceName>(&name)) return service->key;
+// The service `name` names under `zone`, if it names one.
+std::optional<proto::ServiceKey> service_of(const DnsZone& zone, const std::string& name) {
+  const auto classified = classify(zone, name);
+  if (const auto* service = std::get_if<ServiceName>(&classified)) return service->key;
   return std::nullopt;
+}
+
+std::optional<proto::ServiceKey> key(const std::string& name,
+                                     const std::string& group = "default") {
+  return proto::ServiceKey{name, group};
 }
 
 TEST(DnsNameTest, ServiceNameIsEveryLabelBeforeTheKeywordInTheDefaultGroup) {
   const DnsZone zone("cascade");
-  EXPECT_EQ(service_of(classify(zone, "orders.service.cascade.")),
-            (proto::ServiceKey{"orders", "default"}));
-  EXPECT_EQ(service_of(classify(zone, "billing.v2.service.cascade.")),
-            (proto::ServiceKey{"billing.v2", "default"}))
+  EXPECT_EQ(service_of(zone, "orders.service.cascade."), key("orders"));
+  EXPECT_EQ(service_of(zone, "billing.v2.service.cascade."), key("billing.v2"))
       << "service names may contain dots";
-  EXPECT_EQ(service_of(classify(zone, "service.service.cascade.")),
-            (proto::ServiceKey{"service", "default"}));
+  EXPECT_EQ(service_of(zone, "service.service.cascade."), key("service"));
 }
 
 TEST(DnsNameTest, GroupSchemeTakesTheLabelBeforeGroupAsTheGroup) {
   const DnsZone zone("cascade");
-  EXPECT_EQ(service_of(classify(zone, "orders.canary.group.cascade.")),
-            (proto::ServiceKey{"orders", "canary"}));
-  EXPECT_EQ(service_of(classify(zone, "billing.v2.canary.group.cascade.")),
-            (proto::ServiceKey{"billing.v2", "canary"}));
+  EXPECT_EQ(service_of(zone, "orders.canary.group.cascade."), key("orders", "canary"));
+  EXPECT_EQ(service_of(zone, "billing.v2.canary.group.cascade."), key("billing.v2", "canary"));
 }
 
 TEST(DnsNameTest, NamesAreCaseInsensitiveAndServicesLowerCased) {
   const DnsZone zone("Cascade");
-  EXPECT_EQ(service_of(classify(zone, "ORDERS.Service.CASCADE.")),
-            (proto::ServiceKey{"orders", "default"}));
-  EXPECT_EQ(service_of(classify(zone, "Orders.Canary.GROUP.cascade.")),
-            (proto::ServiceKey{"orders", "canary"}));
+  EXPECT_EQ(service_of(zone, "ORDERS.Service.CASCADE."), key("orders"));
+  EXPECT_EQ(service_of(zone, "Orders.Canary.GROUP.cascade."), key("orders", "canary"));
 }
 
 TEST(DnsNameTest, MultiLabelDomainAndTrailingDotAreAccepted) {
   const DnsZone zone("svc.example.");
-  EXPECT_EQ(service_of(classify(zone, "orders.service.svc.example.")),
-            (proto::ServiceKey{"orders", "default"}));
+  EXPECT_EQ(service_of(zone, "orders.service.svc.example."), key("orders"));
   EXPECT_TRUE(std::holds_alternative<OutsideZone>(classify(zone, "orders.service.example.")));
   EXPECT_TRUE(std::holds_alternative<ZoneApex>(classify(zone, "SVC.example.")));
 }
