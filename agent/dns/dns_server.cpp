@@ -100,37 +100,48 @@ void DnsServer::bind_sockets() {
 
 void DnsServer::run() {
   mailbox_->adopt();
-  std::vector<pollfd> fds;
-  std::vector<std::uint64_t> polled;  // the connection of each fds entry from the fourth on
+  PollSet set;
   while (!stop_.load()) {
-    fds.assign(
-        {{mailbox_->fd(), POLLIN, 0}, {udp_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}});
-    polled.clear();
-    for (const auto& [id, connection] : connections_) {
-      const short events = static_cast<short>((wants_to_read(connection) ? POLLIN : 0) |
-                                              (connection.framing.unsent().empty() ? 0 : POLLOUT));
-      // Nothing asked of a connection: not polled, or its hang-up would wake us in a loop.
-      if (events == 0) continue;
-      fds.push_back({connection.fd.get(), events, 0});
-      polled.push_back(id);
+    try {
+      poll_once(set);
+    } catch (const std::exception& e) {
+      // Out of memory or a failed poll: the query at hand is lost, the server goes on.
+      std::uint64_t suppressed = 0;
+      if (socket_error_log_.allow(clock_.now(), suppressed))
+        spdlog::error("dns: {} [{} more]", e.what(), suppressed);
     }
-    const auto timeout = poll_timeout(clock_.now());
-    const int ready =
-        ::poll(fds.data(), fds.size(), timeout ? static_cast<int>(timeout->count()) : -1);
-    if (ready < 0 && errno != EINTR) throw os_error("DNS: poll");
-    if (stop_.load()) break;
-    const auto now = clock_.now();
-    if (fds[0].revents != 0) mailbox_->clear_wake();
-    if (fds[1].revents != 0) read_udp();
-    if (fds[2].revents != 0) accept_tcp(now);
-    for (std::size_t i = 3; i < fds.size(); ++i) {
-      auto& connection = connections_.at(polled[i - 3]);
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_tcp(connection, now);
-      if ((fds[i].revents & POLLOUT) != 0) flush_tcp(connection, now);
-    }
-    serve();
-    sweep_tcp(now);
   }
+}
+
+void DnsServer::poll_once(PollSet& set) {
+  auto& fds = set.fds;
+  fds.assign({{mailbox_->fd(), POLLIN, 0}, {udp_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}});
+  set.connections.clear();
+  for (const auto& [id, connection] : connections_) {
+    const short events = static_cast<short>((wants_to_read(connection) ? POLLIN : 0) |
+                                            (connection.framing.unsent().empty() ? 0 : POLLOUT));
+    // Nothing asked of a connection: not polled, or its hang-up would wake us in a loop.
+    if (events == 0) continue;
+    fds.push_back({connection.fd.get(), events, 0});
+    set.connections.push_back(id);
+  }
+  const auto timeout = poll_timeout(clock_.now());
+  const int ready =
+      ::poll(fds.data(), fds.size(), timeout ? static_cast<int>(timeout->count()) : -1);
+  if (ready < 0 && errno != EINTR) throw os_error("poll");
+  if (stop_.load()) return;
+  const auto now = clock_.now();
+  if (fds[0].revents != 0) mailbox_->clear_wake();
+  if (fds[1].revents != 0) read_udp();
+  if (fds[2].revents != 0) accept_tcp(now);
+  for (std::size_t i = 0; i < set.connections.size(); ++i) {
+    const auto revents = fds[kFixedFds + i].revents;
+    auto& connection = connections_.at(set.connections[i]);
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_tcp(connection, now);
+    if ((revents & POLLOUT) != 0) flush_tcp(connection, now);
+  }
+  serve();
+  sweep_tcp(now);
 }
 
 void DnsServer::read_udp() {

@@ -22,6 +22,8 @@
 // Thread-safety: the constructor, stop() and the destructor from one thread;
 // local_address() and counters() from any.
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -101,8 +103,17 @@ class DnsServer {
     bool broken = false;       // a read or write failed: close now
   };
 
+  // What one poll() watches: the mailbox, the UDP socket and the listener,
+  // then the connections that are asked something, in this order.
+  static constexpr std::size_t kFixedFds = 3;
+  struct PollSet {
+    std::vector<pollfd> fds;
+    std::vector<std::uint64_t> connections;  // of fds[kFixedFds + i]
+  };
+
   void bind_sockets();
   void run();
+  void poll_once(PollSet& set);
   void read_udp();
   void accept_tcp(MonoTime now);
   void read_tcp(TcpConnection& connection, MonoTime now);
