@@ -6,7 +6,7 @@
 namespace cascade::agent::dns {
 namespace {
 
-TEST(InstanceAddressTest, NumericHostsWithPorts) {
+TEST(DnsInstanceAddressTest, NumericHostsWithPorts) {
   const auto v4 = parse_instance_host("10.0.0.7:8080");
   ASSERT_TRUE(v4);
   ASSERT_TRUE(v4->ip);
@@ -20,7 +20,7 @@ TEST(InstanceAddressTest, NumericHostsWithPorts) {
   EXPECT_EQ(v6->port, 9090);
 }
 
-TEST(InstanceAddressTest, HostsWithoutPorts) {
+TEST(DnsInstanceAddressTest, HostsWithoutPorts) {
   const auto bare_v6 = parse_instance_host("fd00::7");
   ASSERT_TRUE(bare_v6);
   EXPECT_TRUE(bare_v6->ip);
@@ -31,7 +31,7 @@ TEST(InstanceAddressTest, HostsWithoutPorts) {
   EXPECT_FALSE(bare_name->port);
 }
 
-TEST(InstanceAddressTest, UrlsGiveTheirAuthority) {
+TEST(DnsInstanceAddressTest, UrlsGiveTheirAuthority) {
   const auto url = parse_instance_host("https://user@orders.internal:8443/api?x=1");
   ASSERT_TRUE(url);
   EXPECT_EQ(url->host, "orders.internal");
@@ -43,7 +43,7 @@ TEST(InstanceAddressTest, UrlsGiveTheirAuthority) {
   EXPECT_EQ(v6->port, 80);
 }
 
-TEST(InstanceAddressTest, AddressesDnsCannotCarryGiveNoHost) {
+TEST(DnsInstanceAddressTest, AddressesDnsCannotCarryGiveNoHost) {
   for (const auto* bad : {"", ":80", "host:0", "host:65536", "host:http", "[fd00::1", "[fd00::1]x",
                           "two words:80", "host:80:90x"})
     EXPECT_FALSE(parse_instance_host(bad)) << bad;

@@ -8,7 +8,7 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-TEST(TcpFramingTest, MessagesSplitAcrossReadsComeOutWhole) {
+TEST(DnsTcpFramingTest, MessagesSplitAcrossReadsComeOutWhole) {
   TcpFraming framing;
   const Bytes stream = {0, 3, 'a', 'b', 'c', 0, 2, 'd', 'e', 0};
   framing.received({stream.data(), 4});
@@ -20,14 +20,14 @@ TEST(TcpFramingTest, MessagesSplitAcrossReadsComeOutWhole) {
   EXPECT_EQ(framing.buffered(), 1u);
 }
 
-TEST(TcpFramingTest, ZeroLengthMessageComesOutEmpty) {
+TEST(DnsTcpFramingTest, ZeroLengthMessageComesOutEmpty) {
   TcpFraming framing;
   const Bytes stream = {0, 0};
   framing.received(stream);
   EXPECT_EQ(framing.next_message(), Bytes{});
 }
 
-TEST(TcpFramingTest, QueuedRepliesGoOutWithTheirLengthsInOrder) {
+TEST(DnsTcpFramingTest, QueuedRepliesGoOutWithTheirLengthsInOrder) {
   TcpFraming framing;
   const Bytes big(300, 'x');
   framing.queue(Bytes{'h', 'i'});
