@@ -18,6 +18,9 @@ template <typename... Fns>
 struct Overloaded : Fns... {
   using Fns::operator()...;
 };
+// Clang 14 (the sanitizer build) deduces no aggregate's template arguments by itself.
+template <typename... Fns>
+Overloaded(Fns...) -> Overloaded<Fns...>;
 
 void push(ldns_pkt& reply, ldns_pkt_section section, RecordPtr rr) {
   if (ldns_pkt_push_rr(&reply, section, rr.get())) rr.release();
