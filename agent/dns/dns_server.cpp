@@ -271,6 +271,8 @@ void DnsServer::sweep_tcp(MonoTime now) {
 std::optional<Duration> DnsServer::poll_timeout(MonoTime now) const {
   std::optional<Duration> timeout;
   for (const auto& [id, connection] : connections_) {
+    // One waiting on a lookup is not idle: the answer's arrival wakes the poll.
+    if (connection.in_flight > 0) continue;
     const auto left = std::max(Duration{0}, connection.idle_deadline - now);
     if (!timeout || left < *timeout) timeout = left;
   }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -82,6 +83,19 @@ class FakeRegistry {
   std::vector<ResolveCallback> waiting_;
 };
 
+// The server's clock, moved by the test: time passes only when told to. Read
+// by the server's thread while the test moves it, hence atomic. The server
+// notices a move when something wakes its poll (a query, see poke()).
+class SteppedClock final : public Clock {
+ public:
+  MonoTime now() const override { return mono_from_ms(ms_.load()); }
+  WallMs wall_ms() const override { return 1'700'000'000'000 + ms_.load(); }
+  void advance(Duration d) { ms_ += d.count(); }
+
+ private:
+  std::atomic<std::int64_t> ms_{1'000'000};
+};
+
 UniqueFd client_socket(int type) {
   UniqueFd fd(::socket(AF_INET, type | SOCK_CLOEXEC, 0));
   timeval timeout{static_cast<time_t>(kPatience.count()), 0};
@@ -150,7 +164,21 @@ class DnsServerTest : public ::testing::Test {
     }
   }
 
-  SystemClock clock_;
+  // Makes the server run a round of its loop: a query it answers without a
+  // lookup. The round's idle sweep follows the reply, and so comes before
+  // anything the server reads from the test next.
+  void poke() {
+    auto reply = parse_reply(ask_udp(query_wire("www.example.com.", LDNS_RR_TYPE_A)));
+    ASSERT_TRUE(reply);
+    ASSERT_EQ(ldns_pkt_get_rcode(reply.get()), LDNS_RCODE_REFUSED);
+  }
+  // A query over `fd` answered: the connection is open and served.
+  void expect_served(const UniqueFd& fd) {
+    send_framed(fd, {query_wire("orders.service.cascade.", LDNS_RR_TYPE_A)});
+    EXPECT_TRUE(read_framed(fd)) << "closed";
+  }
+
+  SteppedClock clock_;
   FakeRegistry registry_;
   TcpFraming reading_;
   std::unique_ptr<DnsServer> server_;  // last: stopped before the rest goes
@@ -256,13 +284,34 @@ TEST_F(DnsServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
 }
 
 TEST_F(DnsServerTest, IdleConnectionIsClosedAfterTheIdleTimeout) {
-  start({.tcp_idle_timeout = Duration{200}});
+  registry_.add("orders", {"10.0.0.1:8080"});
+  start({.tcp_idle_timeout = Duration{10'000}});
   const auto fd = connect_tcp();
-  const auto connected = std::chrono::steady_clock::now();
+  expect_served(fd);  // accepted, and the last traffic was at the clock's current time
+  clock_.advance(Duration{9'999});
+  poke();
+  expect_served(fd);
+  clock_.advance(Duration{10'000});
+  poke();
   std::uint8_t byte = 0;
   EXPECT_EQ(::recv(fd.get(), &byte, 1, 0), 0) << "closed by the server";
-  EXPECT_GE(std::chrono::steady_clock::now() - connected, std::chrono::milliseconds(200));
   EXPECT_EQ(counter("tcp_idle_closed"), 1u);
+}
+
+TEST_F(DnsServerTest, ConnectionWaitingOnALookupIsNotIdle) {
+  registry_.add("orders", {"10.0.0.1:8080"});
+  start({.tcp_idle_timeout = Duration{10'000}});
+  const auto fd = connect_tcp();
+  registry_.defer();
+  send_framed(fd, {query_wire("orders.service.cascade.", LDNS_RR_TYPE_A)});
+  auto waiting = registry_.take_waiting(1);
+  clock_.advance(Duration{60'000});  // the hub is slow: far past the idle timeout
+  poke();
+  waiting[0](registry_.listed("orders"));
+  const auto reply = read_framed(fd);
+  ASSERT_TRUE(reply) << "closed while its query waited on the hub";
+  EXPECT_EQ(rdata_of(*parse_reply(*reply)), std::vector<std::string>{"10.0.0.1"});
+  EXPECT_EQ(counter("tcp_idle_closed"), 0u);
 }
 
 TEST_F(DnsServerTest, BadPacketsAreCountedAndAnsweredWhereAReplyIsPossible) {
