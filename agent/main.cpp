@@ -18,6 +18,7 @@
 #include "cascade/agent/agent_options.hpp"
 #include "cascade/agent/api/local_api.hpp"
 #include "cascade/agent/client.hpp"
+#include "cascade/agent/dns/dns_server.hpp"
 #include "cascade/common/log.hpp"
 
 namespace {
@@ -143,6 +144,12 @@ int main(int argc, char** argv) {
       api = std::make_unique<agent::api::LocalApi>(client, config.http);
       print_line("http listening on " + api->address().to_string());
     }
+    // DNS (--dns): answers from the client; stopped before the client shuts down.
+    std::unique_ptr<agent::dns::DnsServer> dns;
+    if (config.dns.listen) {
+      dns = agent::dns::start_dns_server(config.dns, client);
+      print_line("dns listening on " + dns->local_address().to_string());
+    }
     client.on_change([&api](const agent::Resolution& r) {
       print_line("changed " + describe(r));
       if (api) api->on_change(r);
@@ -162,6 +169,7 @@ int main(int argc, char** argv) {
     ReportReader reports(client);
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);
+    if (dns) dns->stop();
     const bool acked = client.shutdown();
     spdlog::info(acked ? "deregistered" : "stopped without the hub's acknowledgement");
     api.reset();  // after the Client's I/O thread stopped: nothing calls into it any more

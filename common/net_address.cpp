@@ -9,29 +9,8 @@ namespace cascade {
 
 namespace {
 
-// The bytes of a numeric address, its family and its length in bytes.
-struct RawAddress {
-  int family = AF_UNSPEC;
-  unsigned char bytes[16]{};
-  std::size_t size() const { return family == AF_INET ? 4 : 16; }
-};
-
-std::optional<RawAddress> parse_host(std::string_view host) {
-  const std::string text(host);
-  RawAddress raw;
-  if (::inet_pton(AF_INET, text.c_str(), raw.bytes) == 1) {
-    raw.family = AF_INET;
-    return raw;
-  }
-  if (::inet_pton(AF_INET6, text.c_str(), raw.bytes) == 1) {
-    raw.family = AF_INET6;
-    return raw;
-  }
-  return std::nullopt;
-}
-
-std::optional<RawAddress> raw_of(const sockaddr* address) {
-  RawAddress raw;
+std::optional<IpAddress> raw_of(const sockaddr* address) {
+  IpAddress raw;
   raw.family = address->sa_family;
   if (raw.family == AF_INET) {
     std::memcpy(raw.bytes, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, 4);
@@ -60,6 +39,20 @@ std::optional<unsigned> parse_number(std::string_view text, unsigned max) {
 
 }  // namespace
 
+std::optional<IpAddress> parse_ip(std::string_view host) {
+  const std::string text(host);
+  IpAddress raw;
+  if (::inet_pton(AF_INET, text.c_str(), raw.bytes) == 1) {
+    raw.family = AF_INET;
+    return raw;
+  }
+  if (::inet_pton(AF_INET6, text.c_str(), raw.bytes) == 1) {
+    raw.family = AF_INET6;
+    return raw;
+  }
+  return std::nullopt;
+}
+
 std::variant<SocketAddress, std::string> SocketAddress::parse(std::string_view text) {
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos)
@@ -69,7 +62,7 @@ std::variant<SocketAddress, std::string> SocketAddress::parse(std::string_view t
     host = host.substr(1, host.size() - 2);
   const auto port = parse_number(text.substr(colon + 1), 65535);
   if (!port) return "'" + std::string(text) + "': the port must be a number from 0 to 65535";
-  const auto raw = parse_host(host);
+  const auto raw = parse_ip(host);
   if (!raw)
     return "'" + std::string(text) + "': '" + std::string(host) +
            "' is not a numeric IPv4 or IPv6 address";
@@ -129,7 +122,7 @@ std::string SocketAddress::to_string() const {
 
 std::variant<Cidr, std::string> Cidr::parse(std::string_view text) {
   const auto slash = text.find('/');
-  const auto raw = parse_host(text.substr(0, slash));
+  const auto raw = parse_ip(text.substr(0, slash));
   if (!raw)
     return "'" + std::string(text) + "' is not an address range such as 10.0.0.0/8 or fd00::/8";
   const unsigned bits = raw->family == AF_INET ? 32 : 128;

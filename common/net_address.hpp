@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,16 @@
 #include <variant>
 
 namespace cascade {
+
+// The bytes of a numeric IPv4 or IPv6 address, its family and its length in bytes.
+struct IpAddress {
+  int family = AF_UNSPEC;
+  unsigned char bytes[16]{};
+  std::size_t size() const { return family == AF_INET ? 4 : 16; }
+};
+
+// "10.0.0.1" or "fd00::1" (no brackets, no port); nullopt for anything else.
+std::optional<IpAddress> parse_ip(std::string_view host);
 
 // A numeric IPv4 or IPv6 address and a port (host names are not resolved:
 // a listen address names an interface of this host).

@@ -6,7 +6,8 @@
 #
 # Test folders (tests/): codec, store, hub (the core and the server), agent
 # (the core, routing, calls), security (key files, the ZAP handler's thread,
-# Curve on real sockets) and fuzz. Left out: agent_library_test (the
+# Curve on real sockets), dns (the DNS interface's libldns code and its socket
+# server) and fuzz. Left out: agent_library_test (the
 # Client's thread and sockets against a real hub: its logic is AgentCore's,
 # tested here; its 6 files cost ~45 s of CPU to build with the sanitizers),
 # sim (thousands of simulated agents: minutes under ASan, and the same code as
@@ -19,7 +20,7 @@
 #   CASCADE_FUZZ_SECONDS=15         length of each fuzz target's bounded run
 set -euo pipefail
 cd "$(dirname "$0")/.."
-areas="${CASCADE_ASAN_AREAS:-codec;store;hub;agent;security;http;fuzz}"
+areas="${CASCADE_ASAN_AREAS:-codec;store;hub;agent;security;http;dns;fuzz}"
 cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
   -DCASCADE_SANITIZE=address,undefined -DCASCADE_FUZZ=ON -DCASCADE_BUILD_BENCH=OFF \
   -DCASCADE_TEST_AREAS="$areas" -DCASCADE_TEST_SKIP="${CASCADE_ASAN_SKIP-agent_library_test}" \

@@ -49,7 +49,7 @@ grep -Eq '^/usr/lib/([^/]+/)?libcascade_agent.a$' "$work/libcascade-dev.files" |
 
 echo "== Depends computed from the shared libraries (and what the scripts need)"
 expect_depends cascade-hub adduser libc6 libzmq5 libsqlite3-0 libspdlog
-expect_depends cascade-agent adduser libc6 libzmq5 libsqlite3-0
+expect_depends cascade-agent adduser libc6 libzmq5 libsqlite3-0 libldns3
 expect_depends libcascade-dev cppzmq-dev libzmq3-dev libsqlite3-dev libspdlog-dev pkg-config
 for package in cascade-hub cascade-agent libcascade-dev; do
   echo "$package $(field "$package" Version): Depends: $(field "$package" Depends)"
