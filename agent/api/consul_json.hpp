@@ -72,9 +72,9 @@ ConsulInstance consul_instance(const std::string& service, const proto::Instance
 
 // The arguments that narrow a health or catalog answer.
 struct ConsulFilter {
-  bool passing = false;                   // ?passing: only entries whose checks all pass
-  std::optional<std::string> tag;         // ?tag=
-  std::optional<std::string> datacenter;  // ?dc=: only instances of that datacenter
+  bool passing = false;                     // ?passing: only entries whose checks all pass
+  std::optional<std::string> tag{};         // ?tag=
+  std::optional<std::string> datacenter{};  // ?dc=: only instances of that datacenter
   bool admits(const ConsulInstance& instance) const;
 };
 
