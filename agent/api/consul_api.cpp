@@ -10,6 +10,7 @@
 #include "cascade/agent/api/deadline_timer.hpp"
 #include "cascade/agent/api/native_json.hpp"
 #include "cascade/agent/api/query_args.hpp"
+#include "cascade/agent/api/resolve_or_watch.hpp"
 #include "cascade/common/host_name.hpp"
 
 #ifndef CASCADE_VERSION
@@ -71,20 +72,12 @@ AgentIdentity identity_of(const Client& client) {
   return {client.node_id(), consumer.zone, consumer.host.empty() ? host_name() : consumer.host};
 }
 
-// A blocking query's arguments: the version held (nullopt: answer at once) and how long to wait.
-struct Blocking {
-  std::optional<std::uint64_t> index;
-  Duration wait{};
-};
-
-Parsed<Blocking> blocking_of(const Request& request) {
-  auto index = parse_index(request.arg("index"));
-  if (auto* error = error_of(index)) return *error;
-  auto wait = parse_wait(request.arg("wait"));
-  if (auto* error = error_of(wait)) return *error;
-  auto held = std::get<std::optional<std::uint64_t>>(index);
-  if (held == 0) held.reset();  // index 0 does not block, as in Consul
-  return Blocking{held, std::get<Duration>(wait)};
+// ?index= and ?wait= as Consul reads them: index 0 does not block.
+Parsed<BlockingArgs> blocking_of(const Request& request) {
+  auto blocking = parse_blocking(request.arg("index"), request.arg("wait"));
+  if (auto* args = std::get_if<BlockingArgs>(&blocking); args && args->index == 0)
+    args->index.reset();
+  return blocking;
 }
 
 Parsed<ConsulFilter> filter_of(const Request& request) {
@@ -235,7 +228,7 @@ class ConsulApi {
   Reply catalog_services(const Request& request, const PathParams&, const ResponderPtr& later) {
     auto blocking = blocking_of(request);
     if (auto* error = error_of(blocking)) return text_response(400, *error);
-    const auto held = std::get<Blocking>(blocking);
+    const auto held = std::get<BlockingArgs>(blocking);
     std::optional<std::string> dc;
     if (auto arg = request.arg("dc")) dc = std::string(*arg);
     auto render = [this, dc](const Resolution* now) {
@@ -328,7 +321,7 @@ class ConsulApi {
     if (auto* error = error_of(blocking)) return text_response(400, *error);
     const auto service = std::get<proto::ServiceKey>(key);
     const auto chosen = std::get<ConsulFilter>(filter);
-    const auto held = std::get<Blocking>(blocking);
+    const auto held = std::get<BlockingArgs>(blocking);
     // Watches of one service with one variant share a rendering: the variant names the filter.
     for (const auto& part : {std::string(chosen.passing ? "passing" : ""), chosen.tag.value_or(""),
                              chosen.datacenter.value_or("")})
@@ -341,11 +334,9 @@ class ConsulApi {
       add_index_headers(response, consul_index(now->version), !now->stale, now->age);
       return response;
     };
-    client_.resolve_async(
-        service, [this, service, held, variant, render, later](std::optional<Resolution> now) {
-          if (!held.index || !now) return later->respond(render(now ? &*now : nullptr));
-          watches_.watch(service, version_of_index(*held.index), held.wait, variant, render, later);
-        });
+    const auto version = held.index ? std::optional(version_of_index(*held.index)) : std::nullopt;
+    resolve_or_watch(client_, watches_, service, version, held.wait, std::move(variant),
+                     std::move(render), later);
     return Reply{};  // answered through `later`, perhaps already
   }
 
@@ -391,28 +382,22 @@ class ConsulApi {
 std::function<void(const Resolution&)> add_consul_routes(http::Router& router, Client& client,
                                                          WatchBoard& watches, const Clock& clock) {
   auto api = std::make_shared<ConsulApi>(client, watches, clock);
-  auto route = [&](std::string method, std::string_view pattern, auto member) {
-    router.add(std::move(method), pattern,
-               [api, member](const Request& r, const PathParams& p, const ResponderPtr& later) {
-                 return ((*api).*member)(r, p, later);
-               });
-  };
-  route("PUT", "/v1/agent/service/register", &ConsulApi::register_service);
+  router.add("PUT", "/v1/agent/service/register", api, &ConsulApi::register_service);
   for (const auto* method : {"PUT", "GET"}) {  // GET: python-consul 0.7.1
-    route(method, "/v1/agent/service/deregister/{id*}", &ConsulApi::deregister_service);
-    route(method, "/v1/agent/check/pass/{id*}", &ConsulApi::pass);
-    route(method, "/v1/agent/check/warn/{id*}", &ConsulApi::warn);
-    route(method, "/v1/agent/check/fail/{id*}", &ConsulApi::fail);
+    router.add(method, "/v1/agent/service/deregister/{id*}", api, &ConsulApi::deregister_service);
+    router.add(method, "/v1/agent/check/pass/{id*}", api, &ConsulApi::pass);
+    router.add(method, "/v1/agent/check/warn/{id*}", api, &ConsulApi::warn);
+    router.add(method, "/v1/agent/check/fail/{id*}", api, &ConsulApi::fail);
   }
-  route("PUT", "/v1/agent/check/update/{id*}", &ConsulApi::update_check);
-  route("GET", "/v1/agent/services", &ConsulApi::agent_services);
-  route("GET", "/v1/agent/checks", &ConsulApi::agent_checks);
-  route("GET", "/v1/agent/self", &ConsulApi::agent_self);
-  route("GET", "/v1/health/service/{service}", &ConsulApi::health_service);
-  route("GET", "/v1/catalog/service/{service}", &ConsulApi::catalog_service);
-  route("GET", "/v1/catalog/services", &ConsulApi::catalog_services);
-  route("GET", "/v1/status/leader", &ConsulApi::status_leader);
-  route("GET", "/v1/status/peers", &ConsulApi::status_peers);
+  router.add("PUT", "/v1/agent/check/update/{id*}", api, &ConsulApi::update_check);
+  router.add("GET", "/v1/agent/services", api, &ConsulApi::agent_services);
+  router.add("GET", "/v1/agent/checks", api, &ConsulApi::agent_checks);
+  router.add("GET", "/v1/agent/self", api, &ConsulApi::agent_self);
+  router.add("GET", "/v1/health/service/{service}", api, &ConsulApi::health_service);
+  router.add("GET", "/v1/catalog/service/{service}", api, &ConsulApi::catalog_service);
+  router.add("GET", "/v1/catalog/services", api, &ConsulApi::catalog_services);
+  router.add("GET", "/v1/status/leader", api, &ConsulApi::status_leader);
+  router.add("GET", "/v1/status/peers", api, &ConsulApi::status_peers);
   return [api](const Resolution& resolution) { api->on_change(resolution); };
 }
 

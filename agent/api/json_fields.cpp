@@ -5,6 +5,26 @@
 
 namespace cascade::agent::api {
 
+namespace {
+
+bool is_string(const nlohmann::json& j) {
+  return j.is_string();
+}
+bool is_object(const nlohmann::json& j) {
+  return j.is_object();
+}
+// An array (or an object) whose every element is what `Element` accepts.
+template <bool (*Element)(const nlohmann::json&)>
+bool array_of(const nlohmann::json& j) {
+  return j.is_array() && std::all_of(j.begin(), j.end(), Element);
+}
+template <bool (*Element)(const nlohmann::json&)>
+bool object_of(const nlohmann::json& j) {
+  return j.is_object() && std::all_of(j.begin(), j.end(), Element);
+}
+
+}  // namespace
+
 std::variant<nlohmann::json, BodyError> parse_object(std::string_view body) {
   auto parsed = nlohmann::json::parse(body, nullptr, false);
   if (parsed.is_discarded()) return BodyError{"invalid_json", "the body is not valid JSON"};
@@ -74,32 +94,19 @@ std::optional<bool> JsonFields::flag(std::string_view key) {
 }
 
 std::optional<std::vector<std::string>> JsonFields::texts(std::string_view key) {
-  const auto* value = field(
-      key, false,
-      [](const nlohmann::json& j) {
-        return j.is_array() &&
-               std::all_of(j.begin(), j.end(), [](const auto& e) { return e.is_string(); });
-      },
-      "an array of strings");
+  const auto* value = field(key, false, array_of<is_string>, "an array of strings");
   if (!value) return std::nullopt;
   return value->get<std::vector<std::string>>();
 }
 
 std::optional<std::map<std::string, std::string>> JsonFields::text_map(std::string_view key) {
-  const auto* value = field(
-      key, false,
-      [](const nlohmann::json& j) {
-        return j.is_object() &&
-               std::all_of(j.begin(), j.end(), [](const auto& e) { return e.is_string(); });
-      },
-      "an object of string values");
+  const auto* value = field(key, false, object_of<is_string>, "an object of string values");
   if (!value) return std::nullopt;
   return value->get<std::map<std::string, std::string>>();
 }
 
 const nlohmann::json* JsonFields::object(std::string_view key) {
-  return field(
-      key, false, [](const nlohmann::json& j) { return j.is_object(); }, "an object");
+  return field(key, false, is_object, "an object");
 }
 
 const nlohmann::json* JsonFields::any(std::string_view key) {
@@ -108,13 +115,7 @@ const nlohmann::json* JsonFields::any(std::string_view key) {
 }
 
 std::optional<std::vector<const nlohmann::json*>> JsonFields::objects(std::string_view key) {
-  const auto* value = field(
-      key, false,
-      [](const nlohmann::json& j) {
-        return j.is_array() &&
-               std::all_of(j.begin(), j.end(), [](const auto& e) { return e.is_object(); });
-      },
-      "an array of objects");
+  const auto* value = field(key, false, array_of<is_object>, "an array of objects");
   if (!value) return std::nullopt;
   std::vector<const nlohmann::json*> list;
   for (const auto& element : *value)

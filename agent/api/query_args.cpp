@@ -58,6 +58,15 @@ Parsed<Duration> parse_wait(std::optional<std::string_view> text, WaitLimits lim
   return Duration{static_cast<std::int64_t>(*value) * unit_ms};
 }
 
+Parsed<BlockingArgs> parse_blocking(std::optional<std::string_view> index,
+                                    std::optional<std::string_view> wait) {
+  auto held = parse_index(index);
+  if (auto* error = error_of(held)) return *error;
+  auto waiting = parse_wait(wait);
+  if (auto* error = error_of(waiting)) return *error;
+  return BlockingArgs{std::get<std::optional<std::uint64_t>>(held), std::get<Duration>(waiting)};
+}
+
 std::optional<Duration> parse_go_duration(std::string_view text) {
   struct Unit {
     std::string_view suffix;

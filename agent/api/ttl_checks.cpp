@@ -5,22 +5,21 @@
 
 namespace cascade::agent::api {
 
+namespace {
+
+// Consul's names, by CheckStatus.
+constexpr std::string_view kStatusNames[] = {"passing", "warning", "critical"};
+
+}  // namespace
+
 std::string_view to_string(CheckStatus status) {
-  switch (status) {
-    case CheckStatus::kPassing:
-      return "passing";
-    case CheckStatus::kWarning:
-      return "warning";
-    case CheckStatus::kCritical:
-      return "critical";
-  }
-  return "critical";
+  return kStatusNames[static_cast<std::size_t>(status)];
 }
 
 std::optional<CheckStatus> parse_check_status(std::string_view text) {
-  for (const auto status : {CheckStatus::kPassing, CheckStatus::kWarning, CheckStatus::kCritical})
-    if (text == to_string(status)) return status;
-  return std::nullopt;
+  const auto* found = std::find(std::begin(kStatusNames), std::end(kStatusNames), text);
+  if (found == std::end(kStatusNames)) return std::nullopt;
+  return static_cast<CheckStatus>(found - std::begin(kStatusNames));
 }
 
 void TtlChecks::set_status(TtlCheck& check, CheckStatus status, MonoTime now) {

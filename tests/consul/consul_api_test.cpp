@@ -71,67 +71,65 @@ constexpr const char* kWebWithTtl =
     R"({"Name": "web", "ID": "web-1", "Address": "10.0.0.5", "Port": 8080, "Tags": ["v1"],
         "Check": {"TTL": "30s"}})";
 
+// Refused as Consul refuses: `status`, and plain text that `says` why.
+void expect_refused(const HttpResult& result, long status, std::string_view says) {
+  EXPECT_EQ(result.status, status) << result.body;
+  EXPECT_THAT(result.body, HasSubstr(std::string(says)));
+}
+
 TEST_F(ConsulApiTest, MalformedJsonIs400InPlainTextSayingSo) {
   auto r = put("/v1/agent/service/register", R"({"Name": "web")");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body, "Request decode failed: the body is not valid JSON");
+  expect_refused(r, 400, "Request decode failed: the body is not valid JSON");
   EXPECT_THAT(r.headers["content-type"], StartsWith("text/plain"));
 }
 
 TEST_F(ConsulApiTest, AFieldOfTheWrongTypeIs400NamingTheField) {
-  auto r = put("/v1/agent/service/register", R"({"Name": "web", "Port": "8080"})");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_THAT(r.body, HasSubstr("field 'Port' must be a whole number"));
+  expect_refused(put("/v1/agent/service/register", R"({"Name": "web", "Port": "8080"})"), 400,
+                 "field 'Port' must be a whole number");
   EXPECT_EQ(json_of(get("/v1/agent/services")), nlohmann::json::object()) << "nothing registered";
 }
 
 TEST_F(ConsulApiTest, ACheckCascadeCannotRunIs400) {
-  auto r = put("/v1/agent/service/register",
-               R"({"Name": "web", "Check": {"HTTP": "http://127.0.0.1:1/", "Interval": "5s"}})");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_THAT(r.body, HasSubstr("cascade runs TTL checks only"));
+  expect_refused(
+      put("/v1/agent/service/register",
+          R"({"Name": "web", "Check": {"HTTP": "http://127.0.0.1:1/", "Interval": "5s"}})"),
+      400, "cascade runs TTL checks only");
 }
 
 TEST_F(ConsulApiTest, AnUnknownCheckIdIs404WhicheverWayItIsReported) {
   ASSERT_EQ(put("/v1/agent/service/register", kWebWithTtl).status, 200);
   for (const auto& r :
        {put("/v1/agent/check/pass/service:web-2"), get("/v1/agent/check/fail/service:web-2"),
-        put("/v1/agent/check/update/service:web-2", R"({"Status": "passing"})")}) {
-    EXPECT_EQ(r.status, 404);
-    EXPECT_EQ(r.body, "Unknown check ID \"service:web-2\"");
-  }
+        put("/v1/agent/check/update/service:web-2", R"({"Status": "passing"})")})
+    expect_refused(r, 404, "Unknown check ID \"service:web-2\"");
 }
 
 TEST_F(ConsulApiTest, ABadCheckUpdateIs400) {
   ASSERT_EQ(put("/v1/agent/service/register", kWebWithTtl).status, 200);
-  const auto bad_status = put("/v1/agent/check/update/service:web-1", R"({"Status": "fine"})");
-  EXPECT_EQ(bad_status.status, 400);
-  EXPECT_THAT(bad_status.body, HasSubstr("Invalid check status: 'fine'"));
-  EXPECT_EQ(put("/v1/agent/check/update/service:web-1", "passing").status, 400);
-  EXPECT_EQ(put("/v1/agent/check/update/service:web-1", R"({"Status": 1})").status, 400);
+  const std::string update = "/v1/agent/check/update/service:web-1";
+  expect_refused(put(update, R"({"Status": "fine"})"), 400, "Invalid check status: 'fine'");
+  expect_refused(put(update, "passing"), 400, "Request decode failed");
+  expect_refused(put(update, R"({"Status": 1})"), 400, "field 'Status' must be a string");
 }
 
 TEST_F(ConsulApiTest, AnUnknownServiceIdOnDeregisterIs404) {
-  auto r = put("/v1/agent/service/deregister/web-1");
-  EXPECT_EQ(r.status, 404);
-  EXPECT_THAT(r.body, HasSubstr("Unknown service ID \"web-1\""));
+  expect_refused(put("/v1/agent/service/deregister/web-1"), 404, "Unknown service ID \"web-1\"");
 }
 
 TEST_F(ConsulApiTest, AWrongMethodIs405FromTheRouter) {
   auto register_by_get = get("/v1/agent/service/register");
-  EXPECT_EQ(register_by_get.status, 405);
+  expect_refused(register_by_get, 405, "GET is not allowed on /v1/agent/service/register");
   EXPECT_EQ(register_by_get.headers["allow"], "PUT");
   EXPECT_EQ(call("DELETE", "/v1/agent/check/pass/service:web-1").status, 405);
   EXPECT_EQ(call("POST", "/v1/health/service/web").status, 405);
 }
 
-TEST_F(ConsulApiTest, ABadIndexOrAFilterExpressionIs400) {
-  EXPECT_EQ(get("/v1/health/service/web?index=latest").status, 400);
-  EXPECT_EQ(get("/v1/catalog/service/web?wait=soon").status, 400);
-  EXPECT_EQ(get("/v1/health/service/web?passing=maybe").status, 400);
-  auto filtered = get("/v1/health/service/web?filter=Service.Port%3D%3D80");
-  EXPECT_EQ(filtered.status, 400);
-  EXPECT_THAT(filtered.body, HasSubstr("filter expressions"));
+TEST_F(ConsulApiTest, ABadIndexWaitFlagOrAFilterExpressionIs400) {
+  expect_refused(get("/v1/health/service/web?index=latest"), 400, "index must be");
+  expect_refused(get("/v1/catalog/service/web?index=5&wait=soon"), 400, "wait must be");
+  expect_refused(get("/v1/health/service/web?passing=maybe"), 400, "passing must be");
+  expect_refused(get("/v1/health/service/web?filter=Service.Port%3D%3D80"), 400,
+                 "cascade does not evaluate filter expressions");
 }
 
 TEST_F(ConsulApiTest, AServiceNoHubKnowsIsAnEmptyListAtIndexOne) {
@@ -163,6 +161,21 @@ TEST_F(ConsulApiTest, ABlockingHealthQueryReturnsWhenTheCheckPasses) {
   EXPECT_EQ(entries[0]["Service"]["Address"], "10.0.0.5");
   EXPECT_EQ(entries[0]["Checks"][1]["Status"], "passing");
   EXPECT_EQ(json_of(get("/v1/agent/checks"))["service:web-1"]["Output"], "ready");
+}
+
+TEST_F(ConsulApiTest, ABlockingCatalogListingReturnsWhenAServiceIsRegisteredHere) {
+  auto before = get("/v1/catalog/services");
+  ASSERT_EQ(before.status, 200);
+  EXPECT_EQ(json_of(before), nlohmann::json::object());
+  auto blocked = std::async(std::launch::async, [&] {
+    return get("/v1/catalog/services?index=" + before.headers["x-consul-index"] + "&wait=20s");
+  });
+  EXPECT_EQ(blocked.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "nothing changed yet: the listing waits";
+  ASSERT_EQ(put("/v1/agent/service/register", kWebWithTtl).status, 200);
+  auto woken = blocked.get();
+  EXPECT_EQ(json_of(woken), nlohmann::json({{"web", {"v1"}}}));
+  EXPECT_NE(woken.headers["x-consul-index"], before.headers["x-consul-index"]);
 }
 
 TEST_F(ConsulApiTest, AgentServicesKeysANativeIdThatAConsulServiceHasByIdAtName) {

@@ -105,24 +105,26 @@ TEST(ConsulHealthJson, AnEntryHasTheNodeTheServiceAndTwoChecks) {
       health_json(resolution_of({registered(R"({"Name": "web", "ID": "web-1", "Address": "10.0.0.5",
                                     "Port": 8080, "Tags": ["v1"], "Check": {"TTL": "5s"}})")}),
                   {});
-  ASSERT_EQ(json.size(), 1u);
-  const auto& entry = json[0];
-  EXPECT_EQ(entry["Node"]["Node"], "agent-a");
-  EXPECT_EQ(entry["Node"]["Address"], "10.0.0.5");
-  EXPECT_EQ(entry["Node"]["Datacenter"], "dc1");
-  EXPECT_EQ(entry["Node"]["Meta"]["cascade-tier"], "0");
-  EXPECT_EQ(entry["Service"]["ID"], "web-1");
-  EXPECT_EQ(entry["Service"]["Service"], "web");
-  EXPECT_EQ(entry["Service"]["Address"], "10.0.0.5");
-  EXPECT_EQ(entry["Service"]["Port"], 8080);
-  EXPECT_EQ(entry["Service"]["Tags"], Json::array({"v1"}));
-  EXPECT_EQ(entry["Service"]["ModifyIndex"], kVersion);
-  ASSERT_EQ(entry["Checks"].size(), 2u);
-  EXPECT_EQ(entry["Checks"][0]["CheckID"], "serfHealth");
-  EXPECT_EQ(entry["Checks"][0]["Status"], "passing");
-  EXPECT_EQ(entry["Checks"][1]["CheckID"], "service:web-1");
-  EXPECT_EQ(entry["Checks"][1]["ServiceName"], "web");
-  EXPECT_EQ(entry["Checks"][1]["Status"], "passing");
+  // As Consul's /v1/health/service answers, with the version as every index.
+  const auto expected = Json::parse(R"([{
+    "Node": {"ID": "", "Node": "agent-a", "Address": "10.0.0.5", "Datacenter": "dc1",
+             "TaggedAddresses": {"lan": "10.0.0.5", "wan": "10.0.0.5"},
+             "Meta": {"cascade-tier": "0", "cascade-health": "ok"},
+             "CreateIndex": 1099511627783, "ModifyIndex": 1099511627783},
+    "Service": {"ID": "web-1", "Service": "web", "Tags": ["v1"], "Address": "10.0.0.5",
+                "Meta": {}, "Port": 8080, "Weights": {"Passing": 100, "Warning": 100},
+                "EnableTagOverride": false, "Datacenter": "dc1",
+                "CreateIndex": 1099511627783, "ModifyIndex": 1099511627783},
+    "Checks": [
+      {"Node": "agent-a", "CheckID": "serfHealth", "Name": "Serf Health Status",
+       "Status": "passing", "Notes": "", "Output": "Agent alive and reachable", "ServiceID": "",
+       "ServiceName": "", "ServiceTags": [], "Type": "",
+       "CreateIndex": 1099511627783, "ModifyIndex": 1099511627783},
+      {"Node": "agent-a", "CheckID": "service:web-1", "Name": "Service 'web' check",
+       "Status": "passing", "Notes": "", "Output": "TTL checks passing", "ServiceID": "web-1",
+       "ServiceName": "web", "ServiceTags": ["v1"], "Type": "ttl",
+       "CreateIndex": 1099511627783, "ModifyIndex": 1099511627783}]}])");
+  EXPECT_EQ(json, expected) << json.dump(2);
 }
 
 TEST(ConsulHealthJson, FiltersOnPassingTagAndDatacenter) {
@@ -156,17 +158,16 @@ TEST(ConsulCatalogJson, AnEntryIsFlat) {
       resolution_of({registered(R"({"Name": "web", "ID": "web-1", "Address": "10.0.0.5",
                                     "Port": 8080, "Tags": ["v1"], "Meta": {"k": "v"}})")}),
       {});
-  ASSERT_EQ(json.size(), 1u);
-  const auto& e = json[0];
-  EXPECT_EQ(e["ServiceName"], "web");
-  EXPECT_EQ(e["ServiceID"], "web-1");
-  EXPECT_EQ(e["ServiceAddress"], "10.0.0.5");
-  EXPECT_EQ(e["ServicePort"], 8080);
-  EXPECT_EQ(e["ServiceTags"], Json::array({"v1"}));
-  EXPECT_EQ(e["ServiceMeta"], Json({{"k", "v"}}));
-  EXPECT_EQ(e["Node"], "agent-a");
-  EXPECT_EQ(e["Address"], "10.0.0.5");
-  EXPECT_EQ(e["Datacenter"], "dc1");
+  // As Consul's /v1/catalog/service answers.
+  const auto expected = Json::parse(R"([{
+    "ID": "", "Node": "agent-a", "Address": "10.0.0.5", "Datacenter": "dc1",
+    "TaggedAddresses": {"lan": "10.0.0.5", "wan": "10.0.0.5"},
+    "NodeMeta": {"cascade-tier": "0", "cascade-health": "ok"},
+    "ServiceKind": "", "ServiceID": "web-1", "ServiceName": "web", "ServiceTags": ["v1"],
+    "ServiceAddress": "10.0.0.5", "ServiceWeights": {"Passing": 100, "Warning": 100},
+    "ServiceMeta": {"k": "v"}, "ServicePort": 8080, "ServiceEnableTagOverride": false,
+    "CreateIndex": 1099511627783, "ModifyIndex": 1099511627783}])");
+  EXPECT_EQ(json, expected) << json.dump(2);
 }
 
 TEST(ConsulAddresses, SplitIntoHostAndPort) {
