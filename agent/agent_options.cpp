@@ -169,6 +169,9 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
                  "(register with every hub; read from one)")
       ->capture_default_str();
   app.add_option("--id", c.client.node_id, "Node id (default: HOSTNAME-PID)");
+  app.add_option("--zone", c.client.consumer.zone,
+                 "This agent's zone or datacenter: the zone of the instances registered through "
+                 "the Consul API (their Datacenter), and this consumer's zone in routing rules");
   app.add_option(
       "--register", raw.registrations,
       "SERVICE=ADDRESS[,weight=N][,zone=Z][,id=ID][,group=G][,status=S][,meta.K=V] (repeatable)");

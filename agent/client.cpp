@@ -197,6 +197,11 @@ std::optional<Resolution> Client::cached(const proto::ServiceKey& service) {
   return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
 }
 
+std::optional<Resolution> Client::peek(const proto::ServiceKey& service) const {
+  std::lock_guard lock(mu_);
+  return core_.peek(clock_.now(), clock_.wall_ms(), service);
+}
+
 std::optional<std::uint64_t> Client::cached_version(const proto::ServiceKey& service) {
   std::lock_guard lock(mu_);
   const auto now = clock_.now();

@@ -133,6 +133,9 @@ class Client {
   std::optional<Resolution> cached(const proto::ServiceKey& service);
   // The version cached for a service, without copying its list; marks it used.
   std::optional<std::uint64_t> cached_version(const proto::ServiceKey& service);
+  // cached() without marking the service used: for listings (the agent's
+  // catalog), which must not keep every service they show alive.
+  std::optional<Resolution> peek(const proto::ServiceKey& service) const;
   // One candidate chosen by `policy` (or by the service's configured policy:
   // options.policies, else default_policy), or nullopt (nothing known, no
   // candidate, or every candidate's address is in ctx.exclude). Candidates:

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,18 @@ class Router : public Handler {
   // Patterns are matched in the order added. Throws std::invalid_argument for
   // a pattern that does not start with '/' or has "{x*}" before its end.
   void add(std::string method, std::string_view pattern, RouteFn fn);
+  // A route to a member function of `api`, which the route keeps alive (the
+  // endpoints of one API share its state):
+  //   router.add("GET", "/api/v1/status", api, &NativeApi::status);
+  template <typename Api>
+  void add(std::string method, std::string_view pattern, std::shared_ptr<Api> api,
+           Reply (Api::*member)(const Request&, const PathParams&, const ResponderPtr&)) {
+    add(std::move(method), pattern,
+        [api = std::move(api), member](const Request& r, const PathParams& p,
+                                       const ResponderPtr& later) {
+          return ((*api).*member)(r, p, later);
+        });
+  }
   Reply handle(const Request& request, const ResponderPtr& later) override;
 
  private:

@@ -3,6 +3,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "cascade/agent/api/consul_api.hpp"
 #include "cascade/agent/api/native_api.hpp"
 
 namespace cascade::agent::api {
@@ -35,6 +36,7 @@ http::ServerConfig server_config(const HttpApiOptions& options) {
 LocalApi::LocalApi(Client& client, const HttpApiOptions& options)
     : watches_(source_of(client), clock_, std::random_device{}()) {
   add_native_routes(router_, client, watches_);
+  consul_changes_ = add_consul_routes(router_, client, watches_, clock_);
   server_ = std::make_unique<http::Server>(server_config(options), router_);
 }
 

@@ -8,6 +8,7 @@
 // answers lookups to the API, has stopped by then). Destruction answers
 // requests still parked with 503 and stops the server.
 
+#include <functional>
 #include <memory>
 
 #include "cascade/agent/api/watch_board.hpp"
@@ -26,7 +27,10 @@ class LocalApi {
   ~LocalApi();
 
   // Give every change of the Client's cache here (Client::on_change).
-  void on_change(const Resolution& resolution) { watches_.on_change(resolution); }
+  void on_change(const Resolution& resolution) {
+    watches_.on_change(resolution);
+    consul_changes_(resolution);
+  }
   const SocketAddress& address() const { return server_->local_address(); }
   const http::ServerCounters& counters() const { return server_->counters(); }
 
@@ -34,7 +38,8 @@ class LocalApi {
   SystemClock clock_;
   WatchBoard watches_;
   http::Router router_;
-  std::unique_ptr<http::Server> server_;  // last: stops first
+  std::function<void(const Resolution&)> consul_changes_;  // agent/api/consul_api.hpp
+  std::unique_ptr<http::Server> server_;                   // last: stops first
 };
 
 }  // namespace cascade::agent::api

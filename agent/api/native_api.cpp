@@ -2,6 +2,7 @@
 
 #include "cascade/agent/api/native_json.hpp"
 #include "cascade/agent/api/query_args.hpp"
+#include "cascade/agent/api/resolve_or_watch.hpp"
 #include "cascade/agent/picker.hpp"
 
 namespace cascade::agent::api {
@@ -80,21 +81,13 @@ class NativeApi {
   Reply resolve(const Request& request, const PathParams& params, const ResponderPtr& later) {
     auto key = service_of(request, params);
     if (auto* error = std::get_if<Response>(&key)) return *error;
-    auto index = parse_index(request.arg("index"));
-    if (auto* error = error_of(index)) return bad_request(*error);
-    auto wait = parse_wait(request.arg("wait"));
-    if (auto* error = error_of(wait)) return bad_request(*error);
+    auto blocking = parse_blocking(request.arg("index"), request.arg("wait"));
+    if (auto* error = error_of(blocking)) return bad_request(*error);
     const auto service = std::get<proto::ServiceKey>(key);
-    const auto held = std::get<std::optional<std::uint64_t>>(index);
-    const auto waiting = std::get<Duration>(wait);
-    client_.resolve_async(service,
-                          [this, service, held, waiting, later](std::optional<Resolution> now) {
-                            auto render = [service](const Resolution* r) {
-                              return native_resolution_response(r, service);
-                            };
-                            if (!held || !now) return later->respond(render(now ? &*now : nullptr));
-                            watches_.watch(service, *held, waiting, "native", render, later);
-                          });
+    const auto [held, wait] = std::get<BlockingArgs>(blocking);
+    resolve_or_watch(
+        client_, watches_, service, held, wait, "native",
+        [service](const Resolution* r) { return native_resolution_response(r, service); }, later);
     return Reply{};  // answered through `later`, perhaps already
   }
 
@@ -197,20 +190,14 @@ http::Response native_resolution_response(const Resolution* r, const proto::Serv
 
 void add_native_routes(http::Router& router, Client& client, WatchBoard& watches) {
   auto api = std::make_shared<NativeApi>(client, watches);
-  auto route = [&](std::string method, std::string_view pattern, auto member) {
-    router.add(std::move(method), pattern,
-               [api, member](const Request& r, const PathParams& p, const ResponderPtr& later) {
-                 return ((*api).*member)(r, p, later);
-               });
-  };
-  route("GET", "/api/v1/status", &NativeApi::status);
-  route("GET", "/api/v1/instances", &NativeApi::instances);
-  route("PUT", "/api/v1/instances", &NativeApi::register_instance);
-  route("POST", "/api/v1/instances", &NativeApi::register_instance);
-  route("DELETE", "/api/v1/instances/{service}/{id}", &NativeApi::deregister_instance);
-  route("GET", "/api/v1/services/{service}", &NativeApi::resolve);
-  route("GET", "/api/v1/services/{service}/pick", &NativeApi::pick);
-  route("POST", "/api/v1/services/{service}/failures", &NativeApi::report_failure);
+  router.add("GET", "/api/v1/status", api, &NativeApi::status);
+  router.add("GET", "/api/v1/instances", api, &NativeApi::instances);
+  router.add("PUT", "/api/v1/instances", api, &NativeApi::register_instance);
+  router.add("POST", "/api/v1/instances", api, &NativeApi::register_instance);
+  router.add("DELETE", "/api/v1/instances/{service}/{id}", api, &NativeApi::deregister_instance);
+  router.add("GET", "/api/v1/services/{service}", api, &NativeApi::resolve);
+  router.add("GET", "/api/v1/services/{service}/pick", api, &NativeApi::pick);
+  router.add("POST", "/api/v1/services/{service}/failures", api, &NativeApi::report_failure);
 }
 
 }  // namespace cascade::agent::api

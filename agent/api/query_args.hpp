@@ -38,6 +38,18 @@ struct WaitLimits {
 };
 Parsed<Duration> parse_wait(std::optional<std::string_view> text, WaitLimits limits = {});
 
+// The arguments of a blocking query: ?index= (nullopt: answer at once) and ?wait=.
+struct BlockingArgs {
+  std::optional<std::uint64_t> index;
+  Duration wait{};
+};
+Parsed<BlockingArgs> parse_blocking(std::optional<std::string_view> index,
+                                    std::optional<std::string_view> wait);
+
+// A duration in Go's format, as Consul's bodies carry them ("10s", "1m30s",
+// "1.5s", "250ms"), rounded up to whole milliseconds; nullopt when malformed.
+std::optional<Duration> parse_go_duration(std::string_view text);
+
 // A flag argument: "?all", "?all=1" or "?all=true" are on; "0" and "false" off.
 Parsed<bool> parse_flag(std::optional<std::string_view> text, std::string_view name);
 

@@ -1,0 +1,319 @@
+#!/usr/bin/python3
+"""A Consul client that no one on this project wrote: Debian's python3-consul
+(0.7.1) against cascade-agent's Consul-compatible API (docs/consul-compat.md).
+
+Starts real processes on 127.0.0.1 only: an L2 hub with two L1 hubs, dc1 and
+dc2 (--upstream), agents A, B and C in dc1 and agent D in dc2, each with
+--http 127.0.0.1:0. Then, through python-consul only:
+  1. A registers "web" with a TTL check: B sees it critical; A passes the
+     check: a blocking query at B returns it passing; A fails it: B's
+     passing list empties; a check not passed within its TTL turns critical.
+  2. A blocking query at B for "pay" returns when a provider on C appears,
+     and again when it disappears.
+  3. The same across datacenters: a blocking query at B (dc1) returns when a
+     provider on D (dc2) appears (Datacenter dc2, served through L2) and
+     when it is deregistered.
+  4. catalog.services, catalog.service, status.leader, status.peers,
+     agent.self, agent.services, agent.checks; A deregisters "web".
+Every wait is a blocking query or a poll with a deadline; hubs and agents
+beat every 200 ms, so the whole run takes a few seconds.
+
+Usage: python_consul_test.py PATH/TO/cascade-hub PATH/TO/cascade-agent
+Exit codes: 0 passed, 1 failed, 77 skipped (no python3-consul here).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SKIP = 77
+for variable in ('CONSUL_HTTP_ADDR', 'CONSUL_HTTP_TOKEN', 'CONSUL_HTTP_SSL',
+                 'CONSUL_HTTP_SSL_VERIFY'):
+    os.environ.pop(variable, None)  # python-consul reads them: talk to our agents only
+try:
+    import consul
+except ImportError:
+    print('SKIP: /usr/bin/python3 cannot import consul (install python3-consul)')
+    sys.exit(SKIP)
+
+BEAT_MS = '200'
+LEASE_MS = '600'
+L2_LEASE_MS = '1200'  # L2 holds an L1 for three of its uplink's beats
+PATIENCE_S = 10       # a deadline only: passing runs never wait this long
+BLOCK_WAIT = '30s'    # longer than any change takes: a blocking query that returns saw one
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+class Cluster:
+    """The processes of one run, their logs in `workdir`; stop() kills what is left."""
+
+    def __init__(self, hub_binary, agent_binary, workdir):
+        self.hub_binary = hub_binary
+        self.agent_binary = agent_binary
+        self.workdir = workdir
+        self.processes = []
+
+    def spawn(self, name, argv):
+        out = open(os.path.join(self.workdir, name + '.out'), 'w')
+        err = open(os.path.join(self.workdir, name + '.err'), 'w')
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        self.processes.append((name, process))
+        return process
+
+    def wait_for_file_line(self, process, path, prefix):
+        deadline = time.monotonic() + PATIENCE_S
+        while time.monotonic() < deadline:
+            check(process.poll() is None, f'{path}: the process exited with {process.returncode}')
+            if os.path.exists(path):
+                for line in open(path).read().splitlines():
+                    if line.startswith(prefix):
+                        return line[len(prefix):]
+            time.sleep(0.02)
+        raise Failure(f'no line "{prefix}..." in {path} within {PATIENCE_S} s')
+
+    def hub(self, name, *extra):
+        data = os.path.join(self.workdir, name + '-data')
+        process = self.spawn(name, [self.hub_binary, '--id', name, '--listen', 'tcp://127.0.0.1:*',
+                                    '--data', data, '--beat-interval-ms', BEAT_MS,
+                                    '--probe-held', 'off', *extra])
+        return self.wait_for_file_line(process, os.path.join(data, 'hub.endpoint'), '')
+
+    def agent(self, name, hub, zone):
+        process = self.spawn(name, [self.agent_binary, '--hub', hub, '--id', name, '--zone', zone,
+                                    '--beat-interval-ms', BEAT_MS, '--http', '127.0.0.1:0'])
+        listening = self.wait_for_file_line(process, os.path.join(self.workdir, name + '.out'),
+                                            'http listening on ')
+        host, port = listening.rsplit(':', 1)
+        check(host == '127.0.0.1', f'{name} listens on {listening}')
+        return consul.Consul(host='127.0.0.1', port=int(port))
+
+    def stop(self):
+        # Agents before their hubs, so that their deregistrations are acknowledged.
+        for _, process in reversed(self.processes):
+            if process.poll() is None:
+                process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def print_logs(self):
+        for name, _ in self.processes:
+            for suffix in ('.out', '.err'):
+                text = open(os.path.join(self.workdir, name + suffix)).read()
+                if text:
+                    print(f'--- {name}{suffix}\n{text}')
+
+
+def ids(nodes):
+    return sorted(entry['Service']['ID'] for entry in nodes)
+
+
+def wait_health(client, name, wanted, **query):
+    """Blocking health queries until wanted(nodes) holds; the last (index, nodes)."""
+    deadline = time.monotonic() + PATIENCE_S
+    index, nodes = client.health.service(name, **query)
+    while not wanted(nodes):
+        check(time.monotonic() < deadline,
+              f'health.service({name!r}, {query}) never became what was wanted: {nodes}')
+        index, nodes = client.health.service(name, index=index, wait='5s', **query)
+    return index, nodes
+
+
+class Blocked:
+    """Blocking health queries on a thread of their own, started at once, from
+    `index` until wanted(nodes) holds: a query that returns with nothing
+    wanted (Consul allows such wakeups) blocks again with the index it got."""
+
+    def __init__(self, client, name, index, wanted, **query):
+        self.result = None
+        self.queries = 0
+        self.started = time.monotonic()
+        self.thread = threading.Thread(target=self.run,
+                                       args=(client, name, index, wanted, query))
+        self.thread.start()
+
+    def run(self, client, name, index, wanted, query):
+        try:
+            while True:
+                self.queries += 1
+                index, nodes = client.health.service(name, index=index, wait=BLOCK_WAIT,
+                                                     **query)
+                if wanted(nodes) or time.monotonic() - self.started > PATIENCE_S:
+                    break
+            self.result = (index, nodes)
+        except Exception as e:  # reported by get()
+            self.result = e
+        self.elapsed = time.monotonic() - self.started
+
+    def still_waiting_after(self, seconds):
+        self.thread.join(seconds)
+        return self.thread.is_alive()
+
+    def get(self):
+        self.thread.join(PATIENCE_S + 5)
+        check(not self.thread.is_alive(), 'the blocking query never returned')
+        if isinstance(self.result, Exception):
+            raise self.result
+        check(self.elapsed < PATIENCE_S, f'it returned only after {self.elapsed:.1f} s')
+        return self.result
+
+
+def ttl_checks_change_health_at_another_agent(a, b):
+    check(a.agent.service.register('web', service_id='web-1', address='127.0.0.1', port=8080,
+                                   tags=['v1'], check=consul.Check.ttl('10s')),
+          'register web-1 at A')
+    index, nodes = wait_health(b, 'web', lambda n: ids(n) == ['web-1'])
+    statuses = [c['Status'] for c in nodes[0]['Checks']]
+    check(statuses == ['passing', 'critical'], f'a TTL check starts critical: {statuses}')
+    _, passing = b.health.service('web', passing=True)
+    check(passing == [], f'not passing before the first pass: {passing}')
+
+    blocked = Blocked(b, 'web', index, lambda n: n != [], passing=True)
+    check(blocked.still_waiting_after(0.3), 'the blocking query returned before any change')
+    check(a.agent.check.ttl_pass('service:web-1', notes='ready'), 'pass at A')
+    index, nodes = blocked.get()
+    check(ids(nodes) == ['web-1'], f'passing at B after the pass: {nodes}')
+    entry = nodes[0]
+    check(entry['Service']['Port'] == 8080 and entry['Service']['Address'] == '127.0.0.1',
+          f'address: {entry["Service"]}')
+    check(entry['Service']['Tags'] == ['v1'], f'tags: {entry["Service"]["Tags"]}')
+    check(entry['Node']['Node'] == 'agent-a' and entry['Node']['Datacenter'] == 'dc1',
+          f'node: {entry["Node"]}')
+    print(f'  B saw the pass at A after {blocked.elapsed:.2f} s ({blocked.queries} queries)')
+
+    check(a.agent.check.ttl_fail('service:web-1', notes='broken'), 'fail at A')
+    wait_health(b, 'web', lambda n: n == [], passing=True)
+    _, nodes = b.health.service('web')
+    check(nodes[0]['Checks'][1]['Status'] == 'critical', f'critical at B: {nodes}')
+
+    check(a.agent.check.ttl_warn('service:web-1'), 'warn at A')
+    _, nodes = wait_health(b, 'web', lambda n: n and n[0]['Checks'][1]['Status'] == 'warning')
+    check(b.health.service('web', passing=True)[1] == [], 'warning is not passing')
+
+    # The application stops reporting: the TTL runs out at A, B sees critical.
+    check(a.agent.service.register('tick', service_id='tick-1', address='127.0.0.1', port=9,
+                                   check=consul.Check.ttl('1s')), 'register tick-1')
+    check(a.agent.check.ttl_pass('service:tick-1'), 'pass tick-1')
+    wait_health(b, 'tick', lambda n: ids(n) == ['tick-1'], passing=True)
+    started = time.monotonic()
+    wait_health(b, 'tick', lambda n: n == [], passing=True)
+    expired_after = time.monotonic() - started
+    check(a.agent.checks()['service:tick-1']['Output'] == 'TTL expired', 'TTL expired at A')
+    print(f'  tick-1 turned critical at B {expired_after:.2f} s after its pass (TTL 1 s)')
+
+
+def blocking_query_sees_a_provider_come_and_go(b, c):
+    index, nodes = b.health.service('pay')
+    check(nodes == [] and index == '1', f'an unknown service: 200 [] at index 1, got {index}')
+    blocked = Blocked(b, 'pay', index, lambda n: n != [])
+    check(blocked.still_waiting_after(0.3), 'nothing to report yet')
+    check(c.agent.service.register('pay', service_id='pay-c', address='127.0.0.1', port=7000),
+          'register pay at C')
+    index, nodes = blocked.get()
+    check(ids(nodes) == ['pay-c'], f'pay-c appeared: {nodes}')
+    print(f'  B saw pay-c appear after {blocked.elapsed:.2f} s ({blocked.queries} queries)')
+    blocked = Blocked(b, 'pay', index, lambda n: n == [])
+    check(blocked.still_waiting_after(0.3), 'nothing changed yet')
+    check(c.agent.service.deregister('pay-c'), 'deregister pay-c at C')
+    index, nodes = blocked.get()
+    check(nodes == [], f'pay-c disappeared: {nodes}')
+    print(f'  B saw pay-c disappear after {blocked.elapsed:.2f} s ({blocked.queries} queries)')
+
+
+def blocking_query_across_datacenters(b, d):
+    index, nodes = b.health.service('geo')
+    check(nodes == [], f'geo is unknown at first: {nodes}')
+    blocked = Blocked(b, 'geo', index, lambda n: n != [])
+    check(d.agent.service.register('geo', service_id='geo-d', address='127.0.0.1', port=7100,
+                                   tags=['eu']), 'register geo at D (dc2)')
+    index, nodes = blocked.get()
+    check(ids(nodes) == ['geo-d'], f'geo-d appeared in dc1: {nodes}')
+    node = nodes[0]['Node']
+    check(node['Datacenter'] == 'dc2' and node['Node'] == 'agent-d', f'node: {node}')
+    check(node['Meta']['cascade-tier'] != '0', f'served through L2: {node}')
+    print(f'  B (dc1) saw geo-d (dc2) appear after {blocked.elapsed:.2f} s, '
+          f'({blocked.queries} queries), tier {node["Meta"]["cascade-tier"]}')
+    check(ids(b.health.service('geo', dc='dc2')[1]) == ['geo-d'], '?dc=dc2 keeps it')
+    check(b.health.service('geo', dc='dc1')[1] == [], '?dc=dc1 drops it')
+    check(ids(b.health.service('geo', tag='eu')[1]) == ['geo-d'], '?tag=eu keeps it')
+
+    blocked = Blocked(b, 'geo', index, lambda n: n == [])
+    check(d.agent.service.deregister('geo-d'), 'deregister geo-d at D')
+    index, nodes = blocked.get()
+    check(nodes == [], f'geo-d disappeared from dc1: {nodes}')
+    print(f'  B (dc1) saw geo-d (dc2) disappear after {blocked.elapsed:.2f} s '
+          f'({blocked.queries} queries)')
+
+
+def catalog_status_and_agent_endpoints(a, b, dc1_hub):
+    index, services = a.catalog.services()
+    check(services.get('web') == ['v1'] and int(index) >= 1, f'catalog.services at A: {services}')
+    _, entries = b.catalog.service('web')
+    check(len(entries) == 1, f'catalog.service at B: {entries}')
+    entry = entries[0]
+    check((entry['ServiceID'], entry['ServiceName'], entry['ServiceAddress'], entry['ServicePort'],
+           entry['ServiceTags'], entry['Node'], entry['Datacenter']) ==
+          ('web-1', 'web', '127.0.0.1', 8080, ['v1'], 'agent-a', 'dc1'), f'flat entry: {entry}')
+    hub_address = dc1_hub.split('://', 1)[1]
+    check(a.status.leader() == hub_address, f'status.leader: {a.status.leader()}')
+    check(a.status.peers() == [hub_address], f'status.peers: {a.status.peers()}')
+    config = a.agent.self()['Config']
+    check(config['Datacenter'] == 'dc1' and config['NodeName'] == 'agent-a', f'self: {config}')
+    services = a.agent.services()
+    check(services['web-1']['Service'] == 'web' and services['web-1']['Port'] == 8080,
+          f'agent.services: {services}')
+    check(a.agent.checks()['service:web-1']['Status'] == 'warning', 'agent.checks')
+
+    check(a.agent.service.deregister('web-1'), 'deregister web-1 at A')
+    check('web-1' not in a.agent.services(), 'gone from agent.services')
+    wait_health(b, 'web', lambda n: n == [])
+    check(not a.agent.check.ttl_pass('service:web-1'), 'its check went with it (404)')
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix='cascade-py-consul-') as workdir:
+        cluster = Cluster(sys.argv[1], sys.argv[2], workdir)
+        try:
+            l2 = cluster.hub('l2', '--tier', '2', '--lease-ms', L2_LEASE_MS)
+            dc1 = cluster.hub('dc1', '--zone', 'dc1', '--upstream', l2, '--lease-ms', LEASE_MS)
+            dc2 = cluster.hub('dc2', '--zone', 'dc2', '--upstream', l2, '--lease-ms', LEASE_MS)
+            a = cluster.agent('agent-a', dc1, 'dc1')
+            b = cluster.agent('agent-b', dc1, 'dc1')
+            c = cluster.agent('agent-c', dc1, 'dc1')
+            d = cluster.agent('agent-d', dc2, 'dc2')
+            for step in (lambda: ttl_checks_change_health_at_another_agent(a, b),
+                         lambda: blocking_query_sees_a_provider_come_and_go(b, c),
+                         lambda: blocking_query_across_datacenters(b, d),
+                         lambda: catalog_status_and_agent_endpoints(a, b, dc1)):
+                step()
+        except Exception as e:  # a Failure, or python-consul's or Python's own
+            print(f'FAIL: {type(e).__name__}: {e}')
+            cluster.stop()
+            cluster.print_logs()
+            return 1
+        finally:
+            cluster.stop()
+    print(f'PASS: python-consul registered, checked, watched and listed through cascade '
+          f'in {time.monotonic() - started:.1f} s')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
