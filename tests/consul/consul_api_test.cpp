@@ -12,7 +12,7 @@
 
 #include "cascade/agent/api/local_api.hpp"
 #include "cascade/tests/agent/client_with_hub.hpp"
-#include "cascade/tests/http/curl_client.hpp"
+#include "cascade/tests/common/curl_client.hpp"
 
 namespace cascade::agent::api {
 namespace {
