@@ -59,11 +59,12 @@ std::optional<std::string> BearerTokens::name_of(std::string_view presented) con
   return found;
 }
 
-std::string_view presented_token(std::string_view authorization, std::string_view consul_token) {
+std::string_view presented_token(std::string_view authorization, std::string_view consul_token,
+                                 std::string_view token_argument) {
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.size() > kBearer.size() && authorization.starts_with(kBearer))
     return authorization.substr(kBearer.size());
-  return consul_token;
+  return consul_token.empty() ? token_argument : consul_token;
 }
 
 }  // namespace cascade::http

@@ -28,7 +28,9 @@ class BearerTokens {
 };
 
 // The token a request presents: "Authorization: Bearer T" or, as Consul's
-// clients send it, "X-Consul-Token: T". "" when none.
-std::string_view presented_token(std::string_view authorization, std::string_view consul_token);
+// clients send it, "X-Consul-Token: T" or "?token=T" (python-consul 0.7
+// sends only the last). "" when none.
+std::string_view presented_token(std::string_view authorization, std::string_view consul_token,
+                                 std::string_view token_argument);
 
 }  // namespace cascade::http

@@ -130,7 +130,8 @@ struct Server::Impl {
     if (stopping) return Response::error(503, "shutting_down", "the agent is stopping");
     if (config.tokens) {
       const auto token =
-          presented_token(request.header("authorization"), request.header("x-consul-token"));
+          presented_token(request.header("authorization"), request.header("x-consul-token"),
+                          request.arg("token").value_or(""));
       const auto name = config.tokens->name_of(token);
       if (!name) {
         ++counters.unauthorized;
