@@ -56,10 +56,12 @@ link "$prefix-other" v-other 10.81.1.1 10.81.1.2 || fail "cannot link the other 
 token=0123456789abcdef0123456789abcdef
 echo "app $token" >"$work/tokens"
 chmod 600 "$work/tokens"
-in_ns "$prefix-srv" "$hub_bin" --listen tcp://127.0.0.1:7400 --data "$work/hub" --id hub \
+# `ip netns exec` itself, not the in_ns function: a function run with & is a
+# subshell, and $! would be the subshell, not the daemon stop_started must stop.
+ip netns exec "$prefix-srv" "$hub_bin" --listen tcp://127.0.0.1:7400 --data "$work/hub" --id hub \
   >"$work/hub.log" 2>&1 &
 started $!
-in_ns "$prefix-srv" "$agent_bin" --hub tcp://127.0.0.1:7400 --id sidecar --http 0.0.0.0:8500 \
+ip netns exec "$prefix-srv" "$agent_bin" --hub tcp://127.0.0.1:7400 --id sidecar --http 0.0.0.0:8500 \
   --http-allow 10.81.0.0/24 --http-token-file "$work/tokens" >"$work/agent.out" 2>"$work/agent.err" &
 started $!
 wait_for_output 10 grep -q "http listening on" "$work/agent.out" ||
