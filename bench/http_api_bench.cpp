@@ -39,13 +39,6 @@
 #include "cascade/bench/thread_cpu.hpp"
 #include "cascade/bench/watch_fleet.hpp"
 
-#ifndef CASCADE_HUB_BINARY
-#define CASCADE_HUB_BINARY ""
-#endif
-#ifndef CASCADE_AGENT_BINARY
-#define CASCADE_AGENT_BINARY ""
-#endif
-
 namespace cascade::bench {
 namespace {
 
@@ -91,7 +84,7 @@ struct Options {
   std::size_t rounds = 3;
   Duration settle{1000};
   std::size_t connect_batch = 500;
-  std::string hub_binary = CASCADE_HUB_BINARY;
+  std::string hub_binary = CASCADE_HUB_BINARY;  // both defined by bench/CMakeLists.txt
   std::string agent_binary = CASCADE_AGENT_BINARY;
 };
 
@@ -233,27 +226,41 @@ ProcSample sample(pid_t pid) {
 }
 
 // CPU time of each thread of a process: nanoseconds on a CPU from
-// /proc/PID/task/TID/schedstat (exact, unlike the clock ticks of stat), and
-// its minor page faults (stat field 10: memory touched for the first time).
+// /proc/PID/task/TID/schedstat (exact, unlike the clock ticks of stat); from
+// stat, its minor page faults (memory touched for the first time) and the
+// clock ticks it ran in the kernel and in user space (their ratio is what
+// tells system calls and faults from the thread's own work).
 struct ThreadCpu {
   std::string name;  // its comm
   pid_t tid = 0;
   std::uint64_t ns = 0;
-  std::uint64_t faults = 0;
+  std::uint64_t faults = 0;      // stat field 10
+  std::uint64_t user_ticks = 0;  // field 14
+  std::uint64_t sys_ticks = 0;   // field 15
+  std::uint64_t waits = 0;       // voluntary context switches (status): times it slept
 };
 
-std::uint64_t minor_faults(const fs::path& stat_file) {
+std::uint64_t voluntary_switches(const fs::path& status_file) {
+  std::ifstream in(status_file);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("voluntary_ctxt_switches:")) return std::stoull(line.substr(24));
+  return 0;
+}
+
+void read_stat(const fs::path& stat_file, ThreadCpu& t) {
   std::ifstream in(stat_file);
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));
+  if (close == std::string::npos) return;
+  std::istringstream fields(stat.substr(close + 2));  // from field 3 on
+  std::vector<std::uint64_t> numbers;
   std::string field;
-  for (int i = 3; i < 10 && fields >> field; ++i) {
-  }
-  std::uint64_t faults = 0;
-  fields >> faults;
-  return faults;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    numbers.push_back(i >= 10 ? std::stoull(field) : 0);
+  if (numbers.size() < 13) return;
+  t.faults = numbers[10 - 3];
+  t.user_ticks = numbers[14 - 3];
+  t.sys_ticks = numbers[15 - 3];
 }
 
 std::map<pid_t, ThreadCpu> thread_cpu(pid_t pid) {
@@ -267,9 +274,20 @@ std::map<pid_t, ThreadCpu> thread_cpu(pid_t pid) {
     std::getline(comm, t.name);
     std::ifstream schedstat(it->path() / "schedstat");
     schedstat >> t.ns;
-    t.faults = minor_faults(it->path() / "stat");
+    read_stat(it->path() / "stat", t);
+    t.waits = voluntary_switches(it->path() / "status");
     out[t.tid] = t;
   }
+  // cascade-agent names none of its own threads: they carry the process's
+  // name, in the order they start: main, the Client's I/O thread, the watch
+  // board's thread (libmicrohttpd's and ZeroMQ's name themselves).
+  const auto main = out.find(pid);
+  if (main == out.end()) return out;
+  const auto process_name = main->second.name;
+  const char* roles[] = {"main", "client-io", "watch-board"};
+  std::size_t next = 0;
+  for (auto& [tid, t] : out)
+    if (t.name == process_name && next < std::size(roles)) t.name = roles[next++];
   return out;
 }
 
@@ -287,8 +305,12 @@ std::vector<ThreadCpu> cpu_between(const std::map<pid_t, ThreadCpu>& before,
   for (const auto& [tid, t] : after) {
     const auto it = before.find(tid);
     const bool old = it != before.end();
-    const auto spent = t.ns - (old ? it->second.ns : 0);
-    if (spent > 0) used.push_back({t.name, tid, spent, t.faults - (old ? it->second.faults : 0)});
+    const ThreadCpu zero;
+    const ThreadCpu& from = old ? it->second : zero;
+    if (t.ns > from.ns)
+      used.push_back({t.name, tid, t.ns - from.ns, t.faults - from.faults,
+                      t.user_ticks - from.user_ticks, t.sys_ticks - from.sys_ticks,
+                      t.waits - from.waits});
   }
   std::sort(used.begin(), used.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
   return used;
@@ -697,8 +719,13 @@ void print_threads(const RoundFigures& r) {
   std::printf("  round %zu, the agent's threads from the PUT to the last answer:", r.round);
   for (const auto& t : r.threads)
     if (t.ns >= 100'000)
-      std::printf(" %s/%d %.1f ms (%llu page faults);", t.name.c_str(), t.tid,
-                  static_cast<double>(t.ns) / 1e6, static_cast<unsigned long long>(t.faults));
+      std::printf(
+          " %s/%d %.1f ms (%.0f%% sys, %llu page faults, %llu waits);", t.name.c_str(), t.tid,
+          static_cast<double>(t.ns) / 1e6,
+          t.user_ticks + t.sys_ticks == 0 ? 0.0
+                                          : 100.0 * static_cast<double>(t.sys_ticks) /
+                                                static_cast<double>(t.user_ticks + t.sys_ticks),
+          static_cast<unsigned long long>(t.faults), static_cast<unsigned long long>(t.waits));
   std::printf("\n");
 }
 
