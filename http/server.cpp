@@ -29,10 +29,19 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+// A peer address as libmicrohttpd hands it over, read only as far as its
+// family's size: the library keeps just that (16 bytes for IPv4), so reading
+// a whole sockaddr_storage (128) runs past the allocation, and faults when it
+// ends a heap page (seen with thousands of connections).
+SocketAddress peer_address(const sockaddr* peer) {
+  const socklen_t length = peer->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  return SocketAddress::from(peer, length);
+}
+
 }  // namespace
 
 bool peer_allowed(const sockaddr* peer, const std::vector<Cidr>& allow) {
-  if (SocketAddress::from(peer, sizeof(sockaddr_storage)).is_loopback()) return true;
+  if (peer_address(peer).is_loopback()) return true;
   return std::any_of(allow.begin(), allow.end(),
                      [&](const Cidr& range) { return range.contains(peer); });
 }
@@ -126,7 +135,7 @@ struct Server::Impl {
     MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect, &request.query);
     MHD_get_connection_values(connection, MHD_HEADER_KIND, &collect_header, &request.headers);
     if (const auto* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS))
-      request.peer = SocketAddress::from(info->client_addr, sizeof(sockaddr_storage));
+      request.peer = peer_address(info->client_addr);
     if (stopping) return Response::error(503, "shutting_down", "the agent is stopping");
     if (config.tokens) {
       const auto token =
@@ -282,7 +291,7 @@ MHD_Result on_accept(void* cls, const sockaddr* peer, socklen_t) {
   ++self.counters.peers_refused;
   if (self.may_log())
     spdlog::warn("{}: refused a connection from {} (not loopback, not in --http-allow)",
-                 self.config.name, SocketAddress::from(peer, sizeof(sockaddr_storage)).host());
+                 self.config.name, peer_address(peer).host());
   return MHD_NO;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -161,6 +162,23 @@ TEST(PeerAllowedTest, LoopbackAlwaysOthersOnlyInsideAnAllowedRange) {
   EXPECT_TRUE(peer_allowed(at("10.20.1.1:5000").get(), office));
   EXPECT_FALSE(peer_allowed(at("10.21.1.1:5000").get(), office));
   EXPECT_TRUE(peer_allowed(at("[::ffff:10.20.3.4]:5000").get(), office));
+}
+
+// libmicrohttpd keeps a peer's address in an allocation of the address's own
+// size; reading a whole sockaddr_storage from it crashed the agent once a
+// connection's address ended a heap page. Here it ends a page before a
+// guard page.
+TEST(PeerAllowedTest, ReadsAnIpv4PeerNoFurtherThanItsSize) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
+  auto* peer =
+      reinterpret_cast<sockaddr_in*>(static_cast<char*>(pages) + page - sizeof(sockaddr_in));
+  *peer = *reinterpret_cast<const sockaddr_in*>(
+      std::get<SocketAddress>(SocketAddress::parse("127.0.0.1:5000")).get());
+  EXPECT_TRUE(peer_allowed(reinterpret_cast<const sockaddr*>(peer), {}));
+  munmap(pages, 2 * page);
 }
 
 TEST_F(HttpServerTest, ParkedRequestsHoldNoThreadAndAreAnsweredFromAnotherThread) {
