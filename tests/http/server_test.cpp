@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -199,6 +200,57 @@ TEST_F(HttpServerTest, ParkedRequestsHoldNoThreadAndAreAnsweredFromAnotherThread
   }
   EXPECT_EQ(server->counters().parked, 0);
   EXPECT_EQ(server->counters().answered_later, 300u);
+}
+
+// A raw connection that sends `request`, so that it can be reset (RST) later
+// without reading the answer, as a client that gave up does.
+class RawClient {
+ public:
+  RawClient(const SocketAddress& server, const std::string& request) {
+    fd_ = ::socket(server.family(), SOCK_STREAM, 0);
+    if (::connect(fd_, server.get(), server.length) != 0) ADD_FAILURE() << "connect failed";
+    EXPECT_EQ(::send(fd_, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+  }
+  void reset() {
+    const linger abort{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+    ::close(fd_);
+    fd_ = -1;
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+TEST_F(HttpServerTest, ClientsThatResetWhileParkedOrWithABodyRefusedEarlyLeaveTheServerServing) {
+  ServerConfig config;
+  config.max_body_bytes = 1024;
+  auto server = start(config);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < 200; ++i)
+    clients.push_back(std::make_unique<RawClient>(server->local_address(),
+                                                  "GET /park HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(wait_parked(200));
+  for (auto& c : clients)
+    c->reset();
+  routes.release("\"to nobody\"");
+  // A body refused at its declared length, sent anyway, then the connection reset.
+  for (int i = 0; i < 50; ++i) {
+    RawClient refused(
+        server->local_address(),
+        "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n" + std::string(5000, 'x'));
+    refused.reset();
+  }
+  for (int i = 0; i < 200 && server->counters().parked > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(server->counters().parked, 0);
+  EXPECT_EQ(http_get(base + "/hello/still").status, 200);
 }
 
 TEST_F(HttpServerTest, StoppingAnswersParkedRequests503) {
