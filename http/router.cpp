@@ -8,14 +8,7 @@ namespace {
 
 // "/a/b/" -> {"a", "b"}; empty segments (doubled or trailing slashes) dropped.
 std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> segments;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const auto end = std::min(path.find('/', start), path.size());
-    if (end > start) segments.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return segments;
+  return split_nonempty(path, '/');
 }
 
 bool is_capture(std::string_view segment) {
@@ -27,6 +20,17 @@ bool is_rest_capture(std::string_view segment) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> split_nonempty(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(separator, start), text.size());
+    if (end > start) parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
 
 void Router::add(std::string method, std::string_view pattern, RouteFn fn) {
   if (!pattern.starts_with('/'))

@@ -16,6 +16,9 @@
 
 namespace cascade::http {
 
+// The non-empty parts of `text` between separators ("a,,b," -> {"a", "b"}).
+std::vector<std::string_view> split_nonempty(std::string_view text, char separator);
+
 using PathParams = std::map<std::string, std::string, std::less<>>;
 using RouteFn = std::function<Reply(const Request&, const PathParams&, const ResponderPtr&)>;
 

@@ -106,7 +106,9 @@ class NativeApi {
     auto pick = std::make_shared<PickRequest>();
     pick->method = std::string(request.arg("method").value_or(""));
     if (auto hash = request.arg("hash_key")) pick->hash_key = std::hash<std::string_view>{}(*hash);
-    if (auto exclude = request.arg("exclude")) pick->exclude = split_commas(*exclude);
+    if (auto exclude = request.arg("exclude"))
+      for (const auto part : http::split_nonempty(*exclude, ','))
+        pick->exclude.emplace_back(part);
     client_.resolve_async(service,
                           [this, service, policy, pick, later](std::optional<Resolution> now) {
                             later->respond(picked(service, policy, *pick, now));
@@ -136,17 +138,6 @@ class NativeApi {
     std::uint64_t hash_key = 0;
     std::vector<std::string> exclude;
   };
-
-  static std::vector<std::string> split_commas(std::string_view text) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const auto end = std::min(text.find(',', start), text.size());
-      if (end > start) parts.emplace_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-    return parts;
-  }
 
   Response picked(const proto::ServiceKey& service, LbPolicy policy, const PickRequest& request,
                   const std::optional<Resolution>& now) {
