@@ -280,7 +280,8 @@ std::map<pid_t, ThreadCpu> thread_cpu(pid_t pid) {
   }
   // cascade-agent names none of its own threads: they carry the process's
   // name, in the order they start: main, the Client's I/O thread, the watch
-  // board's thread (libmicrohttpd's and ZeroMQ's name themselves).
+  // board's thread (the HTTP server's loops, http-loop-N, and ZeroMQ's name
+  // themselves).
   const auto main = out.find(pid);
   if (main == out.end()) return out;
   const auto process_name = main->second.name;

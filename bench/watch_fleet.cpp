@@ -213,16 +213,13 @@ std::vector<WatchFleet::Answer> WatchFleet::collect(std::string_view marker,
     for (int k = 0; k < n; ++k) {
       const auto i = events[k].data.u32;
       Conn& c = conns_[i];
-      bool closed = false;
-      for (;;) {
-        const auto r = read(c.fd, buffer, sizeof buffer);
-        if (r > 0) {
-          c.in.append(buffer, static_cast<std::size_t>(r));
-          continue;
-        }
-        closed = r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
-        break;
-      }
+      // One read per event: the set is level-triggered, so what this read
+      // leaves is reported again, and a reader that read on until EAGAIN
+      // would spend a second system call on every answer (this process
+      // shares the two cores with the agent it measures).
+      const auto r = read(c.fd, buffer, sizeof buffer);
+      if (r > 0) c.in.append(buffer, static_cast<std::size_t>(r));
+      const bool closed = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
       if (done[i]) {  // after its answer: the server closed it, or sent more
         close_conn(c);
         continue;

@@ -46,6 +46,7 @@ struct ServerConfig {
 
 // Counted by the server threads, read from anywhere.
 struct ServerCounters {
+  std::atomic<std::uint64_t> accepted{0};  // connections, since the start
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> responses_2xx{0};
   std::atomic<std::uint64_t> responses_4xx{0};

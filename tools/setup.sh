@@ -13,13 +13,13 @@ packages=(
   # Toolchain
   build-essential cmake pkg-config clang-format
   # Libraries the code builds with (CMake packages named in CMakeLists.txt),
-  # and those their CMake packages bring: Boost's headers (msgpack-cxx's
-  # target links them) and fmt (spdlog's)
+  # and those their CMake packages bring: Boost's headers (Boost.Beast's HTTP
+  # parser for the agent's HTTP API; msgpack-cxx's target links them too) and
+  # fmt (spdlog's)
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost1.74-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev nlohmann-json3-dev
-  # The agent's HTTP API (suspended long-polls on one epoll thread) and its
-  # DNS interface (the DNS wire format)
-  libmicrohttpd-dev libldns-dev
+  # The agent's DNS interface (the DNS wire format)
+  libldns-dev
   # Tests and benchmarks; a Curve client no one here wrote (tests/security)
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-zmq python3-msgpack
   # Clients no one here wrote, for the agent's HTTP API and DNS: libcurl (tests

@@ -1,4 +1,4 @@
-// The HTTP server (libmicrohttpd adapter) against libcurl on loopback:
+// The HTTP server against libcurl on loopback:
 // routing, errors, limits, tokens, peers, and requests parked without a thread.
 #include "cascade/http/server.hpp"
 
@@ -15,6 +15,7 @@
 
 #include "cascade/http/router.hpp"
 #include "cascade/tests/common/curl_client.hpp"
+#include "cascade/tests/http/raw_client.hpp"
 
 namespace cascade::http {
 namespace {
@@ -24,6 +25,7 @@ using testing::http;
 using testing::http_all;
 using testing::http_get;
 using testing::HttpCall;
+using testing::RawClient;
 
 SocketAddress loopback_any_port() {
   return std::get<SocketAddress>(SocketAddress::parse("127.0.0.1:0"));
@@ -165,10 +167,10 @@ TEST(PeerAllowedTest, LoopbackAlwaysOthersOnlyInsideAnAllowedRange) {
   EXPECT_TRUE(peer_allowed(at("[::ffff:10.20.3.4]:5000").get(), office));
 }
 
-// libmicrohttpd keeps a peer's address in an allocation of the address's own
-// size; reading a whole sockaddr_storage from it crashed the agent once a
-// connection's address ended a heap page. Here it ends a page before a
-// guard page.
+// A peer's address may come in an allocation of the address's own size
+// (libmicrohttpd, the agent's first HTTP server, kept it so); reading a whole
+// sockaddr_storage from it crashed the agent once a connection's address
+// ended a heap page. Here it ends a page before a guard page.
 TEST(PeerAllowedTest, ReadsAnIpv4PeerNoFurtherThanItsSize) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -201,32 +203,6 @@ TEST_F(HttpServerTest, ParkedRequestsHoldNoThreadAndAreAnsweredFromAnotherThread
   EXPECT_EQ(server->counters().parked, 0);
   EXPECT_EQ(server->counters().answered_later, 300u);
 }
-
-// A raw connection that sends `request`, so that it can be reset (RST) later
-// without reading the answer, as a client that gave up does.
-class RawClient {
- public:
-  RawClient(const SocketAddress& server, const std::string& request) {
-    fd_ = ::socket(server.family(), SOCK_STREAM, 0);
-    if (::connect(fd_, server.get(), server.length) != 0) ADD_FAILURE() << "connect failed";
-    EXPECT_EQ(::send(fd_, request.data(), request.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(request.size()));
-  }
-  void reset() {
-    const linger abort{1, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
-    ::close(fd_);
-    fd_ = -1;
-  }
-  ~RawClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 TEST_F(HttpServerTest, ClientsThatResetWhileParkedOrWithABodyRefusedEarlyLeaveTheServerServing) {
   ServerConfig config;
