@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<agent::api::LocalApi> api;
     if (config.http.listen) {
       raise_open_file_limit();
-      api = std::make_unique<agent::api::LocalApi>(client, config.http);
+      api = std::make_unique<agent::api::LocalApi>(client, config.http, config.client.data_dir);
       print_line("http listening on " + api->address().to_string());
     }
     // DNS (--dns): answers from the client; stopped before the client shuts down.

@@ -101,10 +101,11 @@ const proto::ServiceKey kCatalogKey{"", "consul catalog"};
 
 class ConsulApi {
  public:
-  ConsulApi(Client& client, WatchBoard& watches, const Clock& clock)
+  ConsulApi(Client& client, WatchBoard& watches, const Clock& clock, RegistrationJournal* journal)
       : client_(client),
         watches_(watches),
         clock_(clock),
+        journal_(journal),
         catalog_watches_(catalog_source(), clock, std::random_device{}()),
         services_(sink(), identity_of(client)),
         timer_(
@@ -116,8 +117,14 @@ class ConsulApi {
   Reply register_service(const Request& request, const PathParams&, const ResponderPtr&) {
     auto parsed = consul_service_from_json(request.body, services_.agent());
     if (auto* error = std::get_if<BodyError>(&parsed)) return body_error(*error);
-    if (auto error = services_.put(std::get<ConsulService>(std::move(parsed)), clock_.now()))
+    auto service = std::get<ConsulService>(std::move(parsed));
+    const auto id = service.id;
+    if (auto error = services_.put(std::move(service), clock_.now()))
       return text_response(400, *error);
+    // After put(): replacing a service deregisters the old one, which forgets its entry.
+    if (journal_)
+      journal_->put(
+          {RegistrationJournal::consul_key(id), "PUT", "/v1/agent/service/register", request.body});
     timer_.poke();
     return done();
   }
@@ -250,6 +257,7 @@ class ConsulApi {
             },
             [this](const proto::ServiceKey& service, const std::string& id) {
               client_.deregister_instance(service, id);
+              if (journal_) journal_->remove(RegistrationJournal::consul_key(id));
               catalog_changed();
             }};
   }
@@ -371,6 +379,7 @@ class ConsulApi {
   Client& client_;
   WatchBoard& watches_;
   const Clock& clock_;
+  RegistrationJournal* journal_;  // null without --data
   std::atomic<std::uint64_t> catalog_index_{1};
   WatchBoard catalog_watches_;
   ConsulServices services_;
@@ -380,8 +389,9 @@ class ConsulApi {
 }  // namespace
 
 std::function<void(const Resolution&)> add_consul_routes(http::Router& router, Client& client,
-                                                         WatchBoard& watches, const Clock& clock) {
-  auto api = std::make_shared<ConsulApi>(client, watches, clock);
+                                                         WatchBoard& watches, const Clock& clock,
+                                                         RegistrationJournal* journal) {
+  auto api = std::make_shared<ConsulApi>(client, watches, clock, journal);
   router.add("PUT", "/v1/agent/service/register", api, &ConsulApi::register_service);
   for (const auto* method : {"PUT", "GET"}) {  // GET: python-consul 0.7.1
     router.add(method, "/v1/agent/service/deregister/{id*}", api, &ConsulApi::deregister_service);

@@ -22,6 +22,7 @@
 
 #include <functional>
 
+#include "cascade/agent/api/registration_journal.hpp"
 #include "cascade/agent/api/watch_board.hpp"
 #include "cascade/agent/client.hpp"
 #include "cascade/http/router.hpp"
@@ -33,7 +34,9 @@ namespace cascade::agent::api {
 // It and the routes share the API's state, a TTL timer thread among it,
 // which lives until both are gone; destroy them before `client`, `watches`
 // and `clock`.
+// With a journal (--data), registered services are kept on disk until deregistered.
 std::function<void(const Resolution&)> add_consul_routes(http::Router& router, Client& client,
-                                                         WatchBoard& watches, const Clock& clock);
+                                                         WatchBoard& watches, const Clock& clock,
+                                                         RegistrationJournal* journal = nullptr);
 
 }  // namespace cascade::agent::api

@@ -1,5 +1,7 @@
 #include "cascade/agent/api/local_api.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <random>
 #include <stdexcept>
 
@@ -33,11 +35,36 @@ http::ServerConfig server_config(const HttpApiOptions& options) {
 
 }  // namespace
 
-LocalApi::LocalApi(Client& client, const HttpApiOptions& options)
-    : watches_(source_of(client), clock_, std::random_device{}()) {
-  add_native_routes(router_, client, watches_);
-  consul_changes_ = add_consul_routes(router_, client, watches_, clock_);
+LocalApi::LocalApi(Client& client, const HttpApiOptions& options,
+                   const std::optional<std::filesystem::path>& data_dir)
+    : journal_(data_dir ? RegistrationJournal::open(*data_dir) : nullptr),
+      watches_(source_of(client), clock_, std::random_device{}()) {
+  add_native_routes(router_, client, watches_, journal_.get());
+  consul_changes_ = add_consul_routes(router_, client, watches_, clock_, journal_.get());
+  restore();
   server_ = std::make_unique<http::Server>(server_config(options), router_);
+}
+
+// Each kept registration through its own route again, as its application
+// sent it. One the API refuses now (a rule that changed) is logged and
+// forgotten: its application would be refused the same if it asked again.
+void LocalApi::restore() {
+  if (!journal_) return;
+  for (const auto& entry : journal_->entries()) {
+    http::Request request;
+    request.method = entry.method;
+    request.path = entry.path;
+    request.body = entry.body;
+    const auto reply = router_.handle(request, nullptr);
+    const int status = reply ? reply->status : 500;
+    if (status < 300) {
+      spdlog::info("restored registration {}", entry.key);
+      continue;
+    }
+    spdlog::warn("kept registration {} refused now ({}), forgotten: {}", entry.key, status,
+                 reply ? reply->body : std::string("no answer"));
+    if (status < 500) journal_->remove(entry.key);
+  }
 }
 
 LocalApi::~LocalApi() = default;

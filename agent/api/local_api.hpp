@@ -8,9 +8,11 @@
 // answers lookups to the API, has stopped by then). Destruction answers
 // requests still parked with 503 and stops the server.
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 
+#include "cascade/agent/api/registration_journal.hpp"
 #include "cascade/agent/api/watch_board.hpp"
 #include "cascade/agent/client.hpp"
 #include "cascade/agent/local_interfaces.hpp"
@@ -21,9 +23,13 @@ namespace cascade::agent::api {
 
 class LocalApi {
  public:
-  // Listening when constructed. Throws std::runtime_error when the token
-  // file is unusable or the address cannot be bound.
-  LocalApi(Client& client, const HttpApiOptions& options);
+  // Listening when constructed. With `data_dir` (--data), what applications
+  // register is kept there (agent/api/registration_journal.hpp) and what an
+  // earlier run kept is registered again first, before the server listens.
+  // Throws std::runtime_error when the token file is unusable or the address
+  // cannot be bound, StoreError when the data directory is unusable.
+  LocalApi(Client& client, const HttpApiOptions& options,
+           const std::optional<std::filesystem::path>& data_dir = std::nullopt);
   ~LocalApi();
 
   // Give every change of the Client's cache here (Client::on_change).
@@ -35,7 +41,10 @@ class LocalApi {
   const http::ServerCounters& counters() const { return server_->counters(); }
 
  private:
+  void restore();
+
   SystemClock clock_;
+  std::unique_ptr<RegistrationJournal> journal_;  // null without a data directory
   WatchBoard watches_;
   http::Router router_;
   std::function<void(const Resolution&)> consul_changes_;  // agent/api/consul_api.hpp

@@ -38,7 +38,8 @@ bool unknown_service(const Resolution& r) {
 
 class NativeApi {
  public:
-  NativeApi(Client& client, WatchBoard& watches) : client_(client), watches_(watches) {}
+  NativeApi(Client& client, WatchBoard& watches, RegistrationJournal* journal)
+      : client_(client), watches_(watches), journal_(journal) {}
 
   Reply status(const Request&, const PathParams&, const ResponderPtr&) {
     return ok(status_json(client_.status(), client_.options(), client_.registrations(),
@@ -56,6 +57,10 @@ class NativeApi {
     auto parsed = registration_from_json(request.body);
     if (auto* error = std::get_if<BodyError>(&parsed)) return error->response();
     const auto& registration = std::get<proto::Registration>(parsed);
+    // On disk before it is applied and acknowledged (a StoreError is a 500).
+    if (journal_)
+      journal_->put({journal_key(registration.service, registration.instance.id), "PUT",
+                     "/api/v1/instances", request.body});
     client_.register_instance(registration);
     return ok({{"registered", registration_json(registration)}});
   }
@@ -74,6 +79,7 @@ class NativeApi {
                              "no instance '" + id + "' of " + service.name + "@" + service.group +
                                  " is registered at this agent");
     client_.deregister_instance(service, id);
+    if (journal_) journal_->remove(journal_key(service, id));
     return ok(
         {{"deregistered", {{"service", service.name}, {"group", service.group}, {"id", id}}}});
   }
@@ -161,8 +167,13 @@ class NativeApi {
                {"instance", instance_json(*chosen)}});
   }
 
+  static std::string journal_key(const proto::ServiceKey& service, const std::string& id) {
+    return RegistrationJournal::native_key(service.name, service.group, id);
+  }
+
   Client& client_;
   WatchBoard& watches_;
+  RegistrationJournal* journal_;  // null without --data
 };
 
 }  // namespace
@@ -179,8 +190,9 @@ http::Response native_resolution_response(const Resolution* r, const proto::Serv
   return response;
 }
 
-void add_native_routes(http::Router& router, Client& client, WatchBoard& watches) {
-  auto api = std::make_shared<NativeApi>(client, watches);
+void add_native_routes(http::Router& router, Client& client, WatchBoard& watches,
+                       RegistrationJournal* journal) {
+  auto api = std::make_shared<NativeApi>(client, watches, journal);
   router.add("GET", "/api/v1/status", api, &NativeApi::status);
   router.add("GET", "/api/v1/instances", api, &NativeApi::instances);
   router.add("PUT", "/api/v1/instances", api, &NativeApi::register_instance);

@@ -10,13 +10,16 @@
 // Every handler answers from the agent's cache or parks the request; none
 // blocks a server thread on a hub.
 
+#include "cascade/agent/api/registration_journal.hpp"
 #include "cascade/agent/api/watch_board.hpp"
 #include "cascade/agent/client.hpp"
 #include "cascade/http/router.hpp"
 
 namespace cascade::agent::api {
 
-void add_native_routes(http::Router& router, Client& client, WatchBoard& watches);
+// With a journal (--data), registrations are kept on disk until deregistered.
+void add_native_routes(http::Router& router, Client& client, WatchBoard& watches,
+                       RegistrationJournal* journal = nullptr);
 
 // The answer to a resolve or a woken watch of the native API (also the Render
 // of its watches): 200 with the service; 404 unknown_service when the hub

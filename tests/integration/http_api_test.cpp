@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -407,6 +408,54 @@ TEST_F(IntegrationHttpApi, BadRequestsGetTheirCodesAndTheAgentServesOn) {
   }
   EXPECT_TRUE(agent.process->running());
   EXPECT_EQ(http_get(agent.url("/api/v1/status")).status, 200);
+}
+
+TEST_F(IntegrationHttpApi, WithADataDirectoryWhatApplicationsRegisteredSurvivesAnAgentRestart) {
+  const auto hub = start_hub();
+  const auto data = fresh_path("sidecar-data");
+  const std::vector<std::string> keep = {"--data", data.string()};
+  const auto consumer = start_api_agent("consumer", hub.endpoint);
+  auto sidecar = start_api_agent("sidecar", hub.endpoint, keep);
+  ASSERT_EQ(
+      put_instance(sidecar, {{"service", "orders"}, {"id", "o-1"}, {"address", "10.0.0.1:80"}})
+          .status,
+      200);
+  ASSERT_EQ(
+      put_instance(sidecar, {{"service", "orders"}, {"id", "o-2"}, {"address", "10.0.0.2:80"}})
+          .status,
+      200);
+  const Json consul = {{"ID", "billing-1"},
+                       {"Name", "billing"},
+                       {"Address", "10.0.1.1"},
+                       {"Port", 9000},
+                       {"Tags", {"v2"}}};
+  ASSERT_EQ(http({"PUT", sidecar.url("/v1/agent/service/register"), consul.dump()}).status, 200);
+  ASSERT_EQ(http({"DELETE", sidecar.url("/api/v1/instances/orders/o-2")}).status, 200);
+
+  // A graceful stop takes them off the hub; the restart brings back what was
+  // registered and not deregistered, before the API answers.
+  sidecar.process->signal(SIGTERM);
+  ASSERT_TRUE(sidecar.process->wait_for(kPatience));
+  ASSERT_TRUE(wait_for_service(consumer, "orders", [](const Json& s) {
+    return instances_of(s) == 0;
+  })) << "the stopped sidecar's instance stayed";
+  sidecar = start_api_agent("sidecar-again", hub.endpoint, keep);
+  const auto listed = json_of(http_get(sidecar.url("/api/v1/instances")));
+  ASSERT_EQ(listed.size(), 2u) << listed.dump();
+  const auto services = json_of(http_get(sidecar.url("/v1/agent/services")));
+  ASSERT_TRUE(services.contains("billing-1")) << services.dump();
+  EXPECT_EQ(services["billing-1"]["Tags"], Json({"v2"}));
+  EXPECT_TRUE(wait_for_service(consumer, "orders", [](const Json& s) {
+    return instances_of(s) == 1 && s["instances"][0]["id"] == "o-1";
+  })) << "the restored instance never reached the consumer";
+
+  // Deregistered for good: not back after the next restart.
+  ASSERT_EQ(http({"PUT", sidecar.url("/v1/agent/service/deregister/billing-1")}).status, 200);
+  sidecar.process->signal(SIGTERM);
+  ASSERT_TRUE(sidecar.process->wait_for(kPatience));
+  sidecar = start_api_agent("sidecar-third", hub.endpoint, keep);
+  EXPECT_FALSE(json_of(http_get(sidecar.url("/v1/agent/services"))).contains("billing-1"));
+  EXPECT_EQ(json_of(http_get(sidecar.url("/api/v1/instances"))).size(), 1u);
 }
 
 TEST_F(IntegrationHttpApi, WithATokenFileEveryRequestNeedsAToken) {
