@@ -35,6 +35,9 @@ class PendingAnswer final : public Responder {
   void respond(Response response) override {
     if (auto connection = connection_.lock()) connection->answer(number_, std::move(response));
   }
+  void respond_shared(const std::shared_ptr<const SharedResponse>& response) override {
+    if (auto connection = connection_.lock()) connection->answer(number_, response);
+  }
 
  private:
   std::weak_ptr<Connection> connection_;
@@ -127,16 +130,31 @@ bool Connection::closed() const {
 }
 
 void Connection::answer(std::uint64_t request, Response response) {
+  answer_with(
+      request, [&] { return std::move(response); }, [&] { send(response, keep_alive_); });
+}
+
+void Connection::answer(std::uint64_t request,
+                        const std::shared_ptr<const SharedResponse>& response) {
+  answer_with(
+      request, [&] { return response->response(); }, [&] { send(*response, keep_alive_); });
+}
+
+// An answer for `request` (and not another on this connection): kept for the
+// Handler's return when it comes while the Handler runs (keep()), written at
+// once when the request is parked (send_now()), ignored otherwise.
+template <typename Keep, typename Send>
+void Connection::answer_with(std::uint64_t request, Keep keep, Send send_now) {
   Lock lock(mu_);
   if (request != request_number_) return;
-  if (state_ == State::kHandling) {  // answered before the Handler returned
-    if (!early_) early_ = std::move(response);
+  if (state_ == State::kHandling) {
+    if (!early_) early_ = keep();
     return;
   }
   if (state_ != State::kParked) return;
   unpark();
   ++counters_.answered_later;
-  send(response, keep_alive_);
+  send_now();
   if (needs_loop()) loop_.resume(shared_from_this());
 }
 
@@ -279,8 +297,6 @@ void Connection::handle(Lock& lock, Request request, bool keep_alive) {
   ++counters_.parked;
 }
 
-// The head and the body in one sendmsg; what the socket does not take now is
-// written from the loop when it can (EPOLLOUT).
 void Connection::send(const Response& response, bool keep_alive) {
   std::string head;
   try {
@@ -290,13 +306,29 @@ void Connection::send(const Response& response, bool keep_alive) {
     send(Response::error(500, "internal", "the response had a malformed header"), keep_alive);
     return;
   }
-  count_status(counters_, response.status);
+  write(head, response.body, response.status, keep_alive);
+}
+
+// Written once for every request it answers (SharedResponse::wire).
+void Connection::send(const SharedResponse& response, bool keep_alive) {
+  try {
+    write(response.wire(keep_alive), {}, response.response().status, keep_alive);
+  } catch (const std::invalid_argument& e) {
+    host_.bad_input(peer_, e.what());
+    send(Response::error(500, "internal", "the response had a malformed header"), keep_alive);
+  }
+}
+
+// The head and the body in one sendmsg; what the socket does not take now is
+// written from the loop when it can (EPOLLOUT).
+void Connection::write(std::string_view head, std::string_view body, int status, bool keep_alive) {
+  count_status(counters_, status);
   keep_alive_ = keep_alive;
-  iovec parts[2] = {{head.data(), head.size()},
-                    {const_cast<char*>(response.body.data()), response.body.size()}};
+  iovec parts[2] = {{const_cast<char*>(head.data()), head.size()},
+                    {const_cast<char*>(body.data()), body.size()}};
   msghdr message{};
   message.msg_iov = parts;
-  message.msg_iovlen = 2;
+  message.msg_iovlen = body.empty() ? 1 : 2;
   ssize_t sent = 0;
   do {
     sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
@@ -306,13 +338,13 @@ void Connection::send(const Response& response, bool keep_alive) {
     return;
   }
   const auto done = static_cast<std::size_t>(std::max<ssize_t>(sent, 0));
-  if (done == head.size() + response.body.size()) {
+  if (done == head.size() + body.size()) {
     finish_answer();
     return;
   }
   out_.clear();
-  if (done < head.size()) out_.append(head, done);
-  out_.append(response.body, done > head.size() ? done - head.size() : 0);
+  if (done < head.size()) out_.append(head.substr(done));
+  out_.append(body.substr(done > head.size() ? done - head.size() : 0));
   state_ = State::kWriting;
 }
 

@@ -91,6 +91,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Any thread: the answer to request number `request` (its Responder's).
   void answer(std::uint64_t request, Response response);
+  void answer(std::uint64_t request, const std::shared_ptr<const SharedResponse>& response);
 
  private:
   enum class State {
@@ -111,7 +112,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<Response> parse_error(const boost::system::error_code& error);
   std::optional<Response> on_head();
   void handle(Lock& lock, Request request, bool keep_alive);
+  template <typename Keep, typename Send>
+  void answer_with(std::uint64_t request, Keep keep, Send send_now);
   void send(const Response& response, bool keep_alive);
+  void send(const SharedResponse& response, bool keep_alive);
+  void write(std::string_view head, std::string_view body, int status, bool keep_alive);
   void flush();
   void finish_answer();
   void unpark();

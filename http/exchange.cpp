@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cascade/http/response_head.hpp"
+
 namespace cascade::http {
 
 std::string_view Request::header(std::string_view lower_name) const {
@@ -13,6 +15,13 @@ std::optional<std::string_view> Request::arg(std::string_view name) const {
   auto it = query.find(name);
   if (it == query.end()) return std::nullopt;
   return std::string_view(it->second);
+}
+
+const std::string& SharedResponse::wire(bool keep_alive) const {
+  const auto i = keep_alive ? 1 : 0;
+  std::call_once(once_[i],
+                 [&] { wire_[i] = response_head(response_, keep_alive) + response_.body; });
+  return wire_[i];
 }
 
 Response Response::json(int status, std::string body) {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,23 @@ struct Response {
   static Response error(int status, std::string_view code, std::string_view message);
 };
 
+// One response given to many requests at once (every watch of a service that
+// a change wakes): the server writes its bytes once and sends those same
+// bytes to each, where a Response would be copied and written per request.
+class SharedResponse {
+ public:
+  explicit SharedResponse(Response response) : response_(std::move(response)) {}
+  const Response& response() const { return response_; }
+  // Status line, headers and body as sent, with "Connection: close" or not;
+  // written on first use (any thread).
+  const std::string& wire(bool keep_alive) const;
+
+ private:
+  Response response_;
+  mutable std::once_flag once_[2];
+  mutable std::string wire_[2];  // [keep_alive]
+};
+
 // A response given later, from any thread: a handler that cannot answer at
 // once (a watch, a first lookup) keeps it and calls respond() once. Later
 // calls are ignored, and so are calls after the server stopped (it answers
@@ -51,6 +69,10 @@ class Responder {
  public:
   virtual ~Responder() = default;
   virtual void respond(Response response) = 0;
+  // The same, for a response many requests get (see SharedResponse).
+  virtual void respond_shared(const std::shared_ptr<const SharedResponse>& response) {
+    respond(response->response());
+  }
 };
 using ResponderPtr = std::shared_ptr<Responder>;
 

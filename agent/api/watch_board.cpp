@@ -103,9 +103,10 @@ void WatchBoard::run() {
 
 void WatchBoard::answer(const Wakeup& wakeup) {
   // One rendering per service and variant: ten thousand watchers of a
-  // service, woken by one change, cost one JSON document and ten thousand
-  // copies of it.
-  std::map<std::pair<proto::ServiceKey, std::string>, http::Response> rendered;
+  // service, woken by one change, cost one JSON document and one response
+  // written once, which the server sends as is to each.
+  std::map<std::pair<proto::ServiceKey, std::string>, std::shared_ptr<const http::SharedResponse>>
+      rendered;
   std::map<proto::ServiceKey, std::optional<Resolution>> current;  // waits that ended
   for (const auto& waiter : wakeup.waiters) {
     const auto key = std::make_pair(waiter.service, waiter.variant);
@@ -118,9 +119,10 @@ void WatchBoard::answer(const Wakeup& wakeup) {
         if (fresh) cached->second = source_.current(waiter.service);
         now = cached->second ? &*cached->second : nullptr;
       }
-      it = rendered.emplace(key, waiter.render(now)).first;
+      it = rendered.emplace(key, std::make_shared<const http::SharedResponse>(waiter.render(now)))
+               .first;
     }
-    waiter.responder->respond(it->second);
+    waiter.responder->respond_shared(it->second);
   }
 }
 

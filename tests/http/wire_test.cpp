@@ -93,6 +93,38 @@ TEST_F(WireTest, AKeptAliveConnectionServesTheNextRequestAfterAParkedOne) {
   EXPECT_EQ(server->counters().answered_later, 1u);
 }
 
+TEST_F(WireTest, OneSharedResponseAnswersEveryParkedRequestEachInItsOwnConnectionMode) {
+  auto server = start();
+  RawClient kept(server->local_address(), "GET /park HTTP/1.1\r\nHost: t\r\n\r\n");
+  RawClient also_kept(server->local_address(), "GET /park HTTP/1.1\r\nHost: t\r\n\r\n");
+  RawClient closing(server->local_address(), "GET /park HTTP/1.0\r\n\r\n");
+  ASSERT_TRUE(wait_parked(3));
+  Response woken = Response::json(200, "\"shared\"");
+  woken.headers.emplace_back("X-Cascade-Index", "42");
+  const auto shared = std::make_shared<const SharedResponse>(woken);
+  std::vector<ResponderPtr> all;
+  {
+    std::lock_guard lock(mu);
+    all.swap(parked);
+  }
+  std::thread([&] {
+    for (auto& p : all)
+      p->respond_shared(shared);
+  }).join();
+  for (auto* client : {&kept, &also_kept}) {
+    const auto text = client->read_until_seen("\"shared\"");
+    EXPECT_THAT(text, StartsWith("HTTP/1.1 200 OK\r\n"));
+    EXPECT_THAT(text, HasSubstr("X-Cascade-Index: 42\r\n"));
+    EXPECT_THAT(text, ::testing::Not(HasSubstr("Connection: close")));
+  }
+  const auto last = closing.read_to_close();
+  EXPECT_THAT(last, HasSubstr("Connection: close\r\n"));
+  EXPECT_THAT(last, HasSubstr("\"shared\""));
+  EXPECT_EQ(server->counters().answered_later, 3u);
+  kept.write("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+  EXPECT_THAT(kept.read_until_seen("\"hello\""), HasSubstr("\"hello\""));
+}
+
 TEST_F(WireTest, PipelinedRequestsAreAnsweredInOrderEvenBehindAParkedOne) {
   auto server = start();
   RawClient client(server->local_address(),
