@@ -6,7 +6,9 @@
 // server's wake-up of N watchers (the agent's included), with the
 // clients on the same cores as in cascade_http_api_bench.
 //
-//   cascade_loopback_wake_floor [--connections N] [--senders K] [--rounds R]
+//   cascade_loopback_wake_floor [--connections N] [--senders K] [--rounds R] [--spin 1]
+//
+// --spin 1: the reader polls epoll without sleeping (no wake-ups to pay).
 //
 // N is capped by the open-file limit (two descriptors a connection).
 #include <netinet/in.h>
