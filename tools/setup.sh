@@ -25,6 +25,9 @@ packages=(
   # Clients no one here wrote, for the agent's HTTP API and DNS: libcurl (tests
   # and the watcher benchmark), Debian's Consul client, dig
   libcurl4-openssl-dev python3-consul dnsutils
+  # Prometheus: promtool lints the metrics text (tests/metrics: `promtool
+  # check metrics`); later a real Prometheus server scrapes hub and agent
+  prometheus
   # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
   # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
   # by clang), llvm-symbolizer for reports with file and line (llvm)

@@ -1,0 +1,119 @@
+// Prometheus's own linter on real output: `promtool check metrics` (Debian's
+// prometheus package) reads exposition text from stdin and exits 0 with no
+// output when it parses and breaks none of its naming and help rules; on a
+// problem it prints one line each and exits non-zero. Run here as
+//   promtool check metrics < FILE     (stdout and stderr kept together)
+// A missing promtool is a failure, not a skip: tools/setup.sh installs it.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cascade/metrics/process_metrics.hpp"
+#include "cascade/metrics/registry.hpp"
+#include "cascade/tests/store/temp_dir.hpp"
+
+extern char** environ;
+
+namespace cascade::metrics {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kPromtool = PROMTOOL_PATH;
+
+struct CheckResult {
+  int exit_code = -1;
+  std::string output;  // promtool's stdout and stderr
+};
+
+class MetricsPromtool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kPromtool))
+        << "promtool not found (" << kPromtool << "): run tools/setup.sh, which installs "
+        << "Debian's prometheus package, then configure the build again";
+  }
+
+  // promtool check metrics < FILE, FILE holding `text`; no shell in between.
+  CheckResult check(const std::string& text) {
+    const fs::path input = dir_.path() / "metrics.prom", output = dir_.path() / "promtool.out";
+    std::ofstream(input, std::ios::binary) << text;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, input.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    std::string program = kPromtool, command = "check", what = "metrics";
+    char* argv[] = {program.data(), command.data(), what.data(), nullptr};
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, kPromtool, &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    CheckResult result;
+    int status = 0;
+    if (spawned != 0 || ::waitpid(pid, &status, 0) != pid) {
+      result.output =
+          std::string("cannot run promtool: ") + std::strerror(spawned ? spawned : errno);
+      return result;
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ostringstream out;
+    out << std::ifstream(output).rdbuf();
+    result.output = out.str();
+    return result;
+  }
+
+  store_test::TempDir dir_;
+};
+
+TEST_F(MetricsPromtool, RegistryWithProcessMetricsAndHistogramsPassesCheckMetrics) {
+  Registry registry;
+  auto& beats =
+      registry.counter("cascade_test_beats_total", "Beats handled, by result.", {"result"});
+  beats.with({"ok"}).inc(1027);
+  beats.with({"refused \"stale\"\\\nepoch"}).inc();
+  registry.counter("cascade_test_busy_seconds_total", "Time spent busy, in seconds.").add(0.125);
+  auto& instances = registry.gauge("cascade_test_instances", "Instances\nby \\ state.", {"state"});
+  instances.with({"up"}).set(1'000'000);
+  instances.with({"isolated"}).set(0);
+  registry.gauge("cascade_test_links", "Links by state: none yet.", {"state"});
+  auto& handling = registry.histogram("cascade_test_beat_handling_seconds", "Beat handling time.",
+                                      {"kind"}, {0.0001, 0.001, 0.01, 0.1, 1});
+  for (const double seconds : {0.00005, 0.0004, 0.003, 0.2, 7.0})
+    handling.with({"full"}).observe(seconds);
+  handling.with({"delta"});
+  registry.histogram("cascade_test_batch_rows", "Rows per commit.", {1, 10, 100}).observe(12);
+  registry.gauge_callback("cascade_test_cache_age_seconds", "Age of the cache.",
+                          [] { return std::numeric_limits<double>::infinity(); });
+  registry.add(std::make_unique<ProcessMetrics>());
+
+  const std::string text = registry.render();
+  ASSERT_NE(text.find("process_resident_memory_bytes "), std::string::npos) << text;
+  const CheckResult result = check(text);
+  EXPECT_EQ(result.exit_code, 0) << result.output << "\non:\n" << text;
+  EXPECT_EQ(result.output, "") << "on:\n" << text;
+}
+
+// The harness sees problems when there are some: a counter without _total
+// (which the registry would refuse) and a line that does not parse.
+TEST_F(MetricsPromtool, CheckMetricsReportsWhatTheRegistryRefuses) {
+  const CheckResult lint = check("# HELP beats Beats.\n# TYPE beats counter\nbeats 1\n");
+  EXPECT_NE(lint.exit_code, 0);
+  EXPECT_NE(lint.output.find("_total"), std::string::npos) << lint.output;
+  EXPECT_NE(check("beats{ 1\n").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace cascade::metrics
