@@ -25,9 +25,11 @@ struct RawOptions {
   std::string secret_key;               // --secret-key FILE
   std::vector<std::string> hub_public;  // --hub-public-key [ENDPOINT=]FILE
   bool insecure = false;
-  std::string http;                     // --http HOST:PORT
-  std::vector<std::string> http_allow;  // --http-allow CIDR
-  std::string dns;                      // --dns HOST:PORT
+  std::string http;                        // --http HOST:PORT
+  std::vector<std::string> http_allow;     // --http-allow CIDR
+  std::string dns;                         // --dns HOST:PORT
+  std::string metrics;                     // --metrics HOST:PORT
+  std::vector<std::string> metrics_allow;  // --metrics-allow CIDR
 };
 
 // "HOST:PORT" of `flag` into `out`; "" or the error.
@@ -40,13 +42,21 @@ std::string parse_listen(std::string_view flag, const std::string& text,
   return {};
 }
 
+// The CIDR ranges of `flag` appended to `out`; "" or the error.
+std::string parse_ranges(std::string_view flag, const std::vector<std::string>& texts,
+                         std::vector<Cidr>& out) {
+  for (const auto& text : texts) {
+    auto parsed = Cidr::parse(text);
+    if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
+    out.push_back(std::get<Cidr>(parsed));
+  }
+  return {};
+}
+
 std::string fill_http(HttpApiOptions& http, const RawOptions& raw) {
   if (auto error = parse_listen("--http", raw.http, http.listen); !error.empty()) return error;
-  for (const auto& text : raw.http_allow) {
-    auto parsed = Cidr::parse(text);
-    if (auto* error = std::get_if<std::string>(&parsed)) return "--http-allow: " + *error;
-    http.allow.push_back(std::get<Cidr>(parsed));
-  }
+  if (auto error = parse_ranges("--http-allow", raw.http_allow, http.allow); !error.empty())
+    return error;
   if (!http.listen) {
     if (!http.allow.empty() || !http.token_file.empty())
       return "--http-allow and --http-token-file need --http";
@@ -63,6 +73,22 @@ std::string fill_http(HttpApiOptions& http, const RawOptions& raw) {
   if (http.threads < 1 || http.threads > 64) return "--http-threads must be between 1 and 64";
   if (http.max_body_bytes < 1024 || http.max_body_bytes > 16 * 1024 * 1024)
     return "--http-max-body-bytes must be between 1024 and 16777216";
+  return {};
+}
+
+// Metrics are read-only, but who may read them is still the operator's call:
+// a non-loopback address needs the ranges Prometheus scrapes from.
+std::string fill_metrics(MetricsOptions& metrics, const RawOptions& raw) {
+  if (auto error = parse_listen("--metrics", raw.metrics, metrics.listen); !error.empty())
+    return error;
+  if (auto error = parse_ranges("--metrics-allow", raw.metrics_allow, metrics.allow);
+      !error.empty())
+    return error;
+  if (!metrics.listen) return metrics.allow.empty() ? "" : "--metrics-allow needs --metrics";
+  if (!metrics.listen->is_loopback() && metrics.allow.empty())
+    return "--metrics " + raw.metrics +
+           " is reachable from other hosts: give --metrics-allow CIDR (where Prometheus "
+           "scrapes from), or listen on 127.0.0.1";
   return {};
 }
 
@@ -150,6 +176,7 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   for (const auto& use : raw.uses)
     c.uses.push_back(parse_service_key(use));
   if (auto error = fill_http(c.http, raw); !error.empty()) return error;
+  if (auto error = fill_metrics(c.metrics, raw); !error.empty()) return error;
   return fill_dns(c.dns, raw);
 }
 
@@ -229,6 +256,12 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--dns-domain", c.dns.domain, "The DNS domain served (NAME.service.DOMAIN)")
       ->capture_default_str();
+  app.add_option("--metrics", raw.metrics,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9464 "
+                 "(port 0: any free port, printed on stdout)");
+  app.add_option("--metrics-allow", raw.metrics_allow,
+                 "CIDR range whose hosts may scrape the metrics besides loopback (repeatable); "
+                 "needed when --metrics is not a loopback address");
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   if (auto exit = parse_or_exit<DaemonConfig>(app, argc, argv, "cascade-agent")) return *exit;

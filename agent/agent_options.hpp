@@ -21,6 +21,7 @@ struct DaemonConfig {
   bool insecure = false;  // --insecure without keys: said in the log at start
   HttpApiOptions http;
   DnsOptions dns;
+  MetricsOptions metrics;
 };
 
 using ParsedAgentOptions = ParsedOptions<DaemonConfig>;

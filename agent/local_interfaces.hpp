@@ -24,6 +24,11 @@ struct HttpApiOptions {
   unsigned threads = 2;  // epoll threads serving requests (parked watches hold none)
 };
 
+struct MetricsOptions {
+  std::optional<SocketAddress> listen;  // nullopt: no /metrics
+  std::vector<Cidr> allow;              // peers that may scrape besides loopback ones
+};
+
 struct DnsOptions {
   std::optional<SocketAddress> listen;  // nullopt: no DNS interface (UDP and TCP on one port)
   std::uint32_t ttl_seconds = 1;        // of every answer: short, the lists change

@@ -15,11 +15,13 @@
 #include <sstream>
 #include <thread>
 
+#include "cascade/agent/agent_metrics.hpp"
 #include "cascade/agent/agent_options.hpp"
 #include "cascade/agent/api/local_api.hpp"
 #include "cascade/agent/client.hpp"
 #include "cascade/agent/dns/dns_server.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/metrics/http_endpoint.hpp"
 
 namespace {
 
@@ -150,6 +152,15 @@ int main(int argc, char** argv) {
       dns = agent::dns::start_dns_server(config.dns, client);
       print_line("dns listening on " + dns->local_address().to_string());
     }
+    // Metrics (--metrics): read from the parts above at each scrape; stopped first.
+    std::unique_ptr<metrics::Registry> registry;
+    std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
+    if (config.metrics.listen) {
+      registry = agent::agent_metrics(client, api.get(), dns.get());
+      metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(
+          metrics::EndpointOptions{*config.metrics.listen, config.metrics.allow}, *registry);
+      print_line("metrics listening on " + metrics_endpoint->address().to_string());
+    }
     client.on_change([&api](const agent::Resolution& r) {
       print_line("changed " + describe(r));
       if (api) api->on_change(r);
@@ -169,6 +180,7 @@ int main(int argc, char** argv) {
     ReportReader reports(client);
     const int sig = wait_for_signal();
     spdlog::info("signal {}: deregistering", sig);
+    metrics_endpoint.reset();
     if (dns) dns->stop();
     const bool acked = client.shutdown();
     spdlog::info(acked ? "deregistered" : "stopped without the hub's acknowledgement");

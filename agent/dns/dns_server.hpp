@@ -82,6 +82,7 @@ class DnsServer {
   // The address bound, with the port the kernel chose for port 0.
   const SocketAddress& local_address() const { return local_; }
   std::vector<std::pair<std::string, std::uint64_t>> counters() const { return counters_.list(); }
+  const DnsCounters& counts() const { return counters_; }
 
  private:
   struct UdpPeer {

@@ -5,26 +5,18 @@
 //   promtool check metrics < FILE     (stdout and stderr kept together)
 // A missing promtool is a failure, not a skip: tools/setup.sh installs it.
 
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "cascade/tests/metrics/promtool.hpp"
 
-#include <cerrno>
-#include <cstring>
+#include <gtest/gtest.h>
+
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cascade/metrics/process_metrics.hpp"
 #include "cascade/metrics/registry.hpp"
 #include "cascade/tests/store/temp_dir.hpp"
-
-extern char** environ;
 
 namespace cascade::metrics {
 namespace {
@@ -33,10 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPromtool = PROMTOOL_PATH;
 
-struct CheckResult {
-  int exit_code = -1;
-  std::string output;  // promtool's stdout and stderr
-};
+using CheckResult = testing::PromtoolResult;
 
 class MetricsPromtool : public ::testing::Test {
  protected:
@@ -45,34 +34,8 @@ class MetricsPromtool : public ::testing::Test {
         << "promtool not found (" << kPromtool << "): run tools/setup.sh, which installs "
         << "Debian's prometheus package, then configure the build again";
   }
-
-  // promtool check metrics < FILE, FILE holding `text`; no shell in between.
   CheckResult check(const std::string& text) {
-    const fs::path input = dir_.path() / "metrics.prom", output = dir_.path() / "promtool.out";
-    std::ofstream(input, std::ios::binary) << text;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, input.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::string program = kPromtool, command = "check", what = "metrics";
-    char* argv[] = {program.data(), command.data(), what.data(), nullptr};
-    pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, kPromtool, &actions, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    CheckResult result;
-    int status = 0;
-    if (spawned != 0 || ::waitpid(pid, &status, 0) != pid) {
-      result.output =
-          std::string("cannot run promtool: ") + std::strerror(spawned ? spawned : errno);
-      return result;
-    }
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ostringstream out;
-    out << std::ifstream(output).rdbuf();
-    result.output = out.str();
-    return result;
+    return testing::promtool_check(kPromtool, text, dir_.path());
   }
 
   store_test::TempDir dir_;
