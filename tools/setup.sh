@@ -61,3 +61,11 @@ as_root=()
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# Debian's prometheus package enables and starts a Prometheus server (port
+# 9090) where systemd runs; cascade wants only its programs (promtool, and the
+# servers its tests start on ports of their own). Stopped when this script
+# installed it, never one the machine already had.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  "${as_root[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
