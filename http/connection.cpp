@@ -84,20 +84,20 @@ Connection::~Connection() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void Connection::on_events(std::uint32_t events, SteadyTime now) {
+bool Connection::on_events(std::uint32_t events, SteadyTime now) {
   Lock lock(mu_);
-  if (state_ == State::kClosed) return;
-  if ((events & EPOLLERR) != 0) {
-    close_locked();
-    return;
-  }
+  if ((events & EPOLLERR) != 0) close_locked();
   if ((events & EPOLLOUT) != 0 && state_ == State::kWriting) flush();
-  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) != 0 || needs_loop()) pump(lock, now);
+  if (state_ != State::kClosed &&
+      ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) != 0 || needs_loop()))
+    pump(lock, now);
+  return state_ == State::kClosed;
 }
 
-void Connection::resume(SteadyTime now) {
+bool Connection::resume(SteadyTime now) {
   Lock lock(mu_);
   if (state_ == State::kReading) pump(lock, now);
+  return state_ == State::kClosed;
 }
 
 bool Connection::close_if_expired(SteadyTime now) {
@@ -122,11 +122,6 @@ bool Connection::shed(const Response& response) {
 void Connection::close() {
   Lock lock(mu_);
   close_locked();
-}
-
-bool Connection::closed() const {
-  Lock lock(mu_);
-  return state_ == State::kClosed;
 }
 
 void Connection::answer(std::uint64_t request, Response response) {

@@ -77,9 +77,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd() const { return fd_; }
 
   // On the loop thread: epoll reported `events` (EPOLLIN, EPOLLOUT, ...).
-  void on_events(std::uint32_t events, SteadyTime now);
-  // On the loop thread: an answer given elsewhere left input to parse.
-  void resume(SteadyTime now);
+  // True when the connection is closed after them.
+  bool on_events(std::uint32_t events, SteadyTime now);
+  // On the loop thread: an answer given elsewhere left input to parse. True
+  // when the connection is closed after it.
+  bool resume(SteadyTime now);
   // On the loop thread: closes it if it has been idle (or lingering) too
   // long. True when it is closed.
   bool close_if_expired(SteadyTime now);
@@ -87,7 +89,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // `response`. True while it still has output to write.
   bool shed(const Response& response);
   void close();
-  bool closed() const;
 
   // Any thread: the answer to request number `request` (its Responder's).
   void answer(std::uint64_t request, Response response);
@@ -123,7 +124,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close_locked();
   bool needs_loop() const;
 
-  mutable std::mutex mu_;
+  std::mutex mu_;
   int fd_;
   const SocketAddress peer_;
   ConnectionHost& host_;

@@ -131,8 +131,7 @@ void EventLoop::serve(const epoll_event& event, SteadyTime now) {
     return;
   }
   auto* connection = static_cast<Connection*>(event.data.ptr);
-  connection->on_events(event.events, now);
-  if (connection->closed()) connections_.erase(connection);
+  if (connection->on_events(event.events, now)) connections_.erase(connection);
 }
 
 void EventLoop::take_messages(SteadyTime now) {
@@ -144,8 +143,7 @@ void EventLoop::take_messages(SteadyTime now) {
   for (auto& message : messages) {
     auto& connection = message.connection;
     if (message.kind == Kind::kResume) {
-      connection->resume(now);
-      if (connection->closed()) connections_.erase(connection.get());
+      if (connection->resume(now)) connections_.erase(connection.get());
       continue;
     }
     epoll_event event{};
@@ -193,7 +191,7 @@ void EventLoop::shed_and_drain() {
   milliseconds drain{0};
   {
     std::lock_guard lock(mu_);
-    shed = shed_.value_or(Response::error(503, "shutting_down", "the server is stopping"));
+    shed = shed_;
     drain = drain_;
   }
   std::vector<Connection*> writing;

@@ -71,7 +71,7 @@ class EventLoop {
 
   std::mutex mu_;  // guards the messages and the stop request
   std::vector<Message> messages_;
-  std::optional<Response> shed_;
+  Response shed_;  // what parked requests get at the stop (set by stop())
   std::chrono::milliseconds drain_{0};
   std::atomic<bool> stopping_{false};
 

@@ -4,30 +4,9 @@
 #include <utility>
 
 #include "cascade/metrics/names.hpp"
+#include "cascade/metrics/read_at_scrape.hpp"
 
 namespace cascade::metrics {
-
-namespace {
-
-// A metric without labels whose value is read when the scrape asks.
-class CallbackMetric final : public Collector {
- public:
-  CallbackMetric(FamilyInfo info, std::function<double()> read)
-      : info_(std::move(info)), read_(std::move(read)) {}
-
-  std::vector<FamilyInfo> families() const override { return {info_}; }
-
-  void collect(TextWriter& out) const override {
-    out.family(info_);
-    out.sample("", "", read_());
-  }
-
- private:
-  const FamilyInfo info_;
-  const std::function<double()> read_;
-};
-
-}  // namespace
 
 template <class T>
 Family<T>& Registry::add_family(std::string name, std::string help,
@@ -73,13 +52,17 @@ Histogram& Registry::histogram(std::string name, std::string help,
 }
 
 void Registry::counter_callback(std::string name, std::string help, std::function<double()> read) {
-  add(std::make_unique<CallbackMetric>(
-      FamilyInfo{std::move(name), std::move(help), MetricType::kCounter}, std::move(read)));
+  add_callback({std::move(name), std::move(help), MetricType::kCounter}, std::move(read));
 }
 
 void Registry::gauge_callback(std::string name, std::string help, std::function<double()> read) {
-  add(std::make_unique<CallbackMetric>(
-      FamilyInfo{std::move(name), std::move(help), MetricType::kGauge}, std::move(read)));
+  add_callback({std::move(name), std::move(help), MetricType::kGauge}, std::move(read));
+}
+
+void Registry::add_callback(FamilyInfo info, std::function<double()> read) {
+  auto collector = std::make_unique<ReadAtScrape>();
+  collector->add(std::move(info), std::move(read));
+  add(std::move(collector));
 }
 
 void Registry::add(std::unique_ptr<Collector> collector) {

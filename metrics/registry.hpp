@@ -58,7 +58,8 @@ class Registry {
 
   // Metrics without labels whose value `read` returns at each scrape, on the
   // scraping thread (so it reads only what is safe to read from there). For a
-  // counter, `read` must never go down.
+  // counter, `read` must never go down. NaN (not known yet) leaves the sample
+  // out of that scrape (read_at_scrape.hpp).
   void counter_callback(std::string name, std::string help, std::function<double()> read);
   void gauge_callback(std::string name, std::string help, std::function<double()> read);
 
@@ -71,6 +72,7 @@ class Registry {
   std::string render() const;
 
  private:
+  void add_callback(FamilyInfo info, std::function<double()> read);
   template <class T>
   Family<T>& add_family(std::string name, std::string help, std::vector<std::string> label_names,
                         typename T::Shape shape);
