@@ -76,22 +76,6 @@ std::string fill_http(HttpApiOptions& http, const RawOptions& raw) {
   return {};
 }
 
-// Metrics are read-only, but who may read them is still the operator's call:
-// a non-loopback address needs the ranges Prometheus scrapes from.
-std::string fill_metrics(MetricsOptions& metrics, const RawOptions& raw) {
-  if (auto error = parse_listen("--metrics", raw.metrics, metrics.listen); !error.empty())
-    return error;
-  if (auto error = parse_ranges("--metrics-allow", raw.metrics_allow, metrics.allow);
-      !error.empty())
-    return error;
-  if (!metrics.listen) return metrics.allow.empty() ? "" : "--metrics-allow needs --metrics";
-  if (!metrics.listen->is_loopback() && metrics.allow.empty())
-    return "--metrics " + raw.metrics +
-           " is reachable from other hosts: give --metrics-allow CIDR (where Prometheus "
-           "scrapes from), or listen on 127.0.0.1";
-  return {};
-}
-
 std::string fill_dns(DnsOptions& dns, const RawOptions& raw) {
   if (auto error = parse_listen("--dns", raw.dns, dns.listen); !error.empty()) return error;
   if (dns.ttl_seconds > 3600) return "--dns-ttl-seconds must be between 0 and 3600";
@@ -176,7 +160,9 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   for (const auto& use : raw.uses)
     c.uses.push_back(parse_service_key(use));
   if (auto error = fill_http(c.http, raw); !error.empty()) return error;
-  if (auto error = fill_metrics(c.metrics, raw); !error.empty()) return error;
+  if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
+      !error.empty())
+    return error;
   return fill_dns(c.dns, raw);
 }
 

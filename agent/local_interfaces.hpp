@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cascade/common/net_address.hpp"
+#include "cascade/metrics/endpoint_options.hpp"
 
 namespace cascade::agent {
 
@@ -24,10 +25,7 @@ struct HttpApiOptions {
   unsigned threads = 2;  // epoll threads serving requests (parked watches hold none)
 };
 
-struct MetricsOptions {
-  std::optional<SocketAddress> listen;  // nullopt: no /metrics
-  std::vector<Cidr> allow;              // peers that may scrape besides loopback ones
-};
+using MetricsOptions = metrics::EndpointOptions;  // --metrics, --metrics-allow
 
 struct DnsOptions {
   std::optional<SocketAddress> listen;  // nullopt: no DNS interface (UDP and TCP on one port)

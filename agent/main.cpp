@@ -157,8 +157,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
     if (config.metrics.listen) {
       registry = agent::agent_metrics(client, api.get(), dns.get());
-      metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(
-          metrics::EndpointOptions{*config.metrics.listen, config.metrics.allow}, *registry);
+      metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(config.metrics, *registry);
       print_line("metrics listening on " + metrics_endpoint->address().to_string());
     }
     client.on_change([&api](const agent::Resolution& r) {

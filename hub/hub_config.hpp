@@ -18,6 +18,7 @@
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/proxy_server.hpp"
+#include "cascade/metrics/endpoint_options.hpp"
 
 namespace cascade::hub {
 
@@ -34,6 +35,10 @@ struct HubConfig {
   spdlog::level::level_enum log_level = spdlog::level::info;
 
   std::string zone;  // datacenter or zone label
+
+  // Prometheus metrics at http://HOST:PORT/metrics (hub/hub_metrics.hpp),
+  // for a hub and for a proxy.
+  metrics::EndpointOptions metrics;
 
   // The listening socket (hub/connection_monitor.hpp, hub/connection_guard.hpp):
   // listen backlog, handshake timeout, connection limit, idle timeout. The

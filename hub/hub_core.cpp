@@ -862,6 +862,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   if (uplink_) {
     s.upstreams = uplink_->status(now);
     s.cross_tier_entries = uplink_->cached_entries();
+    uplink_->append_counters(s.counters);
   }
   registry_.for_each_service([&](const ServiceEntry& svc) {
     s.isolated += svc.isolated;

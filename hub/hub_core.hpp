@@ -167,6 +167,8 @@ class HubCore {
   void complete_keys_reload(bool ok, const std::string& outcome);
 
   const HubCounters& counters() const { return counters_; }
+  // What `cascadectl status` shows (request id 0); what metrics sample.
+  proto::StatusReply status(MonoTime now) const { return status(now, 0); }
   const IsolationTracker& isolation() const { return isolation_; }
   const Registry& registry() const { return registry_; }
   std::size_t node_count() const { return nodes_.size(); }

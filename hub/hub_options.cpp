@@ -76,7 +76,9 @@ struct RawOptions {
   std::int64_t eviction_window_ms = 60'000;
   std::int64_t eviction_max_hold_ms = 600'000;
   std::int64_t handshake_timeout_ms = 5000;
-  std::int64_t idle_timeout_ms = -1;  // -1: five leases
+  std::int64_t idle_timeout_ms = -1;       // -1: five leases
+  std::string metrics;                     // --metrics HOST:PORT
+  std::vector<std::string> metrics_allow;  // --metrics-allow CIDR
 };
 
 constexpr int kIdleTimeoutLeases = 5;
@@ -346,6 +348,12 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
+  app.add_option("--metrics", raw.metrics,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9464 "
+                 "(also with --proxy)");
+  app.add_option("--metrics-allow", raw.metrics_allow,
+                 "CIDR range whose hosts may scrape the metrics besides loopback (repeatable); "
+                 "needed when --metrics is not a loopback address");
 
   if (auto exit = parse_or_exit<HubConfig>(app, argc, argv, "cascade-hub")) return *exit;
   if (!raw.data_dir.empty()) c.data_dir = raw.data_dir;
@@ -361,6 +369,9 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   if (!parse_log_level(raw.log_level, c.log_level))
     return ParsedHubOptions::usage_error("cascade-hub",
                                          "--log-level: unknown level '" + raw.log_level + "'");
+  if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
+      !error.empty())
+    return ParsedHubOptions::usage_error("cascade-hub", error);
   if (auto error = validate(c, raw); !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};

@@ -132,6 +132,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
   for (auto& up : upstreams_)
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back(connections_.poll_item());
+  items.push_back(mailbox_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload_requested != nullptr && reload_requested->exchange(false)) gate_.reload();
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
@@ -140,6 +141,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     connections_.drain_events(clock_.now());
     for (std::size_t i = 1; i <= upstreams_.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
+    if (items.back().revents & ZMQ_POLLIN) mailbox_.run_pending();
     for (const auto index : upstream_links_.links_back(upstreams_))
       core_.on_upstream_link_up(clock_.now(), index);
     const bool backlog = (items[0].revents & ZMQ_POLLIN) && serve_pending_frames();
@@ -171,7 +173,14 @@ bool HubServer::serve_pending_frames() {
     frames.clear();
     if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
       return false;
+    if (!metrics_) {
+      handle(frames);
+      continue;
+    }
+    const auto start = clock_.now();
+    metrics_->frame_received(frames.back().size());
     handle(frames);
+    metrics_->frame_handled(clock_.now() - start);
   }
   return true;  // stopped at the cap: more may be queued
 }
@@ -249,6 +258,29 @@ void HubServer::complete_status(proto::StatusReply& status) const {
   status.security = gate_.mode();
 }
 
+void HubServer::enable_metrics(metrics::Registry& registry,
+                               std::chrono::milliseconds sample_timeout) {
+  metrics_ = std::make_unique<ShellMetrics>(registry, "cascade_hub");
+  store_metrics_ = std::make_unique<StoreMetrics>(registry);
+  add_hub_info(registry, "cascade_hub",
+               {{"hub_id", config_.id},
+                {"tier", std::to_string(config_.tier)},
+                {"zone", config_.zone},
+                {"security", std::string(gate_.mode())}});
+  auto sampled = std::make_unique<metrics::SampledFamilies>([this, sample_timeout] {
+    return ask<metrics::SampledFamilies::Sample>(
+        mailbox_, [this] { return metrics_sample(); }, sample_timeout);
+  });
+  add_hub_state_families(*sampled, config_.upstreams);
+  registry.add(std::move(sampled));
+}
+
+metrics::SampledFamilies::Sample HubServer::metrics_sample() const {
+  auto status = core_.status(clock_.now());
+  complete_status(status);
+  return sample_of(status);
+}
+
 void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames,
                                  const access::Principal* key) {
   if (const auto kind = peer_kind(decoded, key))
@@ -257,6 +289,9 @@ void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& 
 
 void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bool batched,
                       bool durable) {
+  if (metrics_)
+    for (const auto& message : replies)
+      metrics_->reply(message);
   for (auto& out : addressed(frames, payloads_of(std::move(replies), batched))) {
     if (durable)
       awaiting_commit_.push_back(std::move(out));
@@ -339,6 +374,7 @@ void HubServer::send_deferred(const DeferredReply& deferred) {
   if (it == deferred_envelopes_.end()) return;
   auto envelope = std::move(it->second);
   deferred_envelopes_.erase(it);
+  if (metrics_) metrics_->reply(deferred.reply);
   for (auto& frames : addressed(envelope, payloads_of({deferred.reply}, false)))
     send_now(frames);
 }
@@ -346,7 +382,9 @@ void HubServer::send_deferred(const DeferredReply& deferred) {
 void HubServer::send_now(Multipart& frames) {
   // A peer that vanished or is over its high-water mark loses the reply; it
   // will beat again. ROUTER never blocks here.
-  zmq::send_multipart(socket_, frames, zmq::send_flags::dontwait);
+  const auto bytes = frames.back().size();  // sending empties the frames
+  if (zmq::send_multipart(socket_, frames, zmq::send_flags::dontwait) && metrics_)
+    metrics_->frame_sent(bytes);
 }
 
 void HubServer::flush() {
@@ -371,9 +409,12 @@ bool HubServer::commit() {
   if (batch.empty()) return true;
   batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
   try {
+    const auto start = clock_.now();
     store_.apply(batch);
+    if (store_metrics_) store_metrics_->committed(clock_.now() - start, batch.rows());
     return true;
   } catch (const std::exception& e) {
+    if (store_metrics_) store_metrics_->commit_failed();
     core_.requeue(batch);  // nothing of it is on disk: dirty again for the next flush
     std::uint64_t suppressed = 0;
     if (store_error_log_.allow(clock_.now(), suppressed))
@@ -384,6 +425,7 @@ bool HubServer::commit() {
 }
 
 void HubServer::log_bad_input(const proto::DecodeFailure& failure) {
+  if (metrics_) metrics_->decode_error(failure.code);
   std::uint64_t suppressed = 0;
   if (bad_input_log_.allow(clock_.now(), suppressed))
     spdlog::warn("rejected a message: {} ({}){}", failure.what, proto::to_string(failure.code),

@@ -24,6 +24,8 @@
 #include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/hub_metrics.hpp"
+#include "cascade/hub/owner_mailbox.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/store.hpp"
 
@@ -43,6 +45,16 @@ class HubServer {
   // Serves until `stop` is set, then commits what is pending. Whenever
   // `reload_requested` is set (SIGHUP), clears it and reloads the authorised keys.
   void run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested = nullptr);
+
+  // Registers the hub's metrics (hub/hub_metrics.hpp) in `registry`, which
+  // must outlive the server; before run(). Without it the hub counts only
+  // what its status shows. Scrapes take their sample of the state on the
+  // owning thread, through the mailbox, waiting at most `sample_timeout`.
+  void enable_metrics(metrics::Registry& registry,
+                      std::chrono::milliseconds sample_timeout = std::chrono::seconds(2));
+
+  // Work for the owning thread, from any other (hub/owner_mailbox.hpp).
+  OwnerMailbox& mailbox() { return mailbox_; }
 
   const HubCore& core() const { return core_; }
 
@@ -73,6 +85,8 @@ class HubServer {
   void reload_keys(proto::Message& reply);
   // The security mode and counters, after the core built a status reply.
   void complete_status(proto::StatusReply& status) const;
+  // What a scrape shows of the state; on the owning thread.
+  metrics::SampledFamilies::Sample metrics_sample() const;
   std::chrono::milliseconds poll_timeout() const;
 
   HubConfig config_;
@@ -103,6 +117,9 @@ class HubServer {
   LinkWatches upstream_links_;  // one per upstreams_: tells the core when a link is back
   RateLimit bad_input_log_{10, Duration{10'000}};
   RateLimit store_error_log_{5, Duration{10'000}};
+  OwnerMailbox mailbox_;
+  std::unique_ptr<ShellMetrics> metrics_;  // null: --metrics not given
+  std::unique_ptr<StoreMetrics> store_metrics_;
 };
 
 }  // namespace cascade::hub

@@ -3,10 +3,13 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include "cascade/common/log.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
+#include "cascade/metrics/http_endpoint.hpp"
+#include "cascade/metrics/process_metrics.hpp"
 
 namespace {
 
@@ -32,6 +35,28 @@ void write_endpoint_file(const std::filesystem::path& dir, const std::string& en
   out << endpoint << "\n";
 }
 
+// --metrics: the server's families and the process's, served on their own
+// thread until destroyed (before the server: declare it after).
+struct MetricsService {
+  std::unique_ptr<cascade::metrics::Registry> registry;
+  std::unique_ptr<cascade::metrics::HttpEndpoint> endpoint;
+};
+
+// Throws std::runtime_error when the address cannot be listened on.
+template <typename Server>
+MetricsService serve_metrics(const cascade::hub::HubConfig& config, Server& server) {
+  using namespace cascade;
+  MetricsService service;
+  if (!config.metrics.listen) return service;
+  service.registry = std::make_unique<metrics::Registry>();
+  server.enable_metrics(*service.registry);
+  service.registry->add(std::make_unique<metrics::ProcessMetrics>());
+  service.endpoint = std::make_unique<metrics::HttpEndpoint>(config.metrics, *service.registry);
+  // Tools and tests read the bound address from here when the port was 0.
+  std::cout << "metrics listening on " << service.endpoint->address().to_string() << std::endl;
+  return service;
+}
+
 int serve_proxy(const cascade::hub::HubConfig& config) {
   using namespace cascade;
   SystemClock clock;
@@ -46,6 +71,7 @@ int serve_proxy(const cascade::hub::HubConfig& config) {
     return 1;
   }
   spdlog::info("proxy listening on {}", endpoint);
+  const auto metrics = serve_metrics(config, proxy);
   install_signal_handlers();
   proxy.run(g_stop, &g_reload_keys);
   return 0;
@@ -75,6 +101,7 @@ int serve(const cascade::hub::HubConfig& config) {
   }
   write_endpoint_file(config.data_dir, endpoint);
   spdlog::info("listening on {}", endpoint);
+  const auto metrics = serve_metrics(config, server);
   install_signal_handlers();
   server.run(g_stop, &g_reload_keys);
   return 0;

@@ -74,6 +74,15 @@ struct ProxyCounters {
   std::uint64_t reports = 0;            // failure reports sent on at once
   std::uint64_t pushes_routed = 0;      // hub pushes delivered to the node they name
   std::uint64_t pushes_unroutable = 0;  // ... for a node that never beat through this proxy
+
+  // By name, as metrics sample them (hub/hub_metrics.hpp).
+  std::vector<std::pair<std::string, std::uint64_t>> list() const {
+    return {{"forwarded", forwarded},           {"rejected", rejected},
+            {"forbidden", forbidden},           {"batches", batches},
+            {"replies_routed", replies_routed}, {"unmatched_replies", unmatched_replies},
+            {"timed_out", timed_out},           {"reports", reports},
+            {"pushes_routed", pushes_routed},   {"pushes_unroutable", pushes_unroutable}};
+  }
 };
 
 struct Downstream {

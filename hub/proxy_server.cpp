@@ -55,12 +55,14 @@ void ProxyServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_r
     if (reload_requested != nullptr && reload_requested->exchange(false)) gate_.reload();
     zmq::pollitem_t items[] = {{downstream_.handle(), 0, ZMQ_POLLIN, 0},
                                {upstream_.handle(), 0, ZMQ_POLLIN, 0},
-                               connections_.poll_item()};
+                               connections_.poll_item(),
+                               mailbox_.poll_item()};
     auto wait = kMaxPollWait;
     if (auto deadline = core_.next_deadline())
       wait = std::clamp(*deadline - clock_.now(), Duration{0}, kMaxPollWait);
-    poll_ignoring_signals(items, 3, wait);
+    poll_ignoring_signals(items, 4, wait);
     connections_.drain_events(clock_.now());  // a connection's messages follow its accept
+    if (items[3].revents & ZMQ_POLLIN) mailbox_.run_pending();
     if (items[0].revents & ZMQ_POLLIN) from_downstream();
     if (items[1].revents & ZMQ_POLLIN) from_upstream();
     dispatch(core_.on_timer(clock_.now()));
@@ -95,23 +97,34 @@ void ProxyServer::from_downstream() {
       return;
     if (frames.size() != 2)
       continue;  // [routing id, payload] from a DEALER; nothing else is spoken here
-    const PeerToken peer = token_for(frames[0]);
-    const auto auth = gate_.authenticate(frames[1], clock_.now());
-    if (!auth.passed) {
-      dispatch({{}, {}, {Downstream{peer, CurveGate::unauthenticated_reply()}}});
+    if (!metrics_) {
+      handle_downstream(frames);
       continue;
     }
-    auto decoded = proto::decode_frame(frames[1].to_string_view(), limits_);
-    if (const auto kind = peer_kind(decoded, auth.principal))
-      connections_.valid_message(frames[1], clock_.now(), *kind);
-    for (auto& item : decoded.items) {
-      if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
-        log_bad_input(*failure);
-        dispatch({{}, {}, {Downstream{peer, proto::to_error_reply(*failure)}}});
-        continue;
-      }
-      accept(peer, std::move(std::get<proto::Message>(item)), auth.principal);
+    const auto start = clock_.now();
+    metrics_->frame_received(frames[1].size());
+    handle_downstream(frames);
+    metrics_->frame_handled(clock_.now() - start);
+  }
+}
+
+void ProxyServer::handle_downstream(std::vector<zmq::message_t>& frames) {
+  const PeerToken peer = token_for(frames[0]);
+  const auto auth = gate_.authenticate(frames[1], clock_.now());
+  if (!auth.passed) {
+    dispatch({{}, {}, {Downstream{peer, CurveGate::unauthenticated_reply()}}});
+    return;
+  }
+  auto decoded = proto::decode_frame(frames[1].to_string_view(), limits_);
+  if (const auto kind = peer_kind(decoded, auth.principal))
+    connections_.valid_message(frames[1], clock_.now(), *kind);
+  for (auto& item : decoded.items) {
+    if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
+      log_bad_input(*failure);
+      dispatch({{}, {}, {Downstream{peer, proto::to_error_reply(*failure)}}});
+      continue;
     }
+    accept(peer, std::move(std::get<proto::Message>(item)), auth.principal);
   }
 }
 
@@ -153,12 +166,36 @@ void ProxyServer::dispatch(ProxyActions actions) {
     const auto bytes = proto::encode(out.message);
     std::array<zmq::const_buffer, 2> frames{zmq::buffer(peer->second.routing_id),
                                             zmq::buffer(bytes)};
-    [[maybe_unused]] auto sent =
-        zmq::send_multipart(downstream_, frames, zmq::send_flags::dontwait);
+    const auto sent = zmq::send_multipart(downstream_, frames, zmq::send_flags::dontwait);
+    if (metrics_ && sent) {
+      metrics_->reply(out.message);
+      metrics_->frame_sent(bytes.size());
+    }
   }
 }
 
+void ProxyServer::enable_metrics(metrics::Registry& registry,
+                                 std::chrono::milliseconds sample_timeout) {
+  metrics_ = std::make_unique<ShellMetrics>(registry, "cascade_proxy");
+  add_hub_info(registry, "cascade_proxy",
+               {{"upstream", config_.upstream}, {"security", std::string(gate_.mode())}});
+  auto sampled = std::make_unique<metrics::SampledFamilies>([this, sample_timeout] {
+    return ask<metrics::SampledFamilies::Sample>(
+        mailbox_, [this] { return metrics_sample(); }, sample_timeout);
+  });
+  add_proxy_state_families(*sampled);
+  registry.add(std::move(sampled));
+}
+
+metrics::SampledFamilies::Sample ProxyServer::metrics_sample() const {
+  auto counters = core_.counters().list();
+  connections_.append_counters(counters);
+  gate_.append_counters(counters);
+  return sample_of(counters);
+}
+
 void ProxyServer::log_bad_input(const proto::DecodeFailure& failure) {
+  if (metrics_) metrics_->decode_error(failure.code);
   std::uint64_t suppressed = 0;
   if (bad_input_log_.allow(clock_.now(), suppressed))
     spdlog::warn("proxy rejected a message: {} ({}) [{} more suppressed]", failure.what,

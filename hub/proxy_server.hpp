@@ -17,6 +17,8 @@
 #include "cascade/common/log.hpp"
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/curve_gate.hpp"
+#include "cascade/hub/hub_metrics.hpp"
+#include "cascade/hub/owner_mailbox.hpp"
 #include "cascade/hub/proxy_core.hpp"
 
 namespace cascade::hub {
@@ -47,10 +49,19 @@ class ProxyServer {
   // `reload_requested` is set (SIGHUP), clearing it.
   void run(const std::atomic<bool>& stop, std::atomic<bool>* reload_requested = nullptr);
 
+  // Registers the proxy's metrics in `registry` (which must outlive the
+  // proxy), as HubServer::enable_metrics does; before run().
+  void enable_metrics(metrics::Registry& registry,
+                      std::chrono::milliseconds sample_timeout = std::chrono::seconds(2));
+
   const ProxyCore& core() const { return core_; }
 
  private:
+  // What a scrape shows of the counters; on the owning thread.
+  metrics::SampledFamilies::Sample metrics_sample() const;
   void from_downstream();
+  // One frame from an agent: [routing id, payload].
+  void handle_downstream(std::vector<zmq::message_t>& frames);
   void from_upstream();
   // One message from an agent, sent with `principal`'s key (nullptr without keys).
   void accept(PeerToken peer, proto::Message message, const access::Principal* principal);
@@ -77,6 +88,8 @@ class ProxyServer {
   MonoTime next_peer_sweep_{};
   PeerToken next_token_ = 1;
   RateLimit bad_input_log_{10, Duration{10'000}};
+  OwnerMailbox mailbox_;
+  std::unique_ptr<ShellMetrics> metrics_;  // null: --metrics not given
 };
 
 }  // namespace cascade::hub

@@ -108,6 +108,12 @@ struct PersistBatch {
   // Wall-clock time of the commit, stamped by the server just before apply()
   // (the core reads no clock): the time of every audit record in the batch.
   WallMs wall_ms = 0;
+  // Rows the batch writes (upserts and deletes), its size in metrics.
+  std::size_t rows() const {
+    return node_upserts.size() + node_deletes.size() + instance_upserts.size() +
+           instance_deletes.size() + service_versions.size() + override_upserts.size() +
+           override_deletes.size() + settings.size() + route_sets.size() + audit.size();
+  }
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
            instance_deletes.empty() && service_versions.empty() && override_upserts.empty() &&

@@ -89,9 +89,23 @@ void Uplink::touch(MonoTime now, const proto::ServiceKey& service) {
 std::optional<CrossTierAnswer> Uplink::lookup(MonoTime now, const proto::ServiceKey& service,
                                               std::uint64_t token) {
   touch(now, service);
-  if (auto answer = answer_now(now, service)) return answer;
+  auto answer = answer_now(now, service);
+  count_lookup(answer);
+  if (answer) return answer;
   ask(now, service, token);
   return std::nullopt;
+}
+
+void Uplink::count_lookup(const std::optional<CrossTierAnswer>& answer) {
+  if (!answer) {
+    ++lookups_.misses;
+  } else if (answer->outcome == Outcome::kNotFound) {
+    ++lookups_.negative_hits;
+  } else if (answer->outcome == Outcome::kUnavailable) {
+    ++lookups_.unavailable;
+  } else {
+    ++(answer->view->stale ? lookups_.stale : lookups_.hits);
+  }
 }
 
 std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
@@ -297,6 +311,14 @@ std::vector<proto::UpstreamStatus> Uplink::status(MonoTime now) const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void Uplink::append_counters(std::vector<std::pair<std::string, std::uint64_t>>& out) const {
+  out.emplace_back("cross_tier_hits", lookups_.hits);
+  out.emplace_back("cross_tier_negative_hits", lookups_.negative_hits);
+  out.emplace_back("cross_tier_stale", lookups_.stale);
+  out.emplace_back("cross_tier_unavailable", lookups_.unavailable);
+  out.emplace_back("cross_tier_misses", lookups_.misses);
 }
 
 std::size_t Uplink::cached_entries() const {

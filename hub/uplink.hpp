@@ -140,6 +140,8 @@ class Uplink {
   std::vector<proto::UpstreamStatus> status(MonoTime now) const;
   std::size_t cached_entries() const;
   std::uint32_t upstream_tier() const { return tier_ + 1; }
+  // Lookups of the cache by outcome, as status counters ("cross_tier_hits", ...).
+  void append_counters(std::vector<std::pair<std::string, std::uint64_t>>& out) const;
 
  private:
   struct Question {
@@ -154,6 +156,7 @@ class Uplink {
   void touch(MonoTime now, const proto::ServiceKey& service);
   void ask(MonoTime now, const proto::ServiceKey& service, std::optional<std::uint64_t> waiter);
   void settle(MonoTime now, const proto::ServiceKey& service, bool answered);
+  void count_lookup(const std::optional<CrossTierAnswer>& answer);
   std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;
   // The core holding the freshest copy of the service, if any.
   const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
@@ -171,6 +174,11 @@ class Uplink {
   NegativeCache missing_;
   std::vector<UplinkOutgoing> outgoing_;
   std::vector<AnsweredWaiter> answered_;
+  // Lookups answered from the cache: fresh, "not found", stale (the upper
+  // tier down); unavailable (down, nothing held); misses went to ask.
+  struct LookupCounts {
+    std::uint64_t hits = 0, negative_hits = 0, stale = 0, unavailable = 0, misses = 0;
+  } lookups_;
 };
 
 }  // namespace cascade::hub

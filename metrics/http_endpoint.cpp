@@ -12,7 +12,7 @@ HttpEndpoint::HttpEndpoint(const EndpointOptions& options, const Registry& regis
         return response;
       });
   http::ServerConfig config;
-  config.listen = options.listen;
+  config.listen = options.listen.value();
   config.allow = options.allow;
   config.threads = 1;  // a scrape every few seconds
   config.max_connections = 64;

@@ -9,18 +9,15 @@
 
 #include "cascade/http/router.hpp"
 #include "cascade/http/server.hpp"
+#include "cascade/metrics/endpoint_options.hpp"
 #include "cascade/metrics/registry.hpp"
 
 namespace cascade::metrics {
 
-struct EndpointOptions {
-  SocketAddress listen;
-  std::vector<Cidr> allow;
-};
-
 class HttpEndpoint {
  public:
-  // Listening when constructed; throws std::runtime_error when it cannot.
+  // Listening on options.listen (which must be set) when constructed;
+  // throws std::runtime_error when it cannot.
   // `registry` must outlive the endpoint.
   HttpEndpoint(const EndpointOptions& options, const Registry& registry);
   ~HttpEndpoint();

@@ -1,0 +1,88 @@
+#pragma once
+// A HubServer on its own thread over tcp loopback, with a store that can be
+// told to fail, and a DEALER client: for tests of the hub's I/O shell.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "cascade/common/codec.hpp"
+#include "cascade/hub/hub_server.hpp"
+
+namespace cascade::hub::testing {
+
+class ScriptedStore final : public HubStore {
+ public:
+  std::uint64_t next_epoch() override { return 1; }
+  HubSnapshot load() override { return {}; }
+  void apply(const PersistBatch& batch) override {
+    if (failing) throw std::runtime_error("disk full");
+    ++commits;
+    instances_written += batch.instance_upserts.size();
+    audit_written += batch.audit.size();
+    if (!batch.audit.empty()) audit_wall_ms = batch.wall_ms;
+  }
+  std::atomic<bool> failing{false};
+  std::atomic<int> commits{0};
+  std::atomic<std::size_t> instances_written{0};
+  std::atomic<std::size_t> audit_written{0};
+  std::atomic<WallMs> audit_wall_ms{0};
+};
+
+class HubServerTest : public ::testing::Test {
+ protected:
+  static HubConfig default_config() {
+    HubConfig config;
+    config.listen = "tcp://127.0.0.1:*";
+    config.flush_interval = Duration{5};
+    return config;
+  }
+  // With `registry`, the server's metrics are registered there.
+  explicit HubServerTest(const HubConfig& config = default_config(),
+                         metrics::Registry* registry = nullptr) {
+    server = std::make_unique<HubServer>(config, clock, store, context);
+    if (registry != nullptr) server->enable_metrics(*registry);
+    endpoint = server->bind();
+    thread = std::thread([this] { server->run(stop); });
+    client.set(zmq::sockopt::linger, 0);
+    client.connect(endpoint);
+  }
+  ~HubServerTest() override {
+    stop = true;
+    thread.join();
+  }
+  std::optional<proto::Message> request(const proto::Message& m,
+                                        Duration timeout = Duration{1000}) {
+    const auto bytes = proto::encode(m);
+    client.send(zmq::buffer(bytes), zmq::send_flags::none);
+    zmq::pollitem_t item{client.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, timeout);
+    if (!(item.revents & ZMQ_POLLIN)) return std::nullopt;
+    zmq::message_t reply;
+    if (!client.recv(reply)) return std::nullopt;
+    auto decoded = proto::decode_frame(reply.to_string_view());
+    return std::get<proto::Message>(decoded.items.at(0));
+  }
+  std::optional<proto::DecodedFrame> receive(Duration timeout = Duration{1000}) {
+    zmq::pollitem_t item{client.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, timeout);
+    zmq::message_t frame;
+    if (!(item.revents & ZMQ_POLLIN) || !client.recv(frame)) return std::nullopt;
+    return proto::decode_frame(frame.to_string_view());
+  }
+
+  SystemClock clock;
+  ScriptedStore store;
+  zmq::context_t context{1};
+  std::unique_ptr<HubServer> server;
+  std::string endpoint;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  zmq::socket_t client{context, zmq::socket_type::dealer};
+};
+
+}  // namespace cascade::hub::testing
