@@ -228,7 +228,7 @@ void EvictionGuard::hold(MonoTime now, Nodes::iterator node, ExpiryVerdict reaso
   held_instances_ += footprint.instances;
   SourceState& src = node->second.source->second;
   ++src.held;
-  if (reason == ExpiryVerdict::kHoldPartition) ++src.held_partition;
+  if (reason == ExpiryVerdict::kHoldPartition && src.held_partition++ == 0) ++partitioned_sources_;
   HeldList& list = list_for(reason);
   list.push_back(Held{node->first, now, reason, std::move(footprint)});
   node->second.held = std::prev(list.end());
@@ -240,7 +240,8 @@ EvictionGuard::Footprint EvictionGuard::unhold(NodeState& node) {
   held_instances_ -= footprint.instances;
   SourceState& src = node.source->second;
   --src.held;
-  if (held->reason == ExpiryVerdict::kHoldPartition) --src.held_partition;
+  if (held->reason == ExpiryVerdict::kHoldPartition && --src.held_partition == 0)
+    --partitioned_sources_;
   list_for(held->reason).erase(held);
   node.held.reset();
   return footprint;
@@ -332,12 +333,24 @@ bool EvictionGuard::is_held(std::string_view node_id) const {
 
 // ---- stats --------------------------------------------------------------
 
+GuardGauges EvictionGuard::gauges() const {
+  GuardGauges g;
+  g.held_for_budget = held_budget_.size();
+  g.held_for_partition = held_partition_.size();
+  g.held_nodes = g.held_for_budget + g.held_for_partition;
+  g.held_instances = held_instances_;
+  g.partitioned_sources = partitioned_sources_;
+  g.counters = counters_;
+  return g;
+}
+
 GuardStats EvictionGuard::stats(MonoTime now) const {
+  const GuardGauges g = gauges();
   GuardStats s;
-  s.held_for_budget = held_budget_.size();
-  s.held_for_partition = held_partition_.size();
-  s.held_nodes = s.held_for_budget + s.held_for_partition;
-  s.held_instances = held_instances_;
+  s.held_for_budget = g.held_for_budget;
+  s.held_for_partition = g.held_for_partition;
+  s.held_nodes = g.held_nodes;
+  s.held_instances = g.held_instances;
   s.partitioned_sources = partitioned_sources();
   // Records not yet pruned may already be out of the window.
   auto first = std::partition_point(records_.begin(), records_.end(),
@@ -355,6 +368,22 @@ std::vector<PartitionedSource> EvictionGuard::partitioned_sources() const {
   for (const auto& [name, src] : sources_)
     if (src.held_partition > 0) out.push_back({name, src.members, src.held_partition});
   return out;
+}
+
+std::optional<std::string> EvictionGuard::recount_mismatch() const {
+  const auto differs = [](const char* what, std::size_t running, std::size_t recounted) {
+    return "guard " + std::string(what) + ": running " + std::to_string(running) + ", recounted " +
+           std::to_string(recounted);
+  };
+  const auto sources = partitioned_sources().size();
+  if (sources != partitioned_sources_)
+    return differs("partitioned sources", partitioned_sources_, sources);
+  std::size_t instances = 0;
+  for (const HeldList* list : {&held_budget_, &held_partition_})
+    for (const Held& held : *list)
+      instances += held.footprint.instances;
+  if (instances != held_instances_) return differs("held instances", held_instances_, instances);
+  return std::nullopt;
 }
 
 }  // namespace cascade::hub

@@ -138,6 +138,17 @@ struct GuardStats {
   GuardCounters counters{};
 };
 
+// What the guard can tell in O(1), from counts it keeps as holds begin and
+// end: what the hub's status reads on the serving thread.
+struct GuardGauges {
+  std::size_t held_nodes = 0;
+  std::size_t held_instances = 0;
+  std::size_t held_for_budget = 0;
+  std::size_t held_for_partition = 0;
+  std::size_t partitioned_sources = 0;  // sources with a node held for a partition
+  GuardCounters counters{};
+};
+
 class EvictionGuard {
  public:
   // `config` must pass check_eviction_guard_config (asserted); use create()
@@ -169,7 +180,16 @@ class EvictionGuard {
   void set_enabled(bool enabled);
   bool enabled() const { return config_.enabled; }
   bool is_held(std::string_view node_id) const;
+  // O(1): safe to read on a serving thread however much the guard holds.
+  GuardGauges gauges() const;
+  // The full picture, O(sources + expiries in the window): lists the
+  // partitioned sources and counts the window's expiries. Not for a serving
+  // thread's hot path.
   GuardStats stats(MonoTime now) const;
+  // For tests and diagnostics only, O(sources + held nodes): recounts the
+  // partitioned sources and the held instances, and names the first running
+  // count that differs; nullopt when both agree.
+  std::optional<std::string> recount_mismatch() const;
   const EvictionGuardConfig& config() const { return config_; }
 
   // Sizes of the bookkeeping, to check that it stays bounded.
@@ -261,6 +281,7 @@ class EvictionGuard {
   HeldList held_budget_;
   HeldList held_partition_;
   std::size_t held_instances_ = 0;
+  std::size_t partitioned_sources_ = 0;  // sources whose held_partition > 0
   // The budgets may have room for a node held for budget: set when expiries
   // leave the window, a size grows or the guard is re-enabled while such nodes
   // are held (a hold decided later saw the change); cleared by a full scan.

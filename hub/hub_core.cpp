@@ -289,7 +289,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
 
   bool state_changed = false;
   Node& node = admit(now, beat, known, state_changed);
-  node.tier = beat.sender_tier;
+  set_tier(node, beat.sender_tier);
   if (!caller.open() && node.owner_key != caller.name) {
     node.owner_key = caller.name;  // bound to the first key that beats for it
     state_changed = true;
@@ -549,6 +549,7 @@ void HubCore::set_uses(Node& node, std::vector<Use>& next) {
     forget_uses(node);
     for (const auto& use : next)
       consumers_[use.service].insert(&node);
+    subscriptions_ += next.size();
   }
   node.uses.swap(next);
 }
@@ -560,6 +561,13 @@ void HubCore::forget_uses(Node& node) {
     it->second.erase(&node);
     if (it->second.empty()) consumers_.erase(it);
   }
+  subscriptions_ -= node.uses.size();
+  node.uses.clear();
+}
+
+void HubCore::set_tier(Node& node, std::uint32_t tier) {
+  if ((node.tier > 0) != (tier > 0)) tier > 0 ? ++child_hubs_ : --child_hubs_;
+  node.tier = tier;
 }
 
 // A consumer of a service this tier lacks (or has too few UP instances of):
@@ -719,6 +727,7 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInsta
 
 std::size_t HubCore::drop_node(Node& node) {
   forget_uses(node);
+  set_tier(node, 0);  // no longer counted as a child hub
   probes_.forget(node.id);
   std::size_t removed = 0;
   for (const auto& owned : in_key_order(node.owned))
@@ -819,13 +828,6 @@ std::optional<MonoTime> HubCore::next_deadline() const {
   return next;
 }
 
-std::size_t HubCore::subscription_count() const {
-  std::size_t n = 0;
-  for (const auto& [id, node] : nodes_)
-    n += node.uses.size();
-  return n;
-}
-
 proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const {
   proto::StatusReply s;
   s.request_id = request_id;
@@ -837,14 +839,14 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.services = registry_.service_count();
   s.instances = registry_.instance_count();
   s.counters = counters_.list();
-  s.counters.emplace_back("subscriptions", subscription_count());
+  s.counters.emplace_back("subscriptions", subscriptions_);
   s.counters.emplace_back("pushes_over_rate", push_gate_.counters().over_rate);
   s.counters.emplace_back("pushes_held_by_switch", push_gate_.counters().by_switch);
   s.counters.emplace_back("isolation_tracked", isolation_.tracked());
-  const auto guard = guard_.stats(now);
+  const auto guard = guard_.gauges();
   s.counters.emplace_back("held_nodes", guard.held_nodes);
   s.counters.emplace_back("held_for_partition", guard.held_for_partition);
-  s.counters.emplace_back("partitioned_sources", guard.partitioned_sources.size());
+  s.counters.emplace_back("partitioned_sources", guard.partitioned_sources);
   s.counters.emplace_back("expiry_cap_holds",
                           guard.counters.service_cap_holds + guard.counters.registry_cap_holds);
   s.counters.emplace_back("held_released_max_hold", guard.counters.released_max_hold);
@@ -856,22 +858,41 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("probes_capped", probes.probes_capped);
   s.counters.emplace_back("refused_reports_on_held", probes.refused_reports);
   s.counters.emplace_back("out_of_service_marks", registry_.out_of_service_marks().size());
+  const auto& totals = registry_.totals();
+  s.counters.emplace_back("instances_up", totals.up);
+  s.counters.emplace_back("instances_out_of_service", totals.out_of_service);
+  s.counters.emplace_back("instances_static", totals.static_instances);
   s.zone = config_.zone;
-  for (const auto& [id, node] : nodes_)
-    if (node.tier > 0) ++s.child_hubs;
+  s.child_hubs = child_hubs_;
   if (uplink_) {
     s.upstreams = uplink_->status(now);
     s.cross_tier_entries = uplink_->cached_entries();
     uplink_->append_counters(s.counters);
   }
-  registry_.for_each_service([&](const ServiceEntry& svc) {
-    s.isolated += svc.isolated;
-    s.unconfirmed += svc.unconfirmed;
-  });
+  s.isolated = totals.isolated;
+  s.unconfirmed = totals.unconfirmed;
   const auto& push = push_gate_.config();
   s.notify_share_percent = push.notify_switch ? push.share_percent : 100;
   s.eviction_protection = guard_.enabled();
   return s;
+}
+
+std::optional<std::string> HubCore::recount_mismatch() const {
+  if (auto registry = registry_.recount_mismatch()) return registry;
+  if (auto guard = guard_.recount_mismatch()) return guard;
+  std::size_t subscriptions = 0;
+  std::size_t child_hubs = 0;
+  for (const auto& [id, node] : nodes_) {
+    subscriptions += node.uses.size();
+    if (node.tier > 0) ++child_hubs;
+  }
+  if (subscriptions != subscriptions_)
+    return "subscriptions: running " + std::to_string(subscriptions_) + ", recounted " +
+           std::to_string(subscriptions);
+  if (child_hubs != child_hubs_)
+    return "child hubs: running " + std::to_string(child_hubs_) + ", recounted " +
+           std::to_string(child_hubs);
+  return std::nullopt;
 }
 
 proto::ServicesReply HubCore::services(std::uint64_t request_id, const Caller& caller) const {

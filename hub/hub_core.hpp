@@ -6,6 +6,13 @@
 // a clock, touches a socket or a file, so leases and versions are tested with
 // a fake clock and thousands of hubs can run in one simulated process.
 // Thread-safety: none; one owning thread drives it (hub/hub_server.hpp).
+//
+// That thread also serves every beat, so a question about state (a
+// StatusRequest: cascadectl status, a monitoring poll) must cost it next to
+// nothing whatever the registry holds: the figures status reports are running
+// totals, kept where the state they count changes (the registry's instance
+// totals, the subscriptions, the child hubs, the eviction guard's gauges), and
+// read in O(1). recount_mismatch() recomputes them all by walking, for tests.
 
 #include <cstdint>
 #include <memory>
@@ -173,7 +180,16 @@ class HubCore {
   const Registry& registry() const { return registry_; }
   std::size_t node_count() const { return nodes_.size(); }
   bool knows_node(const std::string& id) const { return nodes_.contains(id); }
-  std::size_t subscription_count() const;
+  // O(1): kept by set_uses / forget_uses.
+  std::size_t subscription_count() const { return subscriptions_; }
+  // Nodes that are hubs of a lower tier (beat with a tier > 0); O(1).
+  std::size_t child_hub_count() const { return child_hubs_; }
+  // For tests and diagnostics only, O(nodes + instances): recomputes every
+  // running total status() reports (the registry's, the subscriptions, the
+  // child hubs, the eviction guard's) by walking the state, and names the
+  // first that differs from its running value; nullopt when all agree. Never
+  // call it on a serving thread.
+  std::optional<std::string> recount_mismatch() const;
   std::uint64_t epoch() const { return epoch_; }
   const HubCoreConfig& config() const { return config_; }
 
@@ -196,7 +212,7 @@ class HubCore {
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
     bool set_known = false;  // the hub holds the set that `digest` names
-    std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier
+    std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier (set_tier writes it)
     MonoTime epoch_seen{};   // when `epoch` was first seen (or the hub restored it)
     std::string owner_key;   // the key that registered it; "" on a hub without keys
     // The digest of the set as this node reported it, kept member by member
@@ -238,6 +254,8 @@ class HubCore {
   void feed_uplink(MonoTime now);
   void log_upstream_state(MonoTime now);
   HandleResult on_deregister(MonoTime now, const proto::Deregister& msg, const Caller& caller);
+  // Answers from running totals and fixed-size lists only (plus the few
+  // upstreams): O(1) in nodes and instances, so polling it never stalls beats.
   proto::StatusReply status(MonoTime now, std::uint64_t request_id) const;
   proto::ServicesReply services(std::uint64_t request_id, const Caller& caller) const;
   HandleResult reject(proto::ErrorCode code, std::string message, std::uint64_t ref);
@@ -264,9 +282,13 @@ class HubCore {
   const ServiceEntry* add_cross_tier_update(MonoTime now, const proto::ServiceUse& use,
                                             const ServiceEntry* svc,
                                             std::vector<proto::ServiceUpdate>& out);
-  // Replaces the node's uses, keeping consumers_ (service -> nodes) in step.
+  // Replaces the node's uses, keeping consumers_ (service -> nodes) and the
+  // subscription count in step.
   void set_uses(Node& node, std::vector<Use>& next);
+  // The node follows nothing any more: out of consumers_, its uses cleared.
   void forget_uses(Node& node);
+  // The only writer of Node::tier, so the child-hub count follows it.
+  void set_tier(Node& node, std::uint32_t tier);
 
   // Fast-fail reports (hub/hub_core_reports.cpp).
   HandleResult on_failure_report(MonoTime now, const proto::FailureReport& report,
@@ -361,6 +383,8 @@ class HubCore {
   };
   std::unordered_map<const ServiceEntry*, std::set<Node*, ByNodeId>> consumers_;
   std::vector<Use> uses_scratch_;  // reused by every beat: no allocation per beat
+  std::size_t subscriptions_ = 0;  // the sum of the nodes' uses.size()
+  std::size_t child_hubs_ = 0;     // nodes whose tier > 0
   std::vector<NodeMessage> node_messages_;
   RateLimit refusal_log_{10, Duration{10'000}};
 };

@@ -17,30 +17,49 @@ bool is_up(const proto::Instance& in) {
   return in.status == proto::InstanceStatus::kUp;
 }
 
-// What one instance adds to its service's counts.
+// What one instance adds to its service's counts and to the registry's totals.
 struct Tally {
   bool up = false;
   proto::Health health = proto::Health::kOk;
+  bool out_of_service = false;
+  bool is_static = false;
 };
 
 // What consumers are served: an operator's out-of-service mark is not UP.
 Tally tally_of(const InstanceEntry& e) {
-  return {is_up(e.instance) && !e.out_of_service, e.health()};
+  return {is_up(e.instance) && !e.out_of_service, e.health(), e.out_of_service,
+          e.owner == kStaticOwner};
 }
 
-void add(ServiceEntry& svc, const Tally& t, bool adding) {
-  const auto apply = [adding](std::uint32_t& count) { adding ? ++count : --count; };
-  if (t.up) apply(svc.up);
-  if (t.health == proto::Health::kIsolated) apply(svc.isolated);
-  if (t.health == proto::Health::kUnconfirmed) apply(svc.unconfirmed);
+template <typename Count>
+void step(Count& count, bool adding) {
+  adding ? ++count : --count;
 }
 
-// Keeps the service's counts right when one instance goes from `before` to
-// `after`; true when its health as consumers see it changed.
-bool recount(ServiceEntry& svc, const std::optional<Tally>& before,
+void add(ServiceEntry& svc, InstanceTotals& totals, const Tally& t, bool adding) {
+  if (t.up) {
+    step(svc.up, adding);
+    step(totals.up, adding);
+  }
+  if (t.health == proto::Health::kIsolated) {
+    step(svc.isolated, adding);
+    step(totals.isolated, adding);
+  }
+  if (t.health == proto::Health::kUnconfirmed) {
+    step(svc.unconfirmed, adding);
+    step(totals.unconfirmed, adding);
+  }
+  if (t.out_of_service) step(totals.out_of_service, adding);
+  if (t.is_static) step(totals.static_instances, adding);
+}
+
+// The one place the counts change: keeps the service's counts and the
+// registry's totals right when one instance goes from `before` to `after`
+// (nullopt: absent); true when its health as consumers see it changed.
+bool recount(ServiceEntry& svc, InstanceTotals& totals, const std::optional<Tally>& before,
              const std::optional<Tally>& after) {
-  if (before) add(svc, *before, false);
-  if (after) add(svc, *after, true);
+  if (before) add(svc, totals, *before, false);
+  if (after) add(svc, totals, *after, true);
   return before && after && before->health != after->health;
 }
 
@@ -114,7 +133,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.owner = node;
     entry.instance = instance;
   }
-  if (recount(svc, before, tally_of(entry))) health_changes_.push_back(&svc);
+  if (recount(svc, totals_, before, tally_of(entry))) health_changes_.push_back(&svc);
   dirty_instances_.push_back({&svc, instance.id});
   record_change(svc, instance.id);
   return true;
@@ -130,15 +149,18 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     return false;
   }
   if (!entry.claimants.empty()) {
-    // Another node still reports it: it stays, in that node's name.
+    // Another node still reports it: it stays, in that node's name (a
+    // static instance stops being one).
+    const auto before = tally_of(entry);
     Claim next = std::move(entry.claimants.front());
     entry.claimants.erase(entry.claimants.begin());
     entry.owner = std::move(next.node);
+    recount(svc, totals_, before, tally_of(entry));
     if (!next.same_content && ask_again != nullptr) *ask_again = entry.owner;
     dirty_instances_.push_back({&svc, id});
     return false;
   }
-  recount(svc, tally_of(entry), std::nullopt);
+  recount(svc, totals_, tally_of(entry), std::nullopt);
   svc.instances.erase(it);
   --instance_count_;
   dirty_instances_.push_back({&svc, id});
@@ -151,7 +173,7 @@ bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict ver
   if (it == svc.instances.end() || it->second.verdict == verdict) return false;
   const auto before = tally_of(it->second);
   it->second.verdict = std::move(verdict);
-  if (recount(svc, before, tally_of(it->second))) health_changes_.push_back(&svc);
+  if (recount(svc, totals_, before, tally_of(it->second))) health_changes_.push_back(&svc);
   record_change(svc, id);
   return true;
 }
@@ -167,7 +189,7 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
   if (it == svc->instances.end() || it->second.out_of_service == out_of_service) return changed;
   const auto before = tally_of(it->second);
   it->second.out_of_service = out_of_service;
-  recount(*svc, before, tally_of(it->second));
+  recount(*svc, totals_, before, tally_of(it->second));
   health_changes_.push_back(svc);  // consumers should stop (or resume) calling it now
   record_change(*svc, id);
   return changed;
@@ -276,12 +298,12 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
                                 std::string owner) {
   auto& svc = service(key);
   if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
-    recount(svc, tally_of(old->second), std::nullopt);
+    recount(svc, totals_, tally_of(old->second), std::nullopt);
   auto [it, inserted] = svc.instances.insert_or_assign(
       instance.id,
       InstanceEntry{
           instance, std::move(owner), {}, {}, is_marked_out_of_service(key, instance.id)});
-  recount(svc, std::nullopt, tally_of(it->second));
+  recount(svc, totals_, std::nullopt, tally_of(it->second));
   if (inserted) ++instance_count_;
 }
 
@@ -308,6 +330,43 @@ void Registry::stamp_unversioned() {
     svc->log_floor = svc->version;
     dirty_services_.push_back(svc.get());
   }
+}
+
+namespace {
+
+// "what: running R, recounted C" when they differ.
+template <typename T>
+std::optional<std::string> differs(const std::string& what, T running, T recounted) {
+  if (running == recounted) return std::nullopt;
+  return what + ": running " + std::to_string(running) + ", recounted " + std::to_string(recounted);
+}
+
+std::string service_name(const ServiceEntry& svc) {
+  return "service " + svc.key.name + " (group " + svc.key.group + ")";
+}
+
+}  // namespace
+
+std::optional<std::string> Registry::recount_mismatch() const {
+  InstanceTotals totals;
+  std::size_t instances = 0;
+  for (const auto& [key, svc] : services_) {
+    ServiceEntry recounted(key);
+    for (const auto& [id, entry] : svc->instances)
+      add(recounted, totals, tally_of(entry), true);
+    instances += svc->instances.size();
+    const auto name = service_name(*svc);
+    if (auto d = differs(name + " up", svc->up, recounted.up)) return d;
+    if (auto d = differs(name + " isolated", svc->isolated, recounted.isolated)) return d;
+    if (auto d = differs(name + " unconfirmed", svc->unconfirmed, recounted.unconfirmed)) return d;
+  }
+  if (auto d = differs("instances", instance_count_, instances)) return d;
+  if (auto d = differs("instances up", totals_.up, totals.up)) return d;
+  if (auto d = differs("instances isolated", totals_.isolated, totals.isolated)) return d;
+  if (auto d = differs("instances unconfirmed", totals_.unconfirmed, totals.unconfirmed)) return d;
+  if (auto d = differs("instances out of service", totals_.out_of_service, totals.out_of_service))
+    return d;
+  return differs("static instances", totals_.static_instances, totals.static_instances);
 }
 
 void Registry::mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id) {

@@ -94,6 +94,19 @@ struct ServiceEntry {
   std::uint32_t up_count() const { return up; }
 };
 
+// Instances of all services by what consumers are served, kept beside each
+// service's own counts by the same helper (so the two cannot drift apart):
+// the hub's status reads them on the serving thread without walking the
+// registry.
+struct InstanceTotals {
+  std::uint64_t up = 0;                // served with status UP
+  std::uint64_t isolated = 0;          // served as isolated (by this hub or a lower tier)
+  std::uint64_t unconfirmed = 0;       // served as unconfirmed
+  std::uint64_t out_of_service = 0;    // present and carrying an operator's out-of-service mark
+  std::uint64_t static_instances = 0;  // present and owned by kStaticOwner (add-static)
+  bool operator==(const InstanceTotals&) const = default;
+};
+
 // A (service, instance id) pair that must be written to the store.
 struct DirtyInstance {
   const ServiceEntry* service;
@@ -184,6 +197,12 @@ class Registry {
 
   std::size_t service_count() const { return services_.size(); }
   std::size_t instance_count() const { return instance_count_; }
+  // O(1): kept by every change (upsert, remove, verdicts, marks, restores).
+  const InstanceTotals& totals() const { return totals_; }
+  // For tests and diagnostics only, O(instances): recounts every service's
+  // counts, the totals and the instance count from the entries, and names
+  // the first that differs from the running value; nullopt when all agree.
+  std::optional<std::string> recount_mismatch() const;
   template <typename Fn>
   void for_each_service(Fn&& fn) const {
     for (const auto& [key, svc] : services_)
@@ -209,6 +228,7 @@ class Registry {
   std::size_t log_capacity_;
   std::uint64_t txn_ = 1;
   std::size_t instance_count_ = 0;
+  InstanceTotals totals_;
   std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;

@@ -21,6 +21,7 @@ using proto::InstanceStatus;
 using testing::beat;
 using testing::beat_with_set;
 using testing::digest;
+using testing::expect_totals_kept;
 using ::testing::HasSubstr;
 using testing::reg;
 using testing::use;
@@ -72,8 +73,11 @@ class AdminOpsTest : public ::testing::Test {
   HubCore hub{config(), /*epoch=*/7, clock.now()};
   store_test::TempDir tmp;
 
+  void TearDown() override { expect_totals_kept(hub, "the test"); }
+
   proto::AdminReply admin(const proto::AdminRequest& request) {
     auto r = hub.handle(clock.now(), request);
+    expect_totals_kept(hub);
     EXPECT_TRUE(r.durable) << "an operator's reply must wait for the commit";
     auto* reply = std::get_if<proto::AdminReply>(&r.reply);
     EXPECT_NE(reply, nullptr) << "reply is not an AdminReply";
@@ -83,6 +87,7 @@ class AdminOpsTest : public ::testing::Test {
   }
   proto::DownBeat send(const proto::UpBeat& b) {
     auto r = hub.handle(clock.now(), b);
+    expect_totals_kept(hub);
     return std::get<proto::DownBeat>(r.reply);
   }
   proto::QueryReply query(HubCore& h, const std::string& service) {
@@ -98,6 +103,7 @@ class AdminOpsTest : public ::testing::Test {
   void advance(Duration d) {
     clock.advance(d);
     hub.tick(clock.now());
+    expect_totals_kept(hub);
   }
   // The provider "p1" with two UP instances of "svc".
   void register_provider() {
@@ -114,6 +120,7 @@ class AdminOpsTest : public ::testing::Test {
   std::unique_ptr<HubCore> restart(HubCoreConfig c = config()) {
     auto h = std::make_unique<HubCore>(std::move(c), 8, clock.now());
     h->restore(SqliteHubStore::open(tmp.path(), sqlite::Synchronous::kNormal)->load(), clock.now());
+    expect_totals_kept(*h, "a restore");
     return h;
   }
   std::vector<AuditRecord> audit_log() {

@@ -75,6 +75,11 @@ class EvictionGuardTest : public ::testing::Test {
   void use(EvictionGuardConfig config) { guard_.emplace(config); }
   EvictionGuard& guard() { return *guard_; }
 
+  // The gauges status reads (kept as holds begin and end) agree with a recount.
+  void TearDown() override {
+    if (auto mismatch = guard().recount_mismatch()) ADD_FAILURE() << *mismatch;
+  }
+
   // Nodes "<prefix>-<i>", one instance of `service` each, beating through `source`.
   std::vector<std::string> add_nodes(const std::string& prefix, int count,
                                      const std::string& service, const std::string& source = "") {
@@ -259,6 +264,35 @@ TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpir
   for (int i = 4; i < 10; ++i)
     EXPECT_TRUE(guard().on_node_seen(a[i], "proxy-a"));  // the proxy is back
   EXPECT_TRUE(guard().stats(kT0).partitioned_sources.empty());
+}
+
+TEST_F(EvictionGuardTest, GaugesFollowTwoPartitionsAsTheyBeginAndHealWithoutAWalk) {
+  EvictionGuardConfig config;
+  config.max_service_share = 1.0;  // only the partition rule is under test
+  config.max_registry_share = 1.0;
+  use(config);
+  const auto a = add_nodes("a", 10, "orders", "proxy-a");
+  const auto b = add_nodes("b", 10, "orders", "proxy-b");
+  leases_run_out(a, kT0);
+  leases_run_out(b, kT0);
+  auto g = guard().gauges();
+  EXPECT_EQ(g.partitioned_sources, 2u);
+  EXPECT_EQ(g.held_for_partition, 12u);
+  EXPECT_EQ(g.held_nodes, 12u);
+  EXPECT_EQ(g.held_instances, 12u);
+  EXPECT_EQ(g.partitioned_sources, guard().stats(kT0).partitioned_sources.size());
+  for (int i = 4; i < 9; ++i)
+    guard().on_node_seen(a[i], "proxy-a");  // one of proxy-a's still held: still partitioned
+  EXPECT_EQ(guard().gauges().partitioned_sources, 2u);
+  guard().on_node_seen(a[9], "proxy-a");
+  g = guard().gauges();
+  EXPECT_EQ(g.partitioned_sources, 1u);
+  EXPECT_EQ(g.held_for_partition, 6u);
+  guard().on_node_removed(b[9]);  // an operator removed one of proxy-b's held nodes
+  EXPECT_EQ(guard().gauges().partitioned_sources, 1u);
+  EXPECT_EQ(run_due(kT0 + kMaxHold).size(), 5u);
+  EXPECT_EQ(guard().gauges().partitioned_sources, 0u);
+  EXPECT_EQ(guard().gauges().held_nodes, 0u);
 }
 
 TEST_F(EvictionGuardTest, PartitionHoldEndsAtMaxHold) {

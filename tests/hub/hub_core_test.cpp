@@ -16,8 +16,11 @@ class HubCoreTest : public ::testing::Test {
   FakeClock clock;
   HubCore hub{HubCoreConfig{"hub-a", 1, kLease}, /*epoch=*/7, clock.now()};
 
+  void TearDown() override { expect_totals_kept(hub, "the test"); }
+
   proto::DownBeat send(const proto::UpBeat& b) {
     auto r = hub.handle(clock.now(), b);
+    expect_totals_kept(hub);
     auto* down = std::get_if<proto::DownBeat>(&r.reply);
     EXPECT_NE(down, nullptr) << "reply is not a DownBeat";
     return down ? *down : proto::DownBeat{};
@@ -31,6 +34,7 @@ class HubCoreTest : public ::testing::Test {
   void advance(Duration d) {
     clock.advance(d);
     hub.tick(clock.now());
+    expect_totals_kept(hub);
   }
 };
 

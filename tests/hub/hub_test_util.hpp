@@ -57,6 +57,14 @@ inline proto::ServiceUse use(const std::string& service, std::uint64_t version) 
   return u;
 }
 
+// The running totals the hub's status reads (HubCore::recount_mismatch) agree
+// with a recount of its state. The rigs and fixtures call it after every
+// step, so a change that forgets a total fails the scenario that made it.
+inline void expect_totals_kept(const HubCore& hub, std::string_view after = "a step") {
+  if (auto mismatch = hub.recount_mismatch())
+    ADD_FAILURE() << "running totals drifted after " << after << ": " << *mismatch;
+}
+
 // ---------------------------------------------------------------- lists as agents hold them
 
 // One service's list as a consumer holds it, built from the updates it got.
@@ -269,8 +277,10 @@ class HubRig {
   const std::vector<NodeMessage>& other_messages() const { return other_messages_; }
 
  private:
-  // Hands the hub's messages between beats to the agents they are for.
+  // Hands the hub's messages between beats to the agents they are for, and
+  // checks the hub's running totals after the step that produced them.
   void collect() {
+    expect_totals_kept(hub);
     for (auto& out : hub.take_node_messages()) {
       auto it = agents_.find(out.node_id);
       auto* push = std::get_if<proto::DownBeat>(&out.message);

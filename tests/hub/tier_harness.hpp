@@ -79,6 +79,8 @@ class TierHarness {
           deliver_deferred(id, deferred);
         }
     }
+    for (auto& [id, core] : hubs_)
+      expect_totals_kept(*core, "a step of hub " + id);
   }
 
   // An agent of `hub_id` providing `regs`, beating every 2 s from now on.
