@@ -16,6 +16,7 @@ struct RawOptions {
   std::vector<std::string> uses;
   std::string data_dir;
   std::string log_level = "info";
+  std::string log_format = "text";
   std::int64_t beat_interval_ms = 2000;
   std::int64_t subscription_ttl_ms = 300'000;
   std::int64_t query_timeout_ms = 2000;
@@ -145,6 +146,8 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   o.misses_before_failover = raw.misses;
   o.hub_mode = raw.hub_mode == "all" ? HubMode::kAll : HubMode::kFailover;
   if (!raw.data_dir.empty()) o.data_dir = raw.data_dir;
+  if (!parse_log_format(raw.log_format, c.log_format))
+    return "--log-format: '" + raw.log_format + "' is neither text nor json";
   if (!parse_log_level(raw.log_level, c.log_level))
     return "--log-level: unknown level '" + raw.log_level + "'";
   if (auto error = check_ranges(c, raw); !error.empty()) return error;
@@ -248,6 +251,9 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
   app.add_option("--metrics-allow", raw.metrics_allow,
                  "CIDR range whose hosts may scrape the metrics besides loopback (repeatable); "
                  "needed when --metrics is not a loopback address");
+  app.add_option("--log-format", raw.log_format,
+                 "text, or json: one object per line with the ids involved, for log shippers")
+      ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   if (auto exit = parse_or_exit<DaemonConfig>(app, argc, argv, "cascade-agent")) return *exit;

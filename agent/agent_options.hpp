@@ -9,6 +9,7 @@
 
 #include "cascade/agent/client.hpp"
 #include "cascade/agent/local_interfaces.hpp"
+#include "cascade/common/log_event.hpp"
 #include "cascade/common/options.hpp"
 
 namespace cascade::agent {
@@ -18,6 +19,7 @@ struct DaemonConfig {
   std::vector<proto::Registration> registrations;
   std::vector<proto::ServiceKey> uses;
   spdlog::level::level_enum log_level = spdlog::level::info;
+  LogFormat log_format = LogFormat::kText;  // --log-format text|json
   bool insecure = false;  // --insecure without keys: said in the log at start
   HttpApiOptions http;
   DnsOptions dns;

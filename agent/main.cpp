@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     std::fprintf(parsed.exit_code == 0 ? stdout : stderr, "%s\n", parsed.message.c_str());
     return parsed.exit_code;
   }
-  init_logging("agent", parsed.config->log_level);
+  init_logging("agent", parsed.config->log_level, parsed.config->log_format);
   if (parsed.config->insecure)
     spdlog::warn("--insecure: talking to the hubs in plain text, unauthenticated and unencrypted");
   // Block the stop signals before any thread starts, so only sigwait sees them.

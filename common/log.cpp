@@ -1,6 +1,7 @@
 #include "cascade/common/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
 
 namespace cascade {
 
@@ -12,9 +13,10 @@ bool parse_log_level(std::string_view text, spdlog::level::level_enum& out) {
   return true;
 }
 
-void init_logging(std::string_view program, spdlog::level::level_enum level) {
-  auto logger = spdlog::stderr_color_mt(std::string(program));
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
+void init_logging(std::string_view program, spdlog::level::level_enum level, LogFormat format) {
+  auto logger = format == LogFormat::kJson ? spdlog::stderr_logger_mt(std::string(program))
+                                           : spdlog::stderr_color_mt(std::string(program));
+  logger->set_formatter(make_log_formatter(format));
   logger->set_level(level);
   spdlog::set_default_logger(logger);
 }

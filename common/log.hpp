@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "cascade/common/clock.hpp"
+#include "cascade/common/log_event.hpp"
 
 namespace cascade {
 
@@ -63,7 +64,9 @@ class SharedRateLimit {
 // Parses "trace|debug|info|warn|error|critical|off"; false when unknown.
 bool parse_log_level(std::string_view text, spdlog::level::level_enum& out);
 
-// Sets the default logger's pattern and level (stderr, so stdout stays for data).
-void init_logging(std::string_view program, spdlog::level::level_enum level);
+// Sets the default logger's format and level (stderr, so stdout stays for
+// data): text lines, or one JSON object per line (common/log_event.hpp).
+void init_logging(std::string_view program, spdlog::level::level_enum level,
+                  LogFormat format = LogFormat::kText);
 
 }  // namespace cascade

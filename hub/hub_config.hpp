@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cascade/common/clock.hpp"
+#include "cascade/common/log_event.hpp"
 #include "cascade/common/options.hpp"
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/curve_gate.hpp"
@@ -33,6 +34,7 @@ struct HubConfig {
   std::size_t max_frame_bytes = 4 * 1024 * 1024;
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
   spdlog::level::level_enum log_level = spdlog::level::info;
+  LogFormat log_format = LogFormat::kText;  // --log-format text|json
 
   std::string zone;  // datacenter or zone label
 

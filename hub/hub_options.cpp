@@ -57,6 +57,7 @@ struct RawOptions {
   std::int64_t lease_ms = 0;
   std::int64_t flush_interval_ms = 20;
   std::string log_level = "info";
+  std::string log_format = "text";
   std::string data_dir;
   std::int64_t proxy_max_delay_ms = 20;
   std::string upstream_mode = "failover";
@@ -348,6 +349,9 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--log-level", raw.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
+  app.add_option("--log-format", raw.log_format,
+                 "text, or json: one object per line with the ids involved, for log shippers")
+      ->capture_default_str();
   app.add_option("--metrics", raw.metrics,
                  "Serve Prometheus metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9464 "
                  "(also with --proxy)");
@@ -369,6 +373,9 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   if (!parse_log_level(raw.log_level, c.log_level))
     return ParsedHubOptions::usage_error("cascade-hub",
                                          "--log-level: unknown level '" + raw.log_level + "'");
+  if (!parse_log_format(raw.log_format, c.log_format))
+    return ParsedHubOptions::usage_error(
+        "cascade-hub", "--log-format: '" + raw.log_format + "' is neither text nor json");
   if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
       !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);

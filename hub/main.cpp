@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     std::fputs("\n", parsed.exit_code == 0 ? stdout : stderr);
     return parsed.exit_code;
   }
-  cascade::init_logging("hub", parsed.config->log_level);
+  cascade::init_logging("hub", parsed.config->log_level, parsed.config->log_format);
   try {
     return serve(*parsed.config);
   } catch (const std::exception& e) {
