@@ -99,9 +99,12 @@ AgentActions AgentCore::on_timer(MonoTime now) {
       last_beat_unsent_ ||
       now - last_beat_at_ >=
           std::chrono::duration_cast<Duration>(config_.beat_interval * (1.0 - config_.beat_jitter));
-  if (awaiting_reply_ && overdue && ++misses_ >= config_.misses_before_failover) {
-    fail_over(now);
-    return out;
+  if (awaiting_reply_ && overdue) {
+    ++counters_.beats_missed;
+    if (++misses_ >= config_.misses_before_failover) {
+      fail_over(now);
+      return out;
+    }
   }
   expire_unused(now, out);
   send_beat(now, out);
@@ -111,6 +114,7 @@ AgentActions AgentCore::on_timer(MonoTime now) {
 void AgentCore::send_reports(MonoTime now, AgentActions& out) {
   auto signals = reporter_.take_due(now);
   if (signals.empty() || stopped_) return;
+  ++counters_.fast_fail_reports;
   out.send.push_back({current_hub_, proto::FailureReport{0, std::move(signals), 0}});
 }
 
@@ -140,6 +144,7 @@ proto::UpBeat AgentCore::beat_header() {
   beat.node_id = config_.node_id;
   beat.epoch = config_.epoch;
   beat.seq = ++seq_;
+  ++counters_.beats_sent;
   beat.digest = digest_.value();
   beat.sender_tier = config_.sender_tier;
   std::set<proto::ServiceKey> used(pinned_);
@@ -252,6 +257,7 @@ void AgentCore::retry_beat(MonoTime now, AgentActions& out) {
   retry_at_.reset();
   if (!awaiting_reply_ || deregister_) return;
   --retries_left_;
+  ++counters_.beat_retries;
   emit_beat(out);
   arm_retry(now);
 }
@@ -262,9 +268,11 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   if (const auto* down = std::get_if<proto::DownBeat>(&message)) {
     if (down->node_id != config_.node_id) return out;
     if (down->push) {
+      ++counters_.pushes;
       on_push(now, from_hub, *down, out);
       return out;
     }
+    ++counters_.beat_replies;
     // Versions are per hub: a late answer from a hub we left cannot be applied.
     if (from_hub == current_hub_)
       on_downbeat(now, *down, out);
@@ -292,7 +300,9 @@ void AgentCore::on_error(const proto::ErrorReply& error, AgentActions& out) {
     out.refused.push_back(error);
   }
   const bool ends_query = refusal || error.code == proto::ErrorCode::kUnavailable;
-  if (ends_query && pending_.erase(error.ref) > 0) out.timed_out.push_back(error.ref);
+  if (!ends_query || pending_.erase(error.ref) == 0) return;
+  out.timed_out.push_back(error.ref);
+  ++(refusal ? counters_.lookups_refused : counters_.lookups_unavailable);
 }
 
 // Stopped once the hub (kAll: every hub) acknowledged the Deregister.
@@ -495,6 +505,7 @@ void AgentCore::on_query_reply(MonoTime now, const proto::QueryReply& reply, Age
   auto pending = pending_.find(reply.request_id);
   if (pending == pending_.end()) return;  // timed out already; the beat keeps the entry fresh
   pending_.erase(pending);
+  ++(reply.found ? counters_.lookups_answered : counters_.lookups_not_found);
   CacheEntry& entry = cache_[reply.service];
   entry.instances.clear();
   for (const auto& in : reply.instances)
@@ -526,6 +537,7 @@ void AgentCore::expire_queries(MonoTime now, AgentActions& out) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (now >= it->second.deadline) {
       out.timed_out.push_back(it->first);
+      ++counters_.lookups_timed_out;
       parts_.forget_reply(it->first);
       it = pending_.erase(it);
     } else {
@@ -588,11 +600,25 @@ Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEnt
   for (const auto& [id, in] : e.instances)
     r.instances.push_back(in);
   r.source = e.from_snapshot ? Source::kSnapshot : Source::kHub;
-  r.age = e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
-                          : now - e.confirmed_at;
-  r.stale = e.from_snapshot || e.source_stale || r.age > stale_after();
+  r.age = age_of(e, now, wall_now);
+  r.stale = is_stale(e, r.age);
   r.routes = e.routes;
   return r;
+}
+
+Duration AgentCore::age_of(const CacheEntry& e, MonoTime now, WallMs wall_now) const {
+  return e.from_snapshot ? Duration{std::max<WallMs>(0, wall_now - e.snapshot_wall_ms)}
+                         : now - e.confirmed_at;
+}
+
+CacheAges AgentCore::cache_ages(MonoTime now, WallMs wall_now) const {
+  CacheAges ages;
+  for (const auto& [key, entry] : cache_) {
+    const Duration age = age_of(entry, now, wall_now);
+    ages.oldest = std::max(ages.oldest.value_or(age), age);
+    if (is_stale(entry, age)) ++ages.stale;
+  }
+  return ages;
 }
 
 std::optional<Resolution> AgentCore::lookup(MonoTime now, WallMs wall_now,
@@ -634,6 +660,7 @@ AgentActions AgentCore::query(MonoTime now, const proto::ServiceKey& service,
                               std::uint64_t& request_id) {
   request_id = ++request_seq_;
   pending_[request_id] = PendingQuery{service, now + config_.query_timeout};
+  ++counters_.lookups_sent;
   AgentActions out;
   out.send.push_back({current_hub_, proto::Query{request_id, config_.node_id, service}});
   return out;
@@ -648,6 +675,7 @@ AgentActions AgentCore::shutdown(MonoTime now) {
 }
 
 void AgentCore::beat_not_sent(MonoTime now) {
+  ++counters_.beats_unsent;
   last_beat_unsent_ = true;
   next_beat_at_ = std::min(next_beat_at_, now + retry_pause());
 }

@@ -109,6 +109,41 @@ struct Resolution {
   std::optional<std::vector<proto::RouteRuleText>> routes{};
 };
 
+// What the core counted since it started: the hub link's traffic and how
+// first lookups ended. Plain numbers, as the core is single-threaded: the
+// Client copies them under the lock that serialises the core
+// (Client::stats()), so counting costs the core an increment and nothing else.
+struct AgentCoreCounters {
+  // Beats: every UpBeat built (retries, chunks of a large set and kAll's
+  // beats to the other hubs included).
+  std::uint64_t beats_sent = 0;
+  // The interval's beat sent again: no reply within reply_timeout.
+  std::uint64_t beat_retries = 0;
+  // The transport could not take a beat (no connection: beat_not_sent()).
+  std::uint64_t beats_unsent = 0;
+  // Intervals that ended with their beat unanswered (misses lead to failover).
+  std::uint64_t beats_missed = 0;
+  std::uint64_t beat_replies = 0;  // DownBeats to this node that answer a beat (from any hub)
+  std::uint64_t pushes = 0;        // DownBeats the hub pushed between beats (isolations)
+  // First lookups (queries to the hub, query()), and how those that ended ended.
+  std::uint64_t lookups_sent = 0;
+  std::uint64_t lookups_answered = 0;   // the hub sent the list
+  std::uint64_t lookups_not_found = 0;  // the hub knows no such service
+  std::uint64_t lookups_timed_out = 0;  // no answer within query_timeout
+  // The hub refused this agent's key (forbidden, unauthenticated).
+  std::uint64_t lookups_refused = 0;
+  std::uint64_t lookups_unavailable = 0;  // the hub could not answer (its upper tier unreachable)
+  std::uint64_t fast_fail_reports = 0;    // FailureReport messages sent (each with 1+ signals)
+};
+
+// The cache as operators watch it (AgentCore::cache_ages()).
+struct CacheAges {
+  // Of the list a hub confirmed longest ago (a list from the snapshot: since it
+  // was saved); nullopt when nothing is cached.
+  std::optional<Duration> oldest{};
+  std::size_t stale = 0;  // services a lookup now answers with Resolution::stale set
+};
+
 class AgentCore {
  public:
   AgentCore(AgentCoreConfig config, std::uint64_t rng_seed);
@@ -130,6 +165,7 @@ class AgentCore {
     reporter_.report(now, service, address, kind);
   }
   const FailureReporterCounters& report_counters() const { return reporter_.counters(); }
+  const AgentCoreCounters& counters() const { return counters_; }
 
   // Keeps a service fresh regardless of use (the daemon's --use).
   void pin(const proto::ServiceKey& service);
@@ -203,6 +239,9 @@ class AgentCore {
   // Drops a cache entry (e.g. a "not found" answer the caller keeps elsewhere).
   void forget(const proto::ServiceKey& service) { cache_.erase(service); }
   std::size_t cache_size() const { return cache_.size(); }
+  // One pass over the cache (a few comparisons per service this node uses),
+  // for a scrape or a status page, not for every lookup.
+  CacheAges cache_ages(MonoTime now, WallMs wall_now) const;
   std::vector<proto::ServiceKey> cached_keys() const {
     std::vector<proto::ServiceKey> keys;
     for (const auto& [key, entry] : cache_)
@@ -268,6 +307,12 @@ class AgentCore {
   void registration_changed(MonoTime now, const proto::InstanceKey& key);
   Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                            WallMs wall_now) const;
+  // Since a hub confirmed the list (restored from the snapshot: since it was saved).
+  Duration age_of(const CacheEntry& e, MonoTime now, WallMs wall_now) const;
+  // What Resolution::stale says of a list this old.
+  bool is_stale(const CacheEntry& e, Duration age) const {
+    return e.from_snapshot || e.source_stale || age > stale_after();
+  }
   Duration stale_after() const { return config_.beat_interval * 3; }
   // Well inside a hub's default idle timeout (five leases of three intervals).
   Duration standby_keepalive_interval() const { return config_.beat_interval * 5; }
@@ -280,6 +325,7 @@ class AgentCore {
   // Its own stream, so keepalives leave the beats' jitter as it was.
   Rng keepalive_rng_;
   FailureReporter reporter_;
+  AgentCoreCounters counters_;
   std::uint64_t seq_ = 0;
   // Query ids live far above any seq this agent will send (2^48: beyond
   // nine thousand years of a beat per millisecond), so the `ref` of an

@@ -42,6 +42,44 @@ CallOutcome breaker_outcome(AttemptOutcome outcome, bool business_errors_count) 
   return CallOutcome::kFailure;
 }
 
+const char* to_string(CallEnd end) {
+  switch (end) {
+    case CallEnd::kOk:
+      return "ok";
+    case CallEnd::kBusinessError:
+      return "business_error";
+    case CallEnd::kTimeout:
+      return "timeout";
+    case CallEnd::kConnectionError:
+      return "connection_error";
+    case CallEnd::kSystemError:
+      return "system_error";
+    case CallEnd::kNoInstance:
+      return "no_instance";
+    case CallEnd::kAllBroken:
+      return "all_broken";
+  }
+  return "?";
+}
+
+CallEnd call_end(const CallResult& result, const CallCounts& counts) {
+  if (result.no_instance)
+    return counts.breaker_skips > 0 ? CallEnd::kAllBroken : CallEnd::kNoInstance;
+  switch (result.outcome) {
+    case AttemptOutcome::kOk:
+      return CallEnd::kOk;
+    case AttemptOutcome::kBusinessError:
+      return CallEnd::kBusinessError;
+    case AttemptOutcome::kTimeout:
+      return CallEnd::kTimeout;
+    case AttemptOutcome::kConnectionError:
+      return CallEnd::kConnectionError;
+    case AttemptOutcome::kOtherSystemError:
+      return CallEnd::kSystemError;
+  }
+  return CallEnd::kSystemError;
+}
+
 namespace {
 
 // An answer ends the call; anything else may be retried.
@@ -50,6 +88,17 @@ bool is_answer(AttemptOutcome outcome) {
 }
 
 }  // namespace
+
+CallSums& CallSums::operator+=(const CallCounts& call) {
+  attempts += call.attempts;
+  retries += call.retries;
+  backups += call.backups;
+  retries_denied_by_budget += call.retries_denied_by_budget;
+  backups_denied_by_budget += call.backups_denied_by_budget;
+  backups_without_worker += call.backups_without_worker;
+  breaker_skips += call.breaker_skips;
+  return *this;
+}
 
 std::string check_call_options(const CallOptions& o) {
   if (o.timeout.count() <= 0) return "call: timeout must be a positive number of ms";
@@ -284,17 +333,11 @@ BreakerTransition CallerCore::record_attempt(const proto::ServiceKey& service,
   return breakers_.record(address, now, breaker_outcome(outcome, business_errors_count));
 }
 
-void CallerCore::end_call(const proto::ServiceKey& service, const CallCounts& counts) {
-  auto it = services_.find(service);
-  if (it == services_.end()) return;
-  CallerStats& t = it->second.totals;
-  t.attempts += counts.attempts;
-  t.retries += counts.retries;
-  t.backups += counts.backups;
-  t.retries_denied_by_budget += counts.retries_denied_by_budget;
-  t.backups_denied_by_budget += counts.backups_denied_by_budget;
-  t.backups_without_worker += counts.backups_without_worker;
-  t.breaker_skips += counts.breaker_skips;
+void CallerCore::end_call(const proto::ServiceKey& service, const CallCounts& counts,
+                          const CallResult& result) {
+  ++totals_.calls[static_cast<std::size_t>(call_end(result, counts))];
+  totals_ += counts;
+  if (auto it = services_.find(service); it != services_.end()) it->second.totals += counts;
 }
 
 CallerStats CallerCore::stats(const proto::ServiceKey& service, MonoTime now) const {
@@ -506,7 +549,7 @@ CallResult Caller::call(const proto::ServiceKey& service, const AttemptFn& fn,
     switch (step.kind) {
       case CallStep::Kind::kDone: {
         std::lock_guard lock(mu_);
-        core_.end_call(service, session.counts());
+        core_.end_call(service, session.counts(), step.result);
         return step.result;
       }
       case CallStep::Kind::kWait:
@@ -541,6 +584,16 @@ BreakerStats Caller::breaker(const std::string& address) const {
 std::map<std::string, BreakerStats> Caller::breakers() const {
   std::lock_guard lock(mu_);
   return core_.breakers(hooks_.clock.now());
+}
+
+CallerTotals Caller::totals() const {
+  std::lock_guard lock(mu_);
+  return core_.totals();
+}
+
+BreakerCensus Caller::breaker_census() const {
+  std::lock_guard lock(mu_);
+  return core_.breaker_census(hooks_.clock.now());
 }
 
 }  // namespace cascade::agent

@@ -33,6 +33,7 @@
 //   - Breakers: an address whose breaker refuses is skipped (picked again with
 //     it excluded); every attempt's outcome is recorded in its breaker.
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -135,7 +136,7 @@ struct CallStep {
   CallResult result{};     // kDone
 };
 
-// Counts of one call that CallResult does not carry, summed into CallerStats.
+// Counts of one call that CallResult does not carry, summed into CallSums.
 struct CallCounts {
   std::uint32_t attempts = 0;
   std::uint32_t retries = 0;
@@ -144,6 +145,43 @@ struct CallCounts {
   std::uint32_t backups_denied_by_budget = 0;
   std::uint32_t backups_without_worker = 0;
   std::uint32_t breaker_skips = 0;  // picked addresses skipped because their breaker refused
+};
+
+// CallCounts of many calls: of one service (CallerStats), of a whole Caller (CallerTotals).
+struct CallSums {
+  std::uint64_t attempts = 0;
+  std::uint64_t retries = 0;
+  std::uint64_t backups = 0;
+  std::uint64_t retries_denied_by_budget = 0;
+  std::uint64_t backups_denied_by_budget = 0;
+  std::uint64_t backups_without_worker = 0;
+  std::uint64_t breaker_skips = 0;
+  CallSums& operator+=(const CallCounts& call);
+};
+
+// How a call ended, as metrics count it: its CallResult::outcome, or why no
+// attempt could start.
+enum class CallEnd : std::uint8_t {
+  kOk,
+  kBusinessError,
+  kTimeout,
+  kConnectionError,
+  kSystemError,
+  kNoInstance,  // the pick found no candidate
+  kAllBroken,   // every instance picked was refused by its breaker
+};
+inline constexpr std::size_t kCallEndCount = 7;  // for tables indexed by CallEnd
+
+// "ok", "business_error", "timeout", "connection_error", "system_error",
+// "no_instance", "all_broken": label values of metrics.
+const char* to_string(CallEnd end);
+CallEnd call_end(const CallResult& result, const CallCounts& counts);
+
+// What every call of a Caller added up to since it started, services
+// forgotten since included: for metrics, which must never go down.
+struct CallerTotals : CallSums {
+  std::array<std::uint64_t, kCallEndCount> calls{};  // by CallEnd
+  std::uint64_t calls_ended(CallEnd end) const { return calls[static_cast<std::size_t>(end)]; }
 };
 
 // The decisions of one call. Sans-IO; one thread (the caller's) drives it:
@@ -212,21 +250,14 @@ struct CallerConfig {
 // "" when the config is usable, else what is wrong with it.
 std::string check_caller_config(const CallerConfig& config);
 
-struct CallerStats {
+// The CallSums are since the service was first called (or last forgotten).
+struct CallerStats : CallSums {
   BudgetStats budget{};               // in the budget's window
   std::uint64_t latency_samples = 0;  // in the latency window
   std::optional<std::chrono::microseconds> latency_p50;
   std::optional<std::chrono::microseconds> latency_p90;
   std::optional<std::chrono::microseconds> latency_p99;
-  // Since the service was first called (or last forgotten):
-  std::uint64_t calls = 0;
-  std::uint64_t attempts = 0;
-  std::uint64_t retries = 0;
-  std::uint64_t backups = 0;
-  std::uint64_t retries_denied_by_budget = 0;
-  std::uint64_t backups_denied_by_budget = 0;
-  std::uint64_t backups_without_worker = 0;
-  std::uint64_t breaker_skips = 0;
+  std::uint64_t calls = 0;  // since the service was first called (or last forgotten)
 };
 
 // The state every call shares. Sans-IO; thread-safety: none (Caller locks).
@@ -249,11 +280,14 @@ class CallerCore {
   BreakerTransition record_attempt(const proto::ServiceKey& service, const std::string& address,
                                    AttemptOutcome outcome, bool business_errors_count,
                                    std::chrono::microseconds latency, MonoTime now);
-  void end_call(const proto::ServiceKey& service, const CallCounts& counts);
+  void end_call(const proto::ServiceKey& service, const CallCounts& counts,
+                const CallResult& result);
 
   CallerStats stats(const proto::ServiceKey& service, MonoTime now) const;
   BreakerStats breaker(const std::string& address, MonoTime now) const;
   std::map<std::string, BreakerStats> breakers(MonoTime now) const;
+  const CallerTotals& totals() const { return totals_; }
+  BreakerCensus breaker_census(MonoTime now) const { return breakers_.census(now); }
 
  private:
   struct ServiceState {
@@ -268,6 +302,7 @@ class CallerCore {
   CallerConfig config_;
   BreakerSet breakers_;
   std::map<proto::ServiceKey, ServiceState> services_;
+  CallerTotals totals_;
   MonoTime next_sweep_{};
 };
 
@@ -309,6 +344,8 @@ class Caller {
   CallerStats stats(const proto::ServiceKey& service) const;
   BreakerStats breaker(const std::string& address) const;
   std::map<std::string, BreakerStats> breakers() const;
+  CallerTotals totals() const;
+  BreakerCensus breaker_census() const;
 
  private:
   class Env;

@@ -18,6 +18,13 @@ const char* to_string(BreakerState state) {
   return "?";
 }
 
+BreakerTransitions& BreakerTransitions::operator+=(const BreakerTransitions& other) {
+  opened += other.opened;
+  half_opened += other.half_opened;
+  closed += other.closed;
+  return *this;
+}
+
 std::string check_breaker_config(const BreakerConfig& c) {
   if (auto error = check_window("breaker", c); !error.empty()) return error;
   if (!(c.failure_rate_to_open > 0.0 && c.failure_rate_to_open <= 1.0))
@@ -48,6 +55,7 @@ void CircuitBreaker::advance(MonoTime now) {
     state_ = BreakerState::kHalfOpen;
     probes_in_flight_ = 0;
     probes_since_ = now;
+    ++transitions_.half_opened;
   }
   // A probe whose outcome never comes (a call that hangs, a caller that
   // forgot to record) would keep every slot taken and the breaker half-open
@@ -63,12 +71,13 @@ void CircuitBreaker::open(MonoTime now) {
   state_ = BreakerState::kOpen;
   opened_at_ = now;
   probes_in_flight_ = 0;
-  ++times_opened_;
+  ++transitions_.opened;
 }
 
 void CircuitBreaker::close() {
   state_ = BreakerState::kClosed;
   probes_in_flight_ = 0;
+  ++transitions_.closed;
   // The failures that opened it describe the instance before it recovered;
   // kept, they would reopen it on the first failure after closing.
   ring_.clear();
@@ -146,7 +155,7 @@ BreakerStats CircuitBreaker::stats(MonoTime now) const {
   s.timeouts = sum.timeouts;
   s.rejections = sum.rejections;
   s.probes_in_flight = state_ == BreakerState::kHalfOpen ? probes_in_flight_ : 0;
-  s.times_opened = times_opened_;
+  s.times_opened = transitions_.opened;
   return s;
 }
 
@@ -193,13 +202,36 @@ std::map<std::string, BreakerStats> BreakerSet::all(MonoTime now) const {
   return out;
 }
 
+BreakerCensus BreakerSet::census(MonoTime now) const {
+  BreakerCensus census;
+  census.transitions = forgotten_;
+  for (const auto& [address, e] : breakers_) {
+    switch (e.breaker.state(now)) {
+      case BreakerState::kClosed:
+        ++census.closed;
+        break;
+      case BreakerState::kOpen:
+        ++census.open;
+        break;
+      case BreakerState::kHalfOpen:
+        ++census.half_open;
+        break;
+    }
+    census.transitions += e.breaker.transitions();
+  }
+  return census;
+}
+
 void BreakerSet::forget_idle(MonoTime now) {
   // A full sweep at most once per forget_after/4: the cost stays off the hot
   // path and an idle address lives at most 1.25 * forget_after.
   if (now < next_sweep_) return;
   next_sweep_ = now + std::max(Duration{1}, config_.forget_after / 4);
-  std::erase_if(breakers_,
-                [&](const auto& kv) { return now - kv.second.last_seen >= config_.forget_after; });
+  std::erase_if(breakers_, [&](const auto& kv) {
+    const bool idle = now - kv.second.last_seen >= config_.forget_after;
+    if (idle) forgotten_ += kv.second.breaker.transitions();  // counters never go down
+    return idle;
+  });
 }
 
 }  // namespace cascade::agent

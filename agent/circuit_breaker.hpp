@@ -38,6 +38,16 @@ enum class BreakerTransition : std::uint8_t { kNone, kOpened, kClosed };
 
 const char* to_string(BreakerState state);
 
+// How often a breaker changed state, since it was created. The move to
+// half-open happens when open_for has passed and is counted at the breaker's
+// next allow() or record() (state() already reports it before then).
+struct BreakerTransitions {
+  std::uint64_t opened = 0;
+  std::uint64_t half_opened = 0;
+  std::uint64_t closed = 0;  // a half-open probe succeeded
+  BreakerTransitions& operator+=(const BreakerTransitions& other);
+};
+
 struct BreakerConfig {
   std::size_t buckets = 10;                   // the window is buckets * bucket_width long
   Duration bucket_width{1000};                // ms
@@ -61,6 +71,15 @@ struct BreakerStats {
   std::uint64_t times_opened = 0;  // since the breaker was created
 };
 
+// Every breaker of a BreakerSet at once, for metrics: how many are in each
+// state now, and every transition any of them made.
+struct BreakerCensus {
+  std::size_t closed = 0;
+  std::size_t open = 0;
+  std::size_t half_open = 0;
+  BreakerTransitions transitions{};  // forgotten breakers' included
+};
+
 class CircuitBreaker {
  public:
   // Throws std::invalid_argument with check_breaker_config's message.
@@ -77,6 +96,7 @@ class CircuitBreaker {
 
   BreakerState state(MonoTime now) const;
   BreakerStats stats(MonoTime now) const;
+  const BreakerTransitions& transitions() const { return transitions_; }
 
  private:
   struct Bucket {
@@ -101,7 +121,7 @@ class CircuitBreaker {
   // lost probes reclaimed).
   MonoTime probes_since_{};
   std::uint32_t probes_in_flight_ = 0;
-  std::uint64_t times_opened_ = 0;
+  BreakerTransitions transitions_;
 };
 
 struct BreakerSetConfig {
@@ -126,6 +146,8 @@ class BreakerSet {
   // Every tracked address, for "breaker state by address".
   std::map<std::string, BreakerStats> all(MonoTime now) const;
   std::size_t size() const { return breakers_.size(); }
+  // One pass over the tracked addresses: for a scrape, not for every call.
+  BreakerCensus census(MonoTime now) const;
 
   // Drops addresses idle for forget_after. Called by every allow(); public so
   // a quiet process can be swept too.
@@ -140,6 +162,7 @@ class BreakerSet {
 
   BreakerSetConfig config_;
   std::map<std::string, Entry> breakers_;
+  BreakerTransitions forgotten_;  // of the breakers forget_idle() dropped
   MonoTime next_sweep_{};
 };
 

@@ -160,13 +160,19 @@ std::optional<Resolution> Client::resolve(const proto::ServiceKey& service) {
   std::unique_lock lock(mu_);
   const auto now = clock_.now();
   if (std::optional<Resolution> answer; answer_at_hand(now, service, answer)) return answer;
+  const auto id = send_query(now, service);
+  wait_for_query(lock, id);
+  return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
+}
+
+std::uint64_t Client::send_query(MonoTime now, const proto::ServiceKey& service) {
   std::uint64_t id = 0;
   auto actions = core_.query(now, service, id);
   for (auto& out : actions.send)
     outbox_.push_back(std::move(out));
+  if (options_.observer) lookups_sent_.sent(id, std::chrono::steady_clock::now());
   wake();
-  wait_for_query(lock, id);
-  return core_.lookup_any(clock_.now(), clock_.wall_ms(), service);
+  return id;
 }
 
 void Client::resolve_async(const proto::ServiceKey& service, ResolveCallback done) {
@@ -180,12 +186,7 @@ void Client::resolve_async(const proto::ServiceKey& service, ResolveCallback don
         async_.wait(service, *pending, std::move(done));
         return;
       }
-      std::uint64_t id = 0;
-      auto actions = core_.query(now, service, id);
-      for (auto& out : actions.send)
-        outbox_.push_back(std::move(out));
-      async_.wait(service, id, std::move(done));
-      wake();
+      async_.wait(service, send_query(now, service), std::move(done));
       return;
     }
   }
@@ -247,20 +248,33 @@ std::optional<proto::Instance> Client::pick_with(LoadBalancer& balancer, const P
 
 std::optional<proto::Instance> Client::pick(const proto::ServiceKey& service, LbPolicy policy,
                                             const PickContext& ctx) {
-  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen)) return chosen;
+  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen))
+    return counted(std::move(chosen));
   // First use, new version, or a stale list: resolve as resolve() does (it may
   // ask the hub), then rebuild the candidates if their list changed.
   auto resolution = resolve(service);
-  if (!resolution) return std::nullopt;
-  return pick_from(service, policy, ctx, *resolution);
+  if (!resolution) return unresolved_pick();
+  return counted(pick_from(service, policy, ctx, *resolution));
 }
 
 std::optional<proto::Instance> Client::pick_cached(const proto::ServiceKey& service,
                                                    LbPolicy policy, const PickContext& ctx) {
-  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen)) return chosen;
+  if (std::optional<proto::Instance> chosen; hot_pick(service, policy, ctx, chosen))
+    return counted(std::move(chosen));
   auto resolution = cached(service);
-  if (!resolution) return std::nullopt;
-  return pick_from(service, policy, ctx, *resolution);
+  if (!resolution) return unresolved_pick();
+  return counted(pick_from(service, policy, ctx, *resolution));
+}
+
+std::optional<proto::Instance> Client::counted(std::optional<proto::Instance> chosen) {
+  const auto result = chosen ? PickResult::kPicked : PickResult::kNoInstance;
+  picks_[static_cast<std::size_t>(result)].fetch_add(1, std::memory_order_relaxed);
+  return chosen;
+}
+
+std::optional<proto::Instance> Client::unresolved_pick() {
+  picks_[static_cast<std::size_t>(PickResult::kUnresolved)].fetch_add(1, std::memory_order_relaxed);
+  return std::nullopt;
 }
 
 bool Client::hot_pick(const proto::ServiceKey& service, LbPolicy policy, const PickContext& ctx,
@@ -440,14 +454,41 @@ bool Client::shutdown() {
 
 ClientStatus Client::status() const {
   std::lock_guard lock(mu_);
-  ClientStatus status{node_id_, core_.current_hub(), core_.hub_reachable(clock_.now()),
-                      core_.failovers(), core_.cache_size()};
+  return status_of(clock_.now());
+}
+
+ClientStatus Client::status_of(MonoTime now) const {
+  ClientStatus status{node_id_, core_.current_hub(), core_.hub_reachable(now), core_.failovers(),
+                      core_.cache_size()};
   if (const auto& refusal = core_.last_refusal())
     status.last_refusal = fmt::format("{}: {}", proto::to_string(refusal->code), refusal->message);
   status.hub_id = core_.hub_id();
   status.lease = core_.granted_lease();
-  if (const auto at = core_.last_reply_at()) status.last_reply_age = clock_.now() - *at;
+  if (const auto at = core_.last_reply_at()) status.last_reply_age = now - *at;
   return status;
+}
+
+ClientStats Client::stats() const {
+  ClientStats stats;
+  const Caller* caller = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = clock_.now();
+    stats.status = status_of(now);
+    stats.registered_instances = core_.registration_count();
+    stats.hub = core_.counters();
+    stats.failures = core_.report_counters();
+    stats.cache = core_.cache_ages(now, clock_.wall_ms());
+    caller = caller_.get();
+  }
+  for (std::size_t i = 0; i < kPickResultCount; ++i)
+    stats.picks[i] = picks_[i].load(std::memory_order_relaxed);
+  // The Caller has a lock of its own, never taken inside ours.
+  if (caller) {
+    stats.calls = caller->totals();
+    stats.breakers = caller->breaker_census();
+  }
+  return stats;
 }
 
 std::vector<proto::Registration> Client::registrations() const {
@@ -598,6 +639,7 @@ void Client::receive_from(std::size_t hub) {
       spdlog::debug("{} <- {} from {}", node_id_, proto::to_string(proto::type_of(message)),
                     options_.hubs[hub]);
       if (const auto* error = std::get_if<proto::ErrorReply>(&message)) log_rejection(hub, *error);
+      time_beat_reply(message);
       AgentActions actions;
       {
         std::lock_guard lock(mu_);
@@ -616,6 +658,23 @@ void Client::log_rejection(std::size_t hub, const proto::ErrorReply& error) {
   spdlog::warn("hub {} rejected a message: {} ({}){}", options_.hubs[hub], error.message,
                proto::to_string(error.code),
                suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+}
+
+// Any hub's reply to any beat of ours is a round trip (its ack_seq names the
+// beat); a push answers none.
+void Client::time_beat_reply(const proto::Message& message) {
+  const auto* down = std::get_if<proto::DownBeat>(&message);
+  if (!options_.observer || !down || down->push || down->node_id != node_id_) return;
+  if (const auto rtt = beats_sent_.answered(down->ack_seq, std::chrono::steady_clock::now()))
+    options_.observer->beat_round_trip(*rtt);
+}
+
+void Client::time_lookups(const std::vector<std::uint64_t>& ids) {
+  if (!options_.observer) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto id : ids)
+    if (const auto latency = lookups_sent_.answered(id, now))
+      options_.observer->first_lookup(*latency);
 }
 
 void Client::dispatch(AgentActions actions) {
@@ -641,6 +700,8 @@ void Client::dispatch(AgentActions actions) {
       finished_queries_.insert(actions.answered.begin(), actions.answered.end());
       finished_queries_.insert(actions.timed_out.begin(), actions.timed_out.end());
       deregistered_ |= actions.deregistered;
+      time_lookups(actions.answered);
+      time_lookups(actions.timed_out);
     }
     cv_.notify_all();
     finish_async(actions.answered);
@@ -662,7 +723,10 @@ void Client::send(const Outgoing& out) {
   const auto sent = (*sockets_)[out.hub].send(zmq::buffer(bytes), zmq::send_flags::dontwait);
   spdlog::debug("{} -> {} to {}{}", node_id_, proto::to_string(proto::type_of(out.message)),
                 options_.hubs[out.hub], sent ? "" : " (not sent)");
-  if (!sent && std::holds_alternative<proto::UpBeat>(out.message)) {
+  const auto* beat = std::get_if<proto::UpBeat>(&out.message);
+  if (beat && sent && options_.observer)
+    beats_sent_.sent(beat->seq, std::chrono::steady_clock::now());
+  if (beat && !sent) {
     std::lock_guard lock(mu_);
     core_.beat_not_sent(clock_.now());
   }

@@ -45,10 +45,12 @@
 #include "cascade/agent/agent_core.hpp"
 #include "cascade/agent/async_resolves.hpp"
 #include "cascade/agent/caller.hpp"
+#include "cascade/agent/client_observer.hpp"
 #include "cascade/agent/hub_keys.hpp"
 #include "cascade/agent/lb/load_balancer.hpp"
 #include "cascade/agent/picker.hpp"
 #include "cascade/agent/router.hpp"
+#include "cascade/agent/send_times.hpp"
 #include "cascade/agent/snapshot_store.hpp"
 #include "cascade/common/clock.hpp"
 
@@ -86,6 +88,9 @@ struct ClientOptions {
   FailureReporterConfig reports;        // fast-fail reports: batching and per-address limits
   bool report_business_errors = false;  // call(): business errors count as failures
   CallerConfig caller;                  // call(): breakers, extra-request budget, workers
+  // Gets the beats' round trips and the first lookups' latencies (null: no
+  // one); must outlive the Client (agent/client_observer.hpp).
+  ClientObserver* observer = nullptr;
 };
 
 struct ClientStatus {
@@ -100,6 +105,21 @@ struct ClientStatus {
   std::string hub_id{};                      // of the hub beaten to, once it answered
   Duration lease{0};                         // the lease it last granted (0: not known yet)
   std::optional<Duration> last_reply_age{};  // since it last answered (nullopt: never)
+};
+
+// What the Client counted since it started, and its cache and breakers now,
+// read in one go: the daemon's metrics take one per scrape
+// (agent/agent_metrics.hpp).
+struct ClientStats {
+  ClientStatus status;
+  std::size_t registered_instances = 0;
+  AgentCoreCounters hub{};             // beats, replies, pushes, first lookups, fast-fail reports
+  FailureReporterCounters failures{};  // what report_failure() was told
+  CacheAges cache{};                   // one pass over the cache
+  std::array<std::uint64_t, kPickResultCount> picks{};  // by PickResult
+  // call(): zero until the first call() started the Caller.
+  CallerTotals calls{};
+  BreakerCensus breakers{};  // one pass over the addresses called lately
 };
 
 class Client {
@@ -187,6 +207,8 @@ class Client {
   bool shutdown();
 
   ClientStatus status() const;
+  // More than status(), at the cost of a pass over the cache and the breakers.
+  ClientStats stats() const;
   // The instances this process provides, as registered (sorted by service and id).
   std::vector<proto::Registration> registrations() const;
   // The services kept fresh by the beats (used recently, or kept with keep_fresh()).
@@ -201,6 +223,15 @@ class Client {
   void receive_from(std::size_t hub);
   void dispatch(AgentActions actions);
   void log_rejection(std::size_t hub, const proto::ErrorReply& error);  // I/O thread
+  void time_beat_reply(const proto::Message& message);                  // I/O thread
+  ClientStatus status_of(MonoTime now) const;                           // caller holds mu_
+  // Asks the hub for `service` (caller holds mu_); returns the query's id.
+  std::uint64_t send_query(MonoTime now, const proto::ServiceKey& service);
+  // Hands the latencies of first lookups that ended to the observer (caller holds mu_).
+  void time_lookups(const std::vector<std::uint64_t>& ids);
+  // Counts how a pick ended, and returns `chosen`.
+  std::optional<proto::Instance> counted(std::optional<proto::Instance> chosen);
+  std::optional<proto::Instance> unresolved_pick();
   void send(const Outgoing& out);
   void persist(const AgentActions& actions);
   // Writes the current lists of `keep` and deletes `drop` in the snapshot store.
@@ -276,7 +307,11 @@ class Client {
   // under the service's exact scope unless the Router refused them.
   std::map<proto::ServiceKey, std::vector<proto::RouteRuleText>> hub_routes_;
   std::once_flag caller_once_;
-  std::unique_ptr<Caller> caller_;  // started on the first call()
+  std::unique_ptr<Caller> caller_;  // started on the first call(); set under mu_ for stats()
+  // Picks by PickResult: any thread, one relaxed add per pick.
+  std::array<std::atomic<std::uint64_t>, kPickResultCount> picks_{};
+  SendTimes<1024> lookups_sent_;  // first lookups by query id; guarded by mu_
+  SendTimes<64> beats_sent_;      // beats by seq; I/O thread only
 
   std::atomic<bool> stop_{false};
   int wake_fd_ = -1;

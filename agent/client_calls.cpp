@@ -43,7 +43,9 @@ Caller& Client::caller() {
           report_failure(service, address, proto::FailureKind::kBreakerOpen);
         },
         clock_};
-    caller_ = std::make_unique<Caller>(options_.caller, std::move(hooks));
+    auto started = std::make_unique<Caller>(options_.caller, std::move(hooks));
+    std::lock_guard lock(mu_);  // stats() reads caller_ under it, without call_once
+    caller_ = std::move(started);
   });
   return *caller_;
 }

@@ -139,7 +139,15 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   try {
     const auto& config = *parsed.config;
-    agent::Client client(config.client);
+    // Metrics (--metrics): made before the client, whose I/O thread times
+    // beats and lookups into them; outlives it.
+    std::unique_ptr<agent::AgentMetrics> agent_metrics;
+    auto client_options = config.client;
+    if (config.metrics.listen) {
+      agent_metrics = std::make_unique<agent::AgentMetrics>();
+      client_options.observer = &agent_metrics->observer();
+    }
+    agent::Client client(std::move(client_options));
     std::unique_ptr<agent::api::LocalApi> api;
     if (config.http.listen) {
       raise_open_file_limit();
@@ -152,12 +160,12 @@ int main(int argc, char** argv) {
       dns = agent::dns::start_dns_server(config.dns, client);
       print_line("dns listening on " + dns->local_address().to_string());
     }
-    // Metrics (--metrics): read from the parts above at each scrape; stopped first.
-    std::unique_ptr<metrics::Registry> registry;
+    // The metrics endpoint reads the parts above at each scrape; stopped first.
     std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
-    if (config.metrics.listen) {
-      registry = agent::agent_metrics(client, api.get(), dns.get());
-      metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(config.metrics, *registry);
+    if (agent_metrics) {
+      agent_metrics->read_from(client, api.get(), dns.get());
+      metrics_endpoint =
+          std::make_unique<metrics::HttpEndpoint>(config.metrics, agent_metrics->registry());
       print_line("metrics listening on " + metrics_endpoint->address().to_string());
     }
     client.on_change([&api](const agent::Resolution& r) {

@@ -41,6 +41,18 @@ std::string_view to_string(LbPolicy policy) {
   return "unknown";
 }
 
+std::string_view to_string(PickResult result) {
+  switch (result) {
+    case PickResult::kPicked:
+      return "picked";
+    case PickResult::kNoInstance:
+      return "no_instance";
+    case PickResult::kUnresolved:
+      return "unresolved";
+  }
+  return "unknown";
+}
+
 std::string_view lb_policy_names() {
   return "round_robin (rr), random, weighted, smooth_weighted (swrr), least_active, "
          "consistent_hash, adaptive, p2c";

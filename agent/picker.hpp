@@ -29,6 +29,16 @@ enum class LbPolicy : std::uint8_t {
 };
 inline constexpr std::size_t kLbPolicyCount = 8;  // for tables indexed by policy
 
+// How a pick (Client::pick, pick_cached) ended, as metrics count it.
+enum class PickResult : std::uint8_t {
+  kPicked,      // an instance was chosen
+  kNoInstance,  // the list is known, but none of it may take the call (or all excluded)
+  kUnresolved,  // no list: no hub answered and nothing is cached
+};
+inline constexpr std::size_t kPickResultCount = 3;  // for tables indexed by PickResult
+// "picked", "no_instance", "unresolved": label values of metrics.
+std::string_view to_string(PickResult result);
+
 // Accepts every name above, aliases included; nullopt for anything else (the
 // caller reports it, listing lb_policy_names()).
 std::optional<LbPolicy> parse_lb_policy(std::string_view name);

@@ -703,6 +703,102 @@ TEST_F(AgentCoreTest, RefusedBeatNeverEndsAQueryWhoseIdEqualsItsSeq) {
   EXPECT_EQ(out.refused.size(), 1u);
 }
 
+// ---------------------------------------------------------------- counters
+
+TEST_F(AgentCoreTest, CountersTellBeatsSentAnsweredMissedAndUnsent) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  next_beat();  // unanswered
+  next_beat();  // the interval before it ended unanswered: a miss
+  core.beat_not_sent(clock.now());
+  const auto& c = core.counters();
+  EXPECT_EQ(c.beats_sent, 3u);
+  EXPECT_EQ(c.beat_replies, 1u);
+  EXPECT_EQ(c.beats_missed, 1u);
+  EXPECT_EQ(c.beats_unsent, 1u);
+  EXPECT_EQ(c.beat_retries, 0u);
+}
+
+TEST_F(AgentCoreTest, ABeatResentForWantOfAReplyCountsAsARetry) {
+  auto c = config();
+  c.retries_per_beat = 3;
+  c.reply_timeout = Duration{500};
+  AgentCore retrying{c, 1};
+  retrying.start(clock.now());
+  const auto resent = retrying.on_timer(clock.now() + Duration{500});
+  ASSERT_EQ(resent.send.size(), 1u);
+  EXPECT_EQ(retrying.counters().beat_retries, 1u);
+  EXPECT_EQ(retrying.counters().beats_sent, 2u);
+}
+
+TEST_F(AgentCoreTest, PushesAreCountedApartFromBeatReplies) {
+  start_with_svc_resolved();
+  update_at_next_beat({key("svc"), 5, 6, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});
+  core.on_message(clock.now(), 0,
+                  push_of({key("svc"), 6, 7, proto::UpdateKind::kDelta, {}, {"i2"}}));
+  EXPECT_EQ(core.counters().pushes, 1u);
+  EXPECT_EQ(core.counters().beat_replies, 1u);
+}
+
+TEST_F(AgentCoreTest, CountersTellHowEachFirstLookupEnded) {
+  core.start(clock.now());
+  const auto ask = [&](const std::string& service) {
+    std::uint64_t id = 0;
+    core.query(clock.now(), key(service), id);
+    return id;
+  };
+  const auto found = ask("found"), missing = ask("missing"), refused = ask("payroll"),
+             unavailable = ask("elsewhere");
+  ask("silent");
+  core.on_message(clock.now(), 0, proto::QueryReply{found, "hub-a", 1, key("found"), true, 5, {}});
+  core.on_message(clock.now(), 0,
+                  proto::QueryReply{missing, "hub-a", 1, key("missing"), false, 0, {}});
+  core.on_message(clock.now(), 0,
+                  proto::ErrorReply{proto::ErrorCode::kForbidden, "query scope", refused});
+  core.on_message(
+      clock.now(), 0,
+      proto::ErrorReply{proto::ErrorCode::kUnavailable, "upper tier down", unavailable});
+  core.on_timer(clock.now() + Duration{5000});  // past query_timeout: "silent" gives up
+  const auto& c = core.counters();
+  EXPECT_EQ(c.lookups_sent, 5u);
+  EXPECT_EQ(c.lookups_answered, 1u);
+  EXPECT_EQ(c.lookups_not_found, 1u);
+  EXPECT_EQ(c.lookups_refused, 1u);
+  EXPECT_EQ(c.lookups_unavailable, 1u);
+  EXPECT_EQ(c.lookups_timed_out, 1u);
+}
+
+TEST_F(AgentCoreTest, FastFailReportsAreCountedAsTheyGoOut) {
+  core.start(clock.now());
+  core.report_failure(clock.now(), key("svc"), "a:1", proto::FailureKind::kTimeout);
+  core.report_failure(clock.now(), key("svc"), "b:1", proto::FailureKind::kTimeout);
+  EXPECT_EQ(core.counters().fast_fail_reports, 0u) << "batched, not sent yet";
+  clock.advance(Duration{10});
+  core.on_timer(clock.now());
+  EXPECT_EQ(core.counters().fast_fail_reports, 1u) << "one report for both";
+  EXPECT_EQ(core.report_counters().signals, 2u);
+}
+
+TEST_F(AgentCoreTest, CacheAgesNameTheOldestListAndCountTheStaleOnes) {
+  EXPECT_FALSE(core.cache_ages(clock.now(), clock.wall_ms()).oldest) << "nothing cached";
+  start_with_svc_resolved();
+  clock.advance(Duration{1000});
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("cut-off"), id);
+  proto::QueryReply stale{id, "hub-a", 1, key("cut-off"), true, 3, {inst("i1", "c:1")}};
+  stale.age_ms = 300;
+  stale.stale = true;  // the hub's upper tier is unreachable
+  core.on_message(clock.now(), 0, stale);
+
+  auto ages = core.cache_ages(clock.now(), clock.wall_ms());
+  EXPECT_EQ(ages.oldest, Duration{1000}) << "svc, confirmed before cut-off's 300 ms";
+  EXPECT_EQ(ages.stale, 1u);
+
+  clock.advance(kInterval * 3);  // no beat answered for three intervals
+  ages = core.cache_ages(clock.now(), clock.wall_ms());
+  EXPECT_EQ(ages.oldest, Duration{1000} + kInterval * 3);
+  EXPECT_EQ(ages.stale, 2u);
+}
+
 // ---------------------------------------------------------------- multi-homing
 
 class AgentCoreAllHubsTest : public AgentCoreTest {

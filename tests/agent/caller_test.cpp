@@ -235,6 +235,15 @@ TEST(CallSession, NoInstanceWhenEveryBreakerRefuses) {
   EXPECT_FALSE(done.result.instance);
 }
 
+TEST(CallSession, ACallWhoseEveryPickWasRefusedByItsBreakerEndsAllBroken) {
+  SessionRun broken(CallOptions{}, std::nullopt);
+  broken.env.refused = {"a:80", "b:80", "c:80"};
+  EXPECT_EQ(call_end(broken.next().result, broken.session.counts()), CallEnd::kAllBroken);
+  SessionRun empty(CallOptions{}, std::nullopt);
+  empty.env.instances.clear();
+  EXPECT_EQ(call_end(empty.next().result, empty.session.counts()), CallEnd::kNoInstance);
+}
+
 TEST(CallSession, BackupIsSentOnlyOnceThePrimaryHasRunForTheDelay) {
   SessionRun run(idempotent_options(), Duration{50});
   const MonoTime start = run.clock.now();
@@ -446,6 +455,40 @@ TEST(CallerCore, BadConfigAndOptionsAreRefusedWithAClearMessage) {
   EXPECT_NE(check_call_options(o).find("timeout"), std::string::npos);
 }
 
+TEST(CallerCore, TotalsCountEveryCallByResultAndOutliveForgottenServices) {
+  FakeClock clock;
+  CallerCore core(small_config());
+  const proto::ServiceKey other{"ledger", "default"};
+  CallResult ok;
+  ok.outcome = AttemptOutcome::kOk;
+  CallCounts retried_once;
+  retried_once.attempts = 2;
+  retried_once.retries = 1;
+  retried_once.backups_denied_by_budget = 1;
+  CallResult no_instance;
+  no_instance.no_instance = true;
+  CallCounts all_refused;
+  all_refused.breaker_skips = 2;
+  core.begin_call(svc(), clock.now());
+  core.end_call(svc(), retried_once, ok);
+  core.begin_call(other, clock.now());
+  core.end_call(other, all_refused, no_instance);
+  core.begin_call(other, clock.now());
+  core.end_call(other, CallCounts{}, no_instance);
+
+  clock.advance(small_config().forget_service_after * 2);
+  core.begin_call(other, clock.now());  // sweeps svc() away
+  EXPECT_EQ(core.stats(svc(), clock.now()).calls, 0u) << "forgotten";
+  const CallerTotals& totals = core.totals();
+  EXPECT_EQ(totals.calls_ended(CallEnd::kOk), 1u);
+  EXPECT_EQ(totals.calls_ended(CallEnd::kAllBroken), 1u);
+  EXPECT_EQ(totals.calls_ended(CallEnd::kNoInstance), 1u);
+  EXPECT_EQ(totals.attempts, 2u);
+  EXPECT_EQ(totals.retries, 1u);
+  EXPECT_EQ(totals.backups_denied_by_budget, 1u);
+  EXPECT_EQ(totals.breaker_skips, 2u);
+}
+
 // A session driven over a real core: the budget and the latencies are the core's.
 class CoreEnv final : public CallEnv {
  public:
@@ -580,6 +623,25 @@ TEST(Caller, OpenBreakerIsReportedAndItsAddressSkipped) {
   EXPECT_EQ(r.instance->address, "b:80");
   EXPECT_EQ(caller.stats(svc()).breaker_skips, 1u);
   EXPECT_EQ(caller.breakers().size(), 2u);
+}
+
+TEST(Caller, TotalsAndTheBreakerCensusFollowItsCalls) {
+  SystemClock clock;
+  Recorder rec;
+  Caller caller(small_config(), rec.hooks(clock));  // opens at 4 calls, 50%
+  const auto fail_on_a = [](const proto::Instance& to, MonoTime) {
+    return to.address == "a:80" ? AttemptOutcome::kConnectionError : AttemptOutcome::kOk;
+  };
+  for (int i = 0; i < 5; ++i)
+    caller.call(svc(), fail_on_a);  // four on a open its breaker; the fifth skips it
+  const auto totals = caller.totals();
+  EXPECT_EQ(totals.calls_ended(CallEnd::kConnectionError), 4u);
+  EXPECT_EQ(totals.calls_ended(CallEnd::kOk), 1u);
+  EXPECT_EQ(totals.breaker_skips, 1u);
+  const auto census = caller.breaker_census();
+  EXPECT_EQ(census.open, 1u);
+  EXPECT_EQ(census.closed, 1u);
+  EXPECT_EQ(census.transitions.opened, 1u);
 }
 
 // small_config() with backups once the latency window holds 5 samples.

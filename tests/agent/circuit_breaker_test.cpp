@@ -229,6 +229,38 @@ TEST(BreakerSet, ForgetsAddressesNotSeenForForgetAfter) {
   EXPECT_EQ(set.all(clock.now()).count("recent:1"), 1u);
 }
 
+TEST(BreakerSet, CensusCountsBreakersByStateAndKeepsTheTransitionsOfForgottenOnes) {
+  FakeClock clock;
+  BreakerSet set(BreakerSetConfig{});
+  for (int i = 0; i < 20; ++i)
+    set.record("bad:1", clock.now(), CallOutcome::kFailure);
+  set.record("good:1", clock.now(), CallOutcome::kSuccess);
+  auto census = set.census(clock.now());
+  EXPECT_EQ(census.closed, 1u);
+  EXPECT_EQ(census.open, 1u);
+  EXPECT_EQ(census.half_open, 0u);
+  EXPECT_EQ(census.transitions.opened, 1u);
+
+  clock.advance(defaults().open_for);
+  census = set.census(clock.now());
+  EXPECT_EQ(census.half_open, 1u) << "half-open as soon as open_for has passed";
+  EXPECT_EQ(census.transitions.half_opened, 0u) << "counted when the breaker next sees a call";
+  ASSERT_TRUE(set.allow("bad:1", clock.now()));  // the probe
+  set.record("bad:1", clock.now(), CallOutcome::kSuccess);
+  census = set.census(clock.now());
+  EXPECT_EQ(census.closed, 2u);
+  EXPECT_EQ(census.transitions.half_opened, 1u);
+  EXPECT_EQ(census.transitions.closed, 1u);
+
+  clock.advance(std::chrono::minutes(11));
+  set.forget_idle(clock.now());
+  census = set.census(clock.now());
+  EXPECT_EQ(census.closed + census.open + census.half_open, 0u);
+  EXPECT_EQ(census.transitions.opened, 1u) << "a counter never goes down";
+  EXPECT_EQ(census.transitions.half_opened, 1u);
+  EXPECT_EQ(census.transitions.closed, 1u);
+}
+
 TEST(BreakerSet, BadForgetAfterIsRefused) {
   BreakerSetConfig config;
   config.forget_after = Duration{0};

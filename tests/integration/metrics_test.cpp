@@ -1,6 +1,7 @@
 // cascade-agent --metrics against a real hub: the /metrics text counts what
-// the agent's HTTP and DNS interfaces and its hub link do, and Prometheus's
-// own promtool accepts it. A metrics address other hosts can reach needs the
+// the agent's HTTP and DNS interfaces, its hub link (beats and their round
+// trips), its first lookups and picks do, and Prometheus's own promtool
+// accepts it. A metrics address other hosts can reach needs the
 // ranges that may scrape it.
 
 #include <gmock/gmock.h>
@@ -71,6 +72,41 @@ TEST_F(IntegrationMetrics, AnAgentCountsItsInterfacesAndLinkInTextPromtoolAccept
   EXPECT_THAT(scrape.headers.at("content-type"), HasSubstr("version=0.0.4"));
   const auto check = testing::promtool_check(kPromtool, scrape.body, dir());
   EXPECT_EQ(check.exit_code, 0) << check.output << "\non:\n" << scrape.body;
+  EXPECT_EQ(check.output, "");
+}
+
+TEST_F(IntegrationMetrics, AnAgentThatBeatAndLookedUpShowsItsBeatsRoundTripsLookupsAndPicks) {
+  ASSERT_TRUE(std::filesystem::exists(kPromtool))
+      << kPromtool << " is missing: run tools/setup.sh (Debian's prometheus package)";
+  const auto hub = start_hub();
+  start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(hub.endpoint, "orders", "10.0.0.1:8080"));
+  auto& agent = start_agent("consumer", {"--hub", hub.endpoint, "--id", "consumer", "--http",
+                                         "127.0.0.1:0", "--metrics", "127.0.0.1:0"});
+  const auto api = listening(agent, "http");
+  const auto metrics = listening(agent, "metrics");
+  ASSERT_EQ(http_get(api + "/api/v1/services/orders").status, 200);  // the first lookup
+  ASSERT_EQ(http_get(api + "/api/v1/services/orders/pick").status, 200);
+
+  std::string text;
+  ASSERT_TRUE(poll_until(
+      [&] {
+        text = "\n" + http_get(metrics + "/metrics").body;
+        return sample(text, "cascade_agent_hub_beat_round_trip_seconds_count") >= 3;
+      },
+      kPatience, Millis{50}))
+      << "no beat round trips timed:" << text;
+  EXPECT_GE(sample(text, "cascade_agent_hub_beats_sent_total"), 3);
+  EXPECT_GE(sample(text, "cascade_agent_hub_beat_replies_total"), 3);
+  EXPECT_GT(sample(text, "cascade_agent_hub_beat_round_trip_seconds_sum"), 0);
+  EXPECT_EQ(sample(text, R"(cascade_agent_first_lookups_total{result="answered"})"), 1);
+  EXPECT_EQ(sample(text, "cascade_agent_first_lookup_seconds_count"), 1);
+  EXPECT_EQ(sample(text, R"(cascade_agent_picks_total{result="picked"})"), 1);
+  EXPECT_EQ(sample(text, "cascade_agent_cached_services"), 1);
+  EXPECT_GE(sample(text, "cascade_agent_cache_oldest_age_seconds"), 0);
+
+  const auto check = testing::promtool_check(kPromtool, text.substr(1), dir());
+  EXPECT_EQ(check.exit_code, 0) << check.output << "\non:\n" << text;
   EXPECT_EQ(check.output, "");
 }
 

@@ -52,5 +52,40 @@ TEST(MetricsReadAtScrape, LabelValuesMustMatchTheLabelNamesAndNamesAreChecked) {
   EXPECT_THROW(registry.add(std::move(bad)), std::invalid_argument);
 }
 
+// What a component hands over in one go, e.g. a client's stats under its lock.
+struct Taken {
+  std::uint64_t beats = 0;
+  std::uint64_t misses = 0;
+  double lease_seconds = std::numeric_limits<double>::quiet_NaN();
+};
+
+TEST(MetricsReadFromSnapshot, OneSnapshotPerScrapeFeedsEveryFamily) {
+  int taken = 0;
+  Taken now{10, 1};
+  auto read = std::make_unique<ReadFromSnapshot<Taken>>([&] {
+    ++taken;
+    return now;
+  });
+  read->add({"cascade_test_beats_total", "Beats, by result.", MetricType::kCounter, {"result"}},
+            {{{"sent"}, [](const Taken& t) { return static_cast<double>(t.beats); }},
+             {{"missed"}, [](const Taken& t) { return static_cast<double>(t.misses); }}});
+  read->add({"cascade_test_lease_seconds", "The lease.", MetricType::kGauge},
+            [](const Taken& t) { return t.lease_seconds; });
+  Registry registry;
+  registry.add(std::move(read));
+
+  const auto first = registry.render();
+  EXPECT_EQ(taken, 1) << "three samples, one snapshot";
+  EXPECT_THAT(first, HasSubstr("cascade_test_beats_total{result=\"sent\"} 10\n"));
+  EXPECT_THAT(first, HasSubstr("cascade_test_beats_total{result=\"missed\"} 1\n"));
+  EXPECT_EQ(first.find("\ncascade_test_lease_seconds "), std::string::npos) << "NaN: left out";
+
+  now = {12, 1, 6};
+  const auto second = registry.render();
+  EXPECT_EQ(taken, 2);
+  EXPECT_THAT(second, HasSubstr("cascade_test_beats_total{result=\"sent\"} 12\n"));
+  EXPECT_THAT(second, HasSubstr("cascade_test_lease_seconds 6\n"));
+}
+
 }  // namespace
 }  // namespace cascade::metrics
