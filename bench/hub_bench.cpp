@@ -14,6 +14,10 @@
 //     frame (and 1 per frame), each sender keeping a bounded window of frames
 //     in flight, for --seconds per size. Sizes grow in place: 10k, then 90k
 //     more, and so on.
+//     After the largest size, [2r]: the batched beats again, first with
+//     nobody reading the hub's state, then while a reader thread sends a
+//     StatusRequest (what cascadectl status sends) every --read-period-ms on
+//     a DEALER of its own; beat latency of both, and the status round trips.
 //  3. resolve: Query round trips for a 20-instance service, one in flight.
 //  4. memory: the real cascade-hub binary in a child process; VmRSS from
 //     /proc/PID/status before and after registering N instances.
@@ -56,6 +60,7 @@
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
 #include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/periodic_reader.hpp"
 #include "cascade/bench/thread_cpu.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
@@ -83,6 +88,7 @@ using bench::kReplyTimeout;
 using bench::kResolveInstances;
 using bench::LatencyUs;
 using bench::MeasuredThread;
+using bench::PeriodicReader;
 using bench::PhaseResult;
 using bench::SteadyBeats;
 using bench::SteadyClock;
@@ -115,6 +121,8 @@ struct Options {
   bool memory = true;
   bool breakdown = true;  // sans-IO cost of a beat: core, decode, encode
   bool hub = true;        // the in-process hub phases (beats, resolve)
+  bool readers = true;    // [2r]: beats at the largest size while the hub's status is read
+  Duration read_period{100};
   std::string hub_binary = CASCADE_HUB_BINARY;
 };
 
@@ -139,6 +147,9 @@ constexpr const char* kUsage =
   --no-memory             skip the child-process memory measurement
   --no-breakdown          skip the sans-IO breakdown of a beat's CPU (core, decode, encode)
   --no-hub                skip the in-process hub phases (beats and resolve)
+  --no-readers            skip [2r], the batched beats at the largest size without and with a
+                          reader of the hub's status
+  --read-period-ms P      [2r]: one StatusRequest every P milliseconds (default 100)
   --hub-binary PATH       cascade-hub for the memory measurement (default: the one built alongside)
   --quick                 smoke test: --sizes 10000 --seconds 1 --resolve-queries 500
 )";
@@ -172,6 +183,8 @@ void declare_flags(bench::Flags& f, Options& o) {
       {"--no-memory", &o.memory},
       {"--no-breakdown", &o.breakdown},
       {"--no-hub", &o.hub},
+      {"--no-readers", &o.readers},
+      {"--read-period-ms", &o.read_period},
   });
   f.on("--quick", [&o] {  // where it stands: flags after it override it, flags before do not
     o.sizes = {10'000};
@@ -503,6 +516,116 @@ struct SizeReport {
   std::optional<PhaseResult> single;
 };
 
+// ---------------------------------------------------------------- beats while the state is read
+
+// One StatusRequest on `socket`, as cascadectl status sends it (one message
+// in one frame); throws unless the StatusReply naming it comes back, counting
+// `instances` instances, all of them UP.
+void status_round_trip(zmq::socket_t& socket, std::uint64_t request_id, std::uint64_t instances) {
+  const auto bytes = proto::encode(proto::StatusRequest{request_id});
+  if (!socket.send(zmq::buffer(bytes), zmq::send_flags::none))
+    throw std::runtime_error("status: send failed");
+  zmq::message_t reply;
+  if (!socket.recv(reply, zmq::recv_flags::none)) throw std::runtime_error("no status reply");
+  const auto frame = proto::decode_frame(reply.to_string_view());
+  const auto* msg =
+      frame.items.size() == 1 ? std::get_if<proto::Message>(&frame.items[0]) : nullptr;
+  const auto* s = msg ? std::get_if<proto::StatusReply>(msg) : nullptr;
+  if (s == nullptr || s->request_id != request_id)
+    throw std::runtime_error("a StatusRequest was not answered with its StatusReply");
+  const std::map<std::string, std::uint64_t> counters(s->counters.begin(), s->counters.end());
+  const auto up = counters.find("instances_up");
+  if (s->instances != instances || up == counters.end() || up->second != instances)
+    throw std::runtime_error("status counts " + std::to_string(s->instances) +
+                             " instances, expected " + std::to_string(instances) + ", all UP");
+}
+
+// What cascadectl status does, as a PeriodicReader's read: a StatusRequest on
+// a DEALER of its own, in a ZeroMQ context of its own (a separate process's).
+// The connection is made, and used once, before the reader starts: its round
+// trips are the hub's answers, not the TCP handshake.
+class StatusRead {
+ public:
+  StatusRead(const std::string& endpoint, std::uint64_t instances)
+      : state_(std::make_shared<State>(instances)) {
+    state_->socket = bench::connect_dealer(state_->context, endpoint);
+    (*this)();
+  }
+  void operator()() { status_round_trip(state_->socket, ++state_->request_id, state_->instances); }
+
+ private:
+  struct State {
+    explicit State(std::uint64_t n) : instances(n) {}
+    zmq::context_t context{1};
+    zmq::socket_t socket{};
+    std::uint64_t request_id = 0;
+    std::uint64_t instances;
+  };
+  std::shared_ptr<State> state_;  // std::function copies the read; the socket is one
+};
+
+// The periodic reads of [2r]. Another kind of read (an HTTP GET of the hub's
+// metrics endpoint, say) is one more reader here: a name, a period and a
+// callable doing one read.
+std::vector<std::unique_ptr<PeriodicReader>> make_readers(const std::string& endpoint,
+                                                          std::uint64_t instances,
+                                                          const Options& o) {
+  std::vector<std::unique_ptr<PeriodicReader>> readers;
+  readers.push_back(
+      std::make_unique<PeriodicReader>("status", o.read_period, StatusRead(endpoint, instances)));
+  return readers;
+}
+
+struct ReadersRun {
+  PhaseResult quiet;  // the batched beats with nobody reading
+  PhaseResult read;   // the same while the readers read
+  std::vector<PeriodicReader::Report> readers;
+  std::string names;  // "status", "status+metrics"
+};
+
+// The batched steady-state beats of `shape` twice, back to back: without
+// readers, then with them reading throughout (warm-up included).
+ReadersRun measure_beats_under_readers(zmq::context_t& client, const InProcessHub& hub,
+                                       const Fleet& fleet, const bench::BeatShape& shape,
+                                       std::uint64_t instances, std::uint64_t& seq_floor,
+                                       const Options& o) {
+  const auto access = HubAccess::plain(hub.endpoint());
+  ReadersRun run;
+  run.quiet = bench::measure_beats(client, hub, access, fleet, shape, seq_floor, load_of(o));
+  auto readers = make_readers(hub.endpoint(), instances, o);
+  for (auto& reader : readers)
+    reader->start();
+  run.read = bench::measure_beats(client, hub, access, fleet, shape, seq_floor, load_of(o));
+  for (auto& reader : readers) {
+    reader->stop();
+    run.readers.push_back(reader->report());
+    run.names += (run.names.empty() ? "" : "+") + run.readers.back().name;
+  }
+  return run;
+}
+
+void print_readers_run(const ReadersRun& run, std::size_t instances, const Options& o) {
+  std::printf(
+      "\n[2r] batched beats at %zu instances (batch %zu), without readers, then while each "
+      "reader reads every %lld ms on a connection of its own (status: a StatusRequest, as "
+      "cascadectl status sends it)\n",
+      instances, o.batch, static_cast<long long>(o.read_period.count()));
+  std::printf("%-14s %9s %7s %7s %7s %8s\n", "readers", "beats/s", "p50_us", "p99_us", "max_us",
+              "hub_cpu");
+  const auto row = [&](const char* name, const PhaseResult& r) {
+    std::printf("%-14s %9s %7.0f %7.0f %7.0f %7.0f%%\n", name,
+                si(r.frames_per_s * static_cast<double>(o.batch)).c_str(), r.latency.p50_us,
+                r.latency.p99_us, r.latency.max_us, r.server_cpu * 100);
+  };
+  row("none", run.quiet);
+  row(run.names.c_str(), run.read);
+  std::printf("%-14s %9s %7s %7s %7s\n", "read", "reads", "p50_us", "p99_us", "max_us");
+  for (const auto& reader : run.readers)
+    std::printf("%-14s %9zu %7.0f %7.0f %7.0f\n", reader.name.c_str(), reader.reads,
+                reader.latency.p50_us, reader.latency.p99_us, reader.latency.max_us);
+  std::fflush(stdout);
+}
+
 std::vector<proto::ServiceUse> current_uses(const std::string& endpoint, std::size_t count) {
   HubProbe probe(endpoint, kReplyTimeout);
   std::vector<proto::ServiceUse> uses(count);
@@ -619,6 +742,14 @@ int run(const Options& o) {
           rep.resolve.p50_us, rep.resolve.p99_us, rep.resolve.max_us);
       std::fflush(stdout);
       reports.push_back(rep);
+    }
+    if (o.readers) {
+      const auto n = o.sizes.back();
+      progress("steady beats at " + std::to_string(n) + " without and with status readers");
+      const auto run = measure_beats_under_readers(
+          client, hub, fleet, {n, o.batch, o.window, current_uses(hub.endpoint(), o.uses)},
+          n + kResolveInstances, seq_floor, o);
+      print_readers_run(run, n, o);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "cascade/sim/hub_process.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -10,11 +12,14 @@ namespace cascade::sim {
 
 HubProcess::HubProcess(HubProcessConfig config, EventQueue& events, Network& network,
                        HubHooks hooks)
-    : config_(std::move(config)), events_(events), network_(network), hooks_(std::move(hooks)) {}
+    : config_(std::move(config)), events_(events), network_(network), hooks_(std::move(hooks)) {
+  if (config_.audit_interval.count() > 0) next_audit_ = now();
+}
 
 void HubProcess::boot() {
   core_ = std::make_unique<hub::HubCore>(config_.core, disk_.next_epoch(), now());
   core_->restore(disk_.load(), now());
+  audit_totals(/*force=*/true);  // restore() sets every total at once
   ++life_;
   route_core_output();
   schedule_flush();
@@ -90,6 +95,7 @@ void HubProcess::receive(Address from, const proto::Message& message) {
   }
   route_core_output();
   arm_timer();
+  audit_totals();
   if (hooks_.received) hooks_.received(from, message);  // last: it may crash the hub
 }
 
@@ -152,9 +158,21 @@ void HubProcess::on_timer(std::uint64_t gen) {
   if (next && *next <= now()) {
     core_->tick(now());
     route_core_output();
+    audit_totals();
     if (hooks_.ticked) hooks_.ticked();
   }
   arm_timer();
+}
+
+void HubProcess::audit_totals(bool force) {
+  if (!next_audit_ || !core_ || (!force && now() < *next_audit_)) return;
+  next_audit_ = now() + config_.audit_interval;
+  ++stats_.audits;
+  const auto mismatch = core_->recount_mismatch();
+  if (!mismatch) return;
+  if (stats_.audit_failures++ > 0) return;  // the first says where it began
+  stats_.first_audit_failure = "at " + std::to_string(to_ms(now())) + " ms: " + *mismatch;
+  spdlog::error("hub {}: running totals drifted: {}", config_.core.hub_id, *mismatch);
 }
 
 }  // namespace cascade::sim

@@ -22,6 +22,13 @@
 // Each request is handled with the `source` config.source_of names for its
 // sender (eviction protection groups the nodes of one source).
 //
+// With an audit interval, the core's running totals (what its status reads in
+// O(1)) are recomputed by walking its state (HubCore::recount_mismatch) after
+// each restore and after the first handle or tick at least one interval past
+// the last audit; a difference is counted in the stats (the first is logged,
+// with when). It adds no event of its own, so a run's events are the same
+// with or without audits.
+//
 // A crash loses the core's memory, the replies it held and the questions it
 // had deferred; a restart builds a new core from the disk with a new epoch.
 // Thread-safety: none.
@@ -56,6 +63,9 @@ struct HubProcessConfig {
   // What a request from `from` came through, for eviction protection (a rack,
   // a proxy); empty function or "": the sender is its own source.
   std::function<std::string(Address from)> source_of{};
+  // Simulated time between audits of the core's running totals; 0: never.
+  // O(nodes + instances) each: for tests, not for large simulations.
+  Duration audit_interval{0};
 };
 
 // Called after the event they name; each may be empty.
@@ -73,6 +83,9 @@ struct HubProcessStats {
   std::uint64_t deferred_lost_in_crash = 0;    // questions waiting for the upper tier
   std::uint64_t node_messages_sent = 0;        // pushes and reports sent down, by node
   std::uint64_t node_messages_unroutable = 0;  // for a node that has not beaten here
+  std::uint64_t audits = 0;                    // recounts of the core's running totals
+  std::uint64_t audit_failures = 0;            // ... that found a total had drifted
+  std::string first_audit_failure{};           // what the first of them found, and when
 };
 
 class HubProcess {
@@ -116,6 +129,8 @@ class HubProcess {
   void schedule_flush();
   void arm_timer();
   void on_timer(std::uint64_t gen);
+  // Recounts the core's running totals when an audit is due (or `force`d).
+  void audit_totals(bool force = false);
 
   HubProcessConfig config_;
   EventQueue& events_;
@@ -126,6 +141,7 @@ class HubProcess {
   std::uint64_t life_ = 0;
   std::uint64_t timer_gen_ = 0;
   std::optional<MonoTime> armed_;
+  std::optional<MonoTime> next_audit_;   // nullopt: audits are off
   std::vector<HeldReply> held_replies_;  // durable replies waiting for the next flush
   std::unordered_map<std::uint64_t, Address> deferred_;  // token -> who asked
   std::unordered_map<std::string, Address> routes_;      // node id -> where its last beat came from

@@ -51,10 +51,12 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
     if (up >= index) throw std::invalid_argument("hub " + spec.id + ": add its upstreams first");
   // An agent's requests come through its AgentSpec::source; a lower-tier hub
   // is its own source (hub/eviction_guard.hpp).
-  HubProcessConfig config{
-      core_config(spec), config_.flush_interval, hub_address(index), {}, [this](Address from) {
-        return source_of(from);
-      }};
+  HubProcessConfig config{core_config(spec),
+                          config_.flush_interval,
+                          hub_address(index),
+                          {},
+                          [this](Address from) { return source_of(from); },
+                          config_.audit_interval};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
   HubHooks hooks{[this, index](Address from, const proto::Message& m) {

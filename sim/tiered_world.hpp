@@ -58,7 +58,10 @@ struct TieredWorldConfig {
   hub::UplinkConfig uplink{};           // every hub with upstreams; endpoints are set per hub
   hub::EvictionGuardConfig eviction{};  // every hub's eviction protection
   std::uint32_t min_local_up = 1;
-  Duration flush_interval{20};    // every hub's write-behind period
+  Duration flush_interval{20};  // every hub's write-behind period
+  // Simulated time between audits of each hub's running totals (HubProcess;
+  // the result is in hub_stats()); 0: never.
+  Duration audit_interval{0};
   Duration use_interval{10'000};  // how often a consumer resolves each service it uses
   Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
 };

@@ -22,7 +22,8 @@ World::World(WorldConfig config)
                             config_.flush_interval,
                             kHubAddress,
                             {},
-                            [this](Address from) { return source_of(from); }},
+                            [this](Address from) { return source_of(from); },
+                            config_.audit_interval},
            events_, network_,
            HubHooks{[this](Address from, const proto::Message& m) {
                       observer_->on_hub_received(now(), from - 1, m);

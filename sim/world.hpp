@@ -45,8 +45,11 @@ struct WorldConfig {
   WallMs wall_at_start = 1'700'000'000'000;
   NetworkConfig network;
   hub::HubCoreConfig hub;
-  agent::AgentCoreConfig agent;   // shared by every agent; node_id and epoch are set per agent
-  Duration flush_interval{20};    // the hub's write-behind period
+  agent::AgentCoreConfig agent;  // shared by every agent; node_id and epoch are set per agent
+  Duration flush_interval{20};   // the hub's write-behind period
+  // Simulated time between audits of the hub's running totals (HubProcess;
+  // the result is in hub_stats()); 0: never.
+  Duration audit_interval{0};
   Duration use_interval{10'000};  // how often a consumer resolves each service it uses
   Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
 };

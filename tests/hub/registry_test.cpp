@@ -20,6 +20,11 @@ class RegistryTest : public ::testing::Test {
     reg.upsert(svc, inst(id, addr), "node");
     return svc.version;
   }
+
+  // Whatever a test did, the running counts agree with a recount.
+  void TearDown() override {
+    if (auto mismatch = reg.recount_mismatch()) ADD_FAILURE() << *mismatch;
+  }
 };
 
 TEST_F(RegistryTest, VersionsCarryTheHubEpochSoRestartsNeverReuseThem) {
@@ -39,6 +44,19 @@ TEST_F(RegistryTest, UpCountFollowsStatusChangesRemovalsAndRestores) {
   EXPECT_EQ(svc.up_count(), 0u);
   reg.restore_instance(key, inst("a", "h:1"), "node");  // replaces the DOWN one
   EXPECT_EQ(svc.up_count(), 1u);
+}
+
+TEST_F(RegistryTest, TotalsAddUpEveryServiceAndFollowARestoreThatReplacesAnInstance) {
+  add("a", "h:1");
+  ServiceEntry& other = reg.service({"other", "default"});
+  reg.upsert(other, inst("x", "h:9"), "node-2");
+  reg.set_out_of_service(key, "a", true);
+  EXPECT_EQ(reg.totals(), (InstanceTotals{.up = 1, .out_of_service = 1}));
+  auto down = inst("x", "h:9");
+  down.status = proto::InstanceStatus::kDown;
+  reg.restore_instance({"other", "default"}, down, std::string(kStaticOwner));
+  EXPECT_EQ(reg.totals(), (InstanceTotals{.out_of_service = 1, .static_instances = 1}));
+  EXPECT_EQ(reg.instance_count(), 2u);
 }
 
 TEST_F(RegistryTest, OneTransactionIsOneVersion) {

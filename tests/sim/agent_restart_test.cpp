@@ -8,6 +8,7 @@
 // every reply to its own beats as "overtaken" until its seq catches up: it
 // misses beat after beat, fails over, and its cache no longer follows the hub.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -47,6 +48,7 @@ TEST(SimAgentRestartTest, AReplyToThePreviousIncarnationDoesNotDeafenTheNextOne)
   EXPECT_EQ(world.agent(agent).failovers(), 0u);
   EXPECT_TRUE(world.agent(agent).hub_reachable(world.now()));
   EXPECT_TRUE(world.hub_has(reg.service, reg.instance.id));
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 }  // namespace

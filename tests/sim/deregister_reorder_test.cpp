@@ -7,6 +7,7 @@
 // although their process is gone. The hub already expects overtaken beats
 // (stale seqs are not applied), but the Deregister wipes the seq it would need.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -53,6 +54,7 @@ TEST(SimDeregisterReorderTest, ABeatOvertakenByTheDeregisterDoesNotReviveTheInst
   EXPECT_FALSE(world.hub_has(a.service, a.instance.id));
   EXPECT_FALSE(world.hub_has(b.service, b.instance.id));
   EXPECT_EQ(world.hub().node_count(), 0u);
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 }  // namespace

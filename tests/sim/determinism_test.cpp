@@ -1,5 +1,6 @@
 // Scenario (f): a run is a function of its seed.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -30,6 +31,7 @@ RunSummary run_with_seed(std::uint64_t seed) {
   for (std::size_t i = 0; i < 10; ++i)
     world.restart(fleet.providers[i * 10]);
   world.run_for(Duration{30'000});
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
   return {world.network().trace_hash(), world.network().stats().sent,
           world.hub().counters().nodes_expired};
 }

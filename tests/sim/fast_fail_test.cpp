@@ -320,6 +320,7 @@ SameTierRun run_same_tier(std::uint64_t seed) {
   run.signals = world.hub().counters().signals_counted;
   run.calls = load.stats();
   run.unroutable = world.hub_stats().node_messages_unroutable;
+  EXPECT_THAT(totals_drift(world), IsEmpty());
   return run;
 }
 
@@ -480,6 +481,7 @@ TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTh
   TieredWorldConfig config;
   config.seed = 3;
   config.network = NetworkConfig{0.0, Duration{1}, kWanDelay};
+  config.audit_interval = kTotalsAudit;
   TieredWorld world(config);
   const auto l2 = world.add_hub(TierHubSpec{"l2", 2, kL2Lease, {}, "global"});
   const auto dc1 = world.add_hub(TierHubSpec{"dc1-l1", 1, kL1Lease, {l2}, "dc1"});
@@ -540,6 +542,7 @@ TEST(SimFastFailTest, DcTwoConsumersStopPickingATimingOutProviderOfDcOneWithinTh
   RecordProperty("spread_p99_ms", std::to_string(percentile(spread, 0.99)));
   RecordProperty("spread_max_ms", std::to_string(percentile(spread, 1.0)));
   RecordProperty("learned_by_push", std::to_string(pushed));
+  EXPECT_THAT(totals_drift(world), IsEmpty());
 }
 
 }  // namespace

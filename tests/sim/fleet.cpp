@@ -12,6 +12,7 @@ WorldConfig standard_config(std::uint64_t seed) {
   c.hub.lease = kLease;
   c.agent.beat_interval = kBeatInterval;
   c.agent.beat_jitter = kBeatJitter;
+  c.audit_interval = kTotalsAudit;
   return c;
 }
 
@@ -103,6 +104,25 @@ std::vector<std::size_t> pick_providers(const Fleet& fleet, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
     picked.push_back(fleet.providers[i * stride]);
   return picked;
+}
+
+std::vector<std::string> totals_drift(const HubProcessStats& hub, const std::string& name) {
+  if (hub.audits == 0) return {name + ": never audited (audit_interval 0?)"};
+  if (hub.audit_failures == 0) return {};
+  return {name + ": " + std::to_string(hub.audit_failures) + " of " + std::to_string(hub.audits) +
+          " audits found drift; first " + hub.first_audit_failure};
+}
+
+std::vector<std::string> totals_drift(const World& world) {
+  return totals_drift(world.hub_stats(), world.config().hub.hub_id);
+}
+
+std::vector<std::string> totals_drift(const TieredWorld& world) {
+  std::vector<std::string> out;
+  for (std::size_t h = 0; h < world.hub_count(); ++h)
+    for (auto& line : totals_drift(world.hub_stats(h), world.hub(h).config().hub_id))
+      out.push_back(std::move(line));
+  return out;
 }
 
 }  // namespace cascade::sim::testing

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cascade/sim/tiered_world.hpp"
 #include "cascade/sim/world.hpp"
 
 namespace cascade::sim::testing {
@@ -22,6 +23,10 @@ inline constexpr Duration kWarmUp{15'000};  // a consumer's query may be lost se
 // consumer's next beat leaves within one (jittered) interval and its reply is
 // back within a round trip; the second interval covers a round trip lost.
 inline constexpr Duration kConvergenceBound = 2 * kLongestBeatInterval + kRoundTrip;
+// How often the hubs of the scenarios recount their running totals
+// (WorldConfig::audit_interval): often enough to catch a drift near the step
+// that made it, seldom enough for 5,000 agents.
+inline constexpr Duration kTotalsAudit{1000};
 
 WorldConfig standard_config(std::uint64_t seed);
 
@@ -58,6 +63,13 @@ bool consumer_matches_hub(const World& world, std::size_t consumer);
 // "consumer service" for every (running consumer, used service) whose cached
 // list differs from the hub's list.
 std::vector<std::string> consumers_out_of_date(const World& world, const Fleet& fleet);
+
+// Why the hub's running totals cannot be trusted: one line per hub whose
+// audits found a total that had drifted (the first finding), or that was
+// never audited; empty when every audit agreed.
+std::vector<std::string> totals_drift(const HubProcessStats& hub, const std::string& name);
+std::vector<std::string> totals_drift(const World& world);
+std::vector<std::string> totals_drift(const TieredWorld& world);  // every hub
 
 // Indexes `count` providers spread over all services (every `stride`-th).
 std::vector<std::size_t> pick_providers(const Fleet& fleet, std::size_t count);

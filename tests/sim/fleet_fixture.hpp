@@ -16,6 +16,11 @@ class FleetFixture : public ::testing::Test {
     spdlog::set_level(spdlog::level::warn);  // the cores log every expiry at info
   }
 
+  // Every scenario's hub kept its running totals (audited every kTotalsAudit).
+  void TearDown() override {
+    EXPECT_THAT(totals_drift(world), ::testing::IsEmpty()) << "running totals of the hub";
+  }
+
   // Runs the warm-up: afterwards every provider is registered and every
   // consumer holds the hub's list of each service it uses.
   void warm_up() {

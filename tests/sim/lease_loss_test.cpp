@@ -7,6 +7,7 @@
 // to two lost datagrams about half the time. At 5% loss and 1,200 agents that
 // is hundreds of expirations of live instances in ten minutes (scenario (a)).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -42,6 +43,7 @@ TEST(SimLeaseTest, TwoLostBeatsInARowDoNotExpireALiveAgent) {
     ASSERT_TRUE(world.hub_has(reg.service, reg.instance.id)) << "lost at +" << second << " s";
   }
   EXPECT_EQ(world.hub().counters().nodes_expired, 0u);
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -203,6 +203,7 @@ PartitionRun run_partition(bool protection, std::uint64_t seed) {
       run.unconfirmed_after += svc->unconfirmed;
   run.nodes_expired_after_cut = world.hub().counters().nodes_expired - expired_at_heal;
   run.consumers_off_hub_after = consumers_off_hub(world, false);
+  EXPECT_THAT(totals_drift(world), IsEmpty());
   return run;
 }
 

@@ -30,6 +30,11 @@ class TierFixture : public ::testing::Test {
     world.set_observer(&observers);
   }
 
+  // Every hub of the scenario kept its running totals (audited every kTotalsAudit).
+  void TearDown() override {
+    EXPECT_THAT(totals_drift(world), ::testing::IsEmpty()) << "running totals of the hubs";
+  }
+
   // Afterwards every provider is in its L1 and above, every consumer holds
   // the live set of each service it uses, and the probes check from now on.
   void warm_up() {

@@ -47,6 +47,7 @@ TieredWorldConfig tier_config(std::uint64_t seed, bool eviction_protection) {
   c.uplink.beat_interval = kBeatInterval;
   c.uplink.change_delay = kChangeDelay;
   c.flush_interval = kFlushInterval;
+  c.audit_interval = kTotalsAudit;
   return c;
 }
 

@@ -3,6 +3,7 @@
 // the bug as it was; the test asserts the fixed behaviour. Every network here
 // is lossless with fixed delays, so each run is the one described.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -104,6 +105,7 @@ TEST(SimTiersRegressionTest, ADeltaRepeatingAnAppliedRemovalIsAcknowledgedAndApp
       << "a delta that repeats an applied removal made L2 ask for L1's whole set";
   EXPECT_EQ((*c_gone - *carried_c).count(), 0)
       << "ms that c's removal was held back at L2 after the delta carrying it arrived";
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 // Protocol 5.8 / HubCore::add_cross_tier_update: a consumer of a service its
@@ -143,6 +145,7 @@ TEST(SimTiersRegressionTest, AServiceWhoseLastInstanceLeftAnL2IsGoneForTheConsum
   EXPECT_FALSE(world.hub_has(l3, reg.service, "p"));
   const auto held = world.cached_instances(q, reg.service);
   EXPECT_TRUE(!held || held->empty()) << "q still lists p, 30 s after p deregistered";
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 // Protocol 5.7: chunks of a full set are "staged and applied as one set after
@@ -199,6 +202,7 @@ TEST(SimTiersRegressionTest, AChunkedSetWhoseMiddleChunkArrivesLastRemovesNothin
   ASSERT_TRUE(delayed_one) << "L1 never resent its set in chunks";
   EXPECT_EQ(fewest, kProviders) << "instances left L2 while no provider did";
   EXPECT_EQ(world.hub(l2).registry().instance_count(), kProviders);
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 // The same staging, with loss instead of reordering. L1's uplink sends 3
@@ -257,6 +261,7 @@ TEST(SimTiersRegressionTest, AChunkedSetCompletedByALaterSetsLastChunkRemovesNot
       << " ms while its agent was alive";
   EXPECT_TRUE(world.hub_has(l2, svc, "i3"));
   EXPECT_FALSE(world.hub_has(l2, svc, "i1"));
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
 }
 
 }  // namespace

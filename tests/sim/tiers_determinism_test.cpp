@@ -1,6 +1,7 @@
 // Tier scenario (5): a run of the tiered network is a function of its seed,
 // through every kind of fault the simulation has.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -38,6 +39,7 @@ RunSummary run_with_seed(std::uint64_t seed) {
                      world.hub(fleet.l3).registry().instance_count()};
   for (std::size_t h = 0; h < world.hub_count(); ++h)
     summary.nodes_expired += world.hub(h).counters().nodes_expired;
+  EXPECT_THAT(totals_drift(world), ::testing::IsEmpty());
   return summary;
 }
 

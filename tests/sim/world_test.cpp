@@ -1,5 +1,6 @@
 #include "cascade/sim/world.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -25,6 +26,7 @@ class SimWorldTest : public ::testing::Test {
     return c;
   }
   std::vector<proto::Instance> listed() const { return {reg.instance}; }
+  void TearDown() override { EXPECT_THAT(totals_drift(world), ::testing::IsEmpty()); }
 
   World world;
   proto::Registration reg;
