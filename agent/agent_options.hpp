@@ -20,7 +20,7 @@ struct DaemonConfig {
   std::vector<proto::ServiceKey> uses;
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;  // --log-format text|json
-  bool insecure = false;  // --insecure without keys: said in the log at start
+  bool insecure = false;                    // --insecure without keys: said in the log at start
   HttpApiOptions http;
   DnsOptions dns;
   MetricsOptions metrics;

@@ -632,7 +632,7 @@ void Client::receive_from(std::size_t hub) {
     auto decoded = proto::decode_frame(frame.to_string_view());
     for (auto& item : decoded.items) {
       if (auto* failure = std::get_if<proto::DecodeFailure>(&item)) {
-        spdlog::warn("undecodable reply from hub {}: {}", options_.hubs[hub], failure->what);
+        log_hub_problem(hub, "undecodable reply from the hub", failure->what, failure->code);
         continue;
       }
       const auto& message = std::get<proto::Message>(item);
@@ -650,14 +650,22 @@ void Client::receive_from(std::size_t hub) {
   }
 }
 
-// A refused beat comes back every interval: logged rate-limited, with how
-// many were left out.
 void Client::log_rejection(std::size_t hub, const proto::ErrorReply& error) {
+  log_hub_problem(hub, "the hub rejected a message", error.message, error.code);
+}
+
+// A refused beat comes back every interval, and so would garbage from a
+// broken hub: logged rate-limited, with how many were left out.
+void Client::log_hub_problem(std::size_t hub, std::string_view what, std::string_view detail,
+                             proto::ErrorCode code) {
   std::uint64_t suppressed = 0;
   if (!rejection_log_->allow(clock_.now(), suppressed)) return;
-  spdlog::warn("hub {} rejected a message: {} ({}){}", options_.hubs[hub], error.message,
-               proto::to_string(error.code),
-               suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+  log_event(spdlog::level::warn, what,
+            {{"node", node_id_},
+             {"hub", options_.hubs[hub]},
+             {"code", proto::to_string(code)},
+             {"detail", detail},
+             {"suppressed", suppressed}});
 }
 
 // Any hub's reply to any beat of ours is a round trip (its ack_seq names the

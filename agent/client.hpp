@@ -222,6 +222,8 @@ class Client {
   void io_loop();
   void receive_from(std::size_t hub);
   void dispatch(AgentActions actions);
+  void log_hub_problem(std::size_t hub, std::string_view what, std::string_view detail,
+                       proto::ErrorCode code);
   void log_rejection(std::size_t hub, const proto::ErrorReply& error);  // I/O thread
   void time_beat_reply(const proto::Message& message);                  // I/O thread
   ClientStatus status_of(MonoTime now) const;                           // caller holds mu_

@@ -60,6 +60,7 @@
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
 #include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/metrics_scrape.hpp"
 #include "cascade/bench/periodic_reader.hpp"
 #include "cascade/bench/thread_cpu.hpp"
 #include "cascade/common/clock.hpp"
@@ -123,6 +124,8 @@ struct Options {
   bool hub = true;        // the in-process hub phases (beats, resolve)
   bool readers = true;    // [2r]: beats at the largest size while the hub's status is read
   Duration read_period{100};
+  bool metrics_phase =
+      true;  // [2m]: the beats on a hub with --metrics, scraped, against one without
   std::string hub_binary = CASCADE_HUB_BINARY;
 };
 
@@ -149,7 +152,10 @@ constexpr const char* kUsage =
   --no-hub                skip the in-process hub phases (beats and resolve)
   --no-readers            skip [2r], the batched beats at the largest size without and with a
                           reader of the hub's status
-  --read-period-ms P      [2r]: one StatusRequest every P milliseconds (default 100)
+  --no-metrics-phase      skip [2m], the batched beats at the largest size on a hub with --metrics
+                          (idle, then read: status and a /metrics scrape every read period)
+                          between two runs on the hub without metrics
+  --read-period-ms P      [2r], [2m]: one read of each kind every P milliseconds (default 100)
   --hub-binary PATH       cascade-hub for the memory measurement (default: the one built alongside)
   --quick                 smoke test: --sizes 10000 --seconds 1 --resolve-queries 500
 )";
@@ -184,6 +190,7 @@ void declare_flags(bench::Flags& f, Options& o) {
       {"--no-breakdown", &o.breakdown},
       {"--no-hub", &o.hub},
       {"--no-readers", &o.readers},
+      {"--no-metrics-phase", &o.metrics_phase},
       {"--read-period-ms", &o.read_period},
   });
   f.on("--quick", [&o] {  // where it stands: flags after it override it, flags before do not
@@ -567,12 +574,15 @@ class StatusRead {
 // The periodic reads of [2r]. Another kind of read (an HTTP GET of the hub's
 // metrics endpoint, say) is one more reader here: a name, a period and a
 // callable doing one read.
-std::vector<std::unique_ptr<PeriodicReader>> make_readers(const std::string& endpoint,
+std::vector<std::unique_ptr<PeriodicReader>> make_readers(const InProcessHub& hub,
                                                           std::uint64_t instances,
                                                           const Options& o) {
   std::vector<std::unique_ptr<PeriodicReader>> readers;
-  readers.push_back(
-      std::make_unique<PeriodicReader>("status", o.read_period, StatusRead(endpoint, instances)));
+  readers.push_back(std::make_unique<PeriodicReader>("status", o.read_period,
+                                                     StatusRead(hub.endpoint(), instances)));
+  if (!hub.metrics_url().empty())
+    readers.push_back(std::make_unique<PeriodicReader>("metrics", o.read_period,
+                                                       bench::ScrapeRead(hub.metrics_url())));
   return readers;
 }
 
@@ -592,7 +602,7 @@ ReadersRun measure_beats_under_readers(zmq::context_t& client, const InProcessHu
   const auto access = HubAccess::plain(hub.endpoint());
   ReadersRun run;
   run.quiet = bench::measure_beats(client, hub, access, fleet, shape, seq_floor, load_of(o));
-  auto readers = make_readers(hub.endpoint(), instances, o);
+  auto readers = make_readers(hub, instances, o);
   for (auto& reader : readers)
     reader->start();
   run.read = bench::measure_beats(client, hub, access, fleet, shape, seq_floor, load_of(o));
@@ -604,26 +614,32 @@ ReadersRun measure_beats_under_readers(zmq::context_t& client, const InProcessHu
   return run;
 }
 
+void print_beat_rows(const std::vector<std::pair<std::string, PhaseResult>>& rows,
+                     const Options& o) {
+  std::printf("%-22s %9s %7s %7s %7s %8s\n", "hub", "beats/s", "p50_us", "p99_us", "max_us",
+              "hub_cpu");
+  for (const auto& [name, r] : rows)
+    std::printf("%-22s %9s %7.0f %7.0f %7.0f %7.0f%%\n", name.c_str(),
+                si(r.frames_per_s * static_cast<double>(o.batch)).c_str(), r.latency.p50_us,
+                r.latency.p99_us, r.latency.max_us, r.server_cpu * 100);
+}
+
+void print_read_rows(const std::vector<PeriodicReader::Report>& readers) {
+  std::printf("%-22s %9s %7s %7s %7s\n", "read", "reads", "p50_us", "p99_us", "max_us");
+  for (const auto& reader : readers)
+    std::printf("%-22s %9zu %7.0f %7.0f %7.0f\n", reader.name.c_str(), reader.reads,
+                reader.latency.p50_us, reader.latency.p99_us, reader.latency.max_us);
+  std::fflush(stdout);
+}
+
 void print_readers_run(const ReadersRun& run, std::size_t instances, const Options& o) {
   std::printf(
       "\n[2r] batched beats at %zu instances (batch %zu), without readers, then while each "
       "reader reads every %lld ms on a connection of its own (status: a StatusRequest, as "
       "cascadectl status sends it)\n",
       instances, o.batch, static_cast<long long>(o.read_period.count()));
-  std::printf("%-14s %9s %7s %7s %7s %8s\n", "readers", "beats/s", "p50_us", "p99_us", "max_us",
-              "hub_cpu");
-  const auto row = [&](const char* name, const PhaseResult& r) {
-    std::printf("%-14s %9s %7.0f %7.0f %7.0f %7.0f%%\n", name,
-                si(r.frames_per_s * static_cast<double>(o.batch)).c_str(), r.latency.p50_us,
-                r.latency.p99_us, r.latency.max_us, r.server_cpu * 100);
-  };
-  row("none", run.quiet);
-  row(run.names.c_str(), run.read);
-  std::printf("%-14s %9s %7s %7s %7s\n", "read", "reads", "p50_us", "p99_us", "max_us");
-  for (const auto& reader : run.readers)
-    std::printf("%-14s %9zu %7.0f %7.0f %7.0f\n", reader.name.c_str(), reader.reads,
-                reader.latency.p50_us, reader.latency.p99_us, reader.latency.max_us);
-  std::fflush(stdout);
+  print_beat_rows({{"none", run.quiet}, {run.names, run.read}}, o);
+  print_read_rows(run.readers);
 }
 
 std::vector<proto::ServiceUse> current_uses(const std::string& endpoint, std::size_t count) {
@@ -634,6 +650,44 @@ std::vector<proto::ServiceUse> current_uses(const std::string& endpoint, std::si
     uses[k].version = service_version(probe, uses[k].service.name);
   }
   return uses;
+}
+
+// [2m]: what --metrics costs the beat path. The same fleet is registered on
+// a second hub that runs with metrics (as --metrics 127.0.0.1:0); the batched
+// beats are measured on the hub without metrics, on this one idle, on it
+// while status and /metrics are read every read period, and on the first
+// again, so drift of the shared machine shows as a difference between the
+// two rows without metrics.
+void measure_metrics_cost(zmq::context_t& client, const InProcessHub& plain, Fleet& fleet,
+                          std::size_t n, std::uint64_t& seq_floor, const fs::path& dir,
+                          const Options& o) {
+  progress("registering " + std::to_string(n) + " instances on a hub with metrics");
+  auto config = bench_hub_config(dir / "hub-metrics");
+  config.id = "metered";
+  InProcessHub metered(config, {.thread_name = "hub-metered", .metrics = true});
+  const auto access = HubAccess::plain(metered.endpoint());
+  bench::register_resolve_target(client, access);
+  bench::register_nodes(client, access, fleet, 0, n, registration_load_of(o));
+  const bench::BeatShape shape{n, o.batch, o.window, current_uses(plain.endpoint(), o.uses)};
+  const auto beats_on = [&](const InProcessHub& hub) {
+    return bench::measure_beats(client, hub, HubAccess::plain(hub.endpoint()), fleet, shape,
+                                seq_floor, load_of(o));
+  };
+  progress("steady beats at " + std::to_string(n) + " with and without metrics");
+  const auto before = beats_on(plain);
+  const auto readers = measure_beats_under_readers(client, metered, fleet, shape,
+                                                   n + kResolveInstances, seq_floor, o);
+  const auto after = beats_on(plain);
+  std::printf(
+      "\n[2m] batched beats at %zu instances (batch %zu) on a hub without metrics and on a hub "
+      "with --metrics, in turn; reads every %lld ms\n",
+      n, o.batch, static_cast<long long>(o.read_period.count()));
+  print_beat_rows({{"no metrics", before},
+                   {"metrics", readers.quiet},
+                   {"metrics+" + readers.names, readers.read},
+                   {"no metrics", after}},
+                  o);
+  print_read_rows(readers.readers);
 }
 
 int run(const Options& o) {
@@ -751,6 +805,8 @@ int run(const Options& o) {
           n + kResolveInstances, seq_floor, o);
       print_readers_run(run, n, o);
     }
+    if (o.metrics_phase)
+      measure_metrics_cost(client, hub, fleet, o.sizes.back(), seq_floor, tmp.path(), o);
   }
 
   std::optional<double> bytes_per_instance_at_max;

@@ -32,6 +32,7 @@
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
+#include "cascade/metrics/http_endpoint.hpp"
 
 namespace cascade::bench {
 
@@ -51,6 +52,7 @@ inline void dial_as(zmq::socket_t& socket, const CurveClientKey* key) {
 struct InProcessHubOptions {
   std::string thread_name{};  // the hub thread's name; empty: "hub-" + the hub's id
   int io_prefix = 0;          // names the ZeroMQ I/O thread "N/ZMQbg/IO/0" (0: left unnamed)
+  bool metrics = false;       // as --metrics 127.0.0.1:0: the hub's metrics and their endpoint
 };
 
 // A HubServer on its own thread with its own ZeroMQ context and SQLite store
@@ -63,6 +65,7 @@ class InProcessHub {
     if (io_prefix_ != 0) zmq_ctx_set(context_.handle(), ZMQ_THREAD_NAME_PREFIX, io_prefix_);
     store_ = hub::SqliteHubStore::open(config.data_dir, sqlite::Synchronous::kNormal);
     server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
+    if (options.metrics) serve_metrics();
     endpoint_ = server_->bind();
     const auto name = options.thread_name.empty() ? "hub-" + config.id : options.thread_name;
     thread_.start(name, [this] { server_->run(stop_); });
@@ -70,11 +73,17 @@ class InProcessHub {
   ~InProcessHub() {
     stop_.store(true);
     thread_.join();
+    metrics_endpoint_.reset();  // before the server its scrapes ask
   }
   InProcessHub(const InProcessHub&) = delete;
   InProcessHub& operator=(const InProcessHub&) = delete;
 
   const std::string& endpoint() const { return endpoint_; }
+  // "http://127.0.0.1:PORT/metrics" with InProcessHubOptions::metrics, else "".
+  std::string metrics_url() const {
+    return metrics_endpoint_ ? "http://" + metrics_endpoint_->address().to_string() + "/metrics"
+                             : "";
+  }
   int io_prefix() const { return io_prefix_; }
   // CPU of the hub thread (its ZeroMQ I/O thread not included).
   double cpu_seconds() const { return thread_.cpu_seconds(); }
@@ -84,11 +93,21 @@ class InProcessHub {
   double io_cpu_seconds() const { return zmq_io_thread_cpu(io_prefix_); }
 
  private:
+  void serve_metrics() {
+    metrics_ = std::make_unique<metrics::Registry>();
+    server_->enable_metrics(*metrics_);
+    metrics::EndpointOptions endpoint;
+    endpoint.listen = std::get<SocketAddress>(SocketAddress::parse("127.0.0.1:0"));
+    metrics_endpoint_ = std::make_unique<metrics::HttpEndpoint>(endpoint, *metrics_);
+  }
+
   int io_prefix_;
   zmq::context_t context_{1};
   SystemClock clock_;
   std::unique_ptr<hub::SqliteHubStore> store_;
   std::unique_ptr<hub::HubServer> server_;
+  std::unique_ptr<metrics::Registry> metrics_;
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;
   std::atomic<bool> stop_{false};
   std::string endpoint_;
   MeasuredThread thread_;  // last: starts after everything it uses

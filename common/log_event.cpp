@@ -3,6 +3,7 @@
 #include <fmt/chrono.h>
 #include <spdlog/pattern_formatter.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace cascade {
@@ -118,7 +119,11 @@ std::string log_message(std::string_view what, std::initializer_list<LogField> f
     out += kLogFieldSeparator;
     out += field.key;
     out += '=';
+    // A separator inside a value would start a field of its own.
+    const auto start = out.size();
     out += field.value;
+    std::replace(out.begin() + static_cast<std::ptrdiff_t>(start), out.end(), kLogFieldSeparator,
+                 '?');
   }
   return out;
 }

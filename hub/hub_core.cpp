@@ -166,8 +166,11 @@ HandleResult HubCore::refuse(MonoTime now, const proto::Message& message, Refusa
   ++counters_.forbidden;
   std::uint64_t suppressed = 0;
   if (refusal_log_.allow(now, suppressed))
-    spdlog::warn("refused a {}: {}{}", proto::to_string(proto::type_of(message)), refusal.message,
-                 suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+    log_event(spdlog::level::warn, "message refused",
+              {{"hub", config_.hub_id},
+               {"type", proto::to_string(proto::type_of(message))},
+               {"reason", refusal.message},
+               {"suppressed", suppressed}});
   return {proto::ErrorReply{refusal.code, proto::clip_message(std::move(refusal.message)),
                             proto::ref_of(message)}};
 }
@@ -713,7 +716,8 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
   guard_.on_node_removed(msg.node_id);
   leases_.remove(node.lease);
   const auto removed = static_cast<std::uint32_t>(drop_node(node));
-  spdlog::info("agent {} deregistered {} instances", msg.node_id, removed);
+  log_event(spdlog::level::info, "agent deregistered",
+            {{"hub", config_.hub_id}, {"node", msg.node_id}, {"instances", removed}});
   departed_.add(msg.node_id, msg.epoch, now + config_.lease);
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
@@ -775,12 +779,13 @@ void HubCore::log_upstream_state(MonoTime now) {
   if (reachable == upstream_reachable_) return;
   upstream_reachable_ = reachable;
   if (reachable)
-    spdlog::info("upper tier reachable: beating this tier's {} instances upstream",
-                 registry_.instance_count());
+    log_event(spdlog::level::info, "upper tier reachable: beating this tier's instances upstream",
+              {{"hub", config_.hub_id}, {"instances", registry_.instance_count()}});
   else
-    spdlog::warn(
-        "upper tier unreachable: cross-tier answers are served from cache, marked "
-        "stale once past their TTL");
+    log_event(spdlog::level::warn,
+              "upper tier unreachable: cross-tier answers are served from cache, marked stale "
+              "once past their TTL",
+              {{"hub", config_.hub_id}});
 }
 
 std::vector<UplinkOutgoing> HubCore::take_upstream_messages() {

@@ -126,14 +126,6 @@ proto::AdminReply refused(std::string message) {
   return {0, false, proto::clip_message(std::move(message))};
 }
 
-// The actor as logged: it is unchecked input when the request is refused.
-std::string printable(std::string_view text) {
-  std::string out(text.substr(0, proto::kMaxIdBytes));
-  for (auto& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
-
 const char* on_off(bool on) {
   return on ? "on" : "off";
 }
@@ -222,15 +214,22 @@ void HubCore::audit(MonoTime now, const proto::AdminRequest& request,
   record.ok = reply.ok;
   record.key = std::string(caller.name);
   record.peer = std::string(peer.address);
-  const auto who = fmt::format("{}{}{}", printable(request.actor),
-                               caller.open() ? "" : fmt::format(" (key {})", caller.name),
-                               peer.address.empty() ? "" : fmt::format(" from {}", peer.address));
   std::uint64_t suppressed = 0;
-  if (reply.ok)
-    spdlog::info("operator {}: {}: {}", who, record.op, reply.message);
-  else if (refusal_log_.allow(now, suppressed))
-    spdlog::warn("operator {}: {} refused: {}{}", who, record.op, reply.message,
-                 suppressed ? fmt::format(" [{} more suppressed]", suppressed) : std::string());
+  if (reply.ok || refusal_log_.allow(now, suppressed))
+    log_event(reply.ok ? spdlog::level::info : spdlog::level::warn,
+              reply.ok ? "operator command" : "operator command refused",
+              {{"hub", config_.hub_id},
+               {"op", record.op},
+               // Unchecked input when the request is refused: clipped
+               // (the formatter escapes control characters).
+               {"actor", std::string_view(record.actor).substr(0, proto::kMaxIdBytes)},
+               {"key", record.key},
+               {"peer", record.peer},
+               {"service", record.service.name},
+               {"group", record.service.group},
+               {"instance", record.instance_id},
+               {"result", reply.message},
+               {"suppressed", suppressed}});
   audit_pending_.push_back(std::move(record));
 }
 

@@ -27,7 +27,8 @@ void HubCore::note_source(Node& node, std::string_view source) {
     node.held = false;
     probes_.forget(node.id);
     mark_unconfirmed(node, false);
-    spdlog::info("agent {} beat again: its held instances are confirmed", node.id);
+    log_event(spdlog::level::info, "held agent beat again: its instances are confirmed",
+              {{"hub", config_.hub_id}, {"node", node.id}, {"instances", node.owned.size()}});
   }
 }
 
@@ -67,8 +68,12 @@ void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
   node.held = true;
   mark_unconfirmed(node, true);
   ++counters_.expiries_held;
-  spdlog::warn("agent {} missed its lease but is held ({}): {} instances kept as unconfirmed",
-               node.id, verdict_name(verdict), node.owned.size());
+  log_event(spdlog::level::warn, "agent missed its lease; held by eviction protection",
+            {{"hub", config_.hub_id},
+             {"node", node.id},
+             {"held_for", verdict_name(verdict)},
+             {"source", node.source},
+             {"instances", node.owned.size()}});
 }
 
 void HubCore::expire(Node& node, const char* why) {
@@ -76,8 +81,12 @@ void HubCore::expire(Node& node, const char* why) {
   const auto removed = drop_node(node);
   ++counters_.nodes_expired;
   counters_.instances_expired += removed;
-  spdlog::info("agent {} expired ({}, lease {} ms): {} instances removed", id, why,
-               config_.lease.count(), removed);
+  log_event(spdlog::level::info, "agent expired",
+            {{"hub", config_.hub_id},
+             {"node", id},
+             {"why", why},
+             {"lease_ms", config_.lease.count()},
+             {"instances", removed}});
 }
 
 void HubCore::on_probe_result(MonoTime /*now*/, const ProbeResult& result) {

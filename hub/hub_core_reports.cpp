@@ -131,8 +131,14 @@ void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& i
   registry_.set_verdict(svc, id, {proto::Health::kIsolated, outcome.reason});
   ++counters_.isolations;
   ++ack.isolated;
-  spdlog::warn("{} {} at {} isolated for {} ms after failure reports ({})", svc.key.name, id,
-               entry.instance.address, outcome.isolation.count(), outcome.reason);
+  log_event(spdlog::level::warn, "instance isolated after failure reports",
+            {{"hub", config_.hub_id},
+             {"service", svc.key.name},
+             {"group", svc.key.group},
+             {"instance", id},
+             {"address", entry.instance.address},
+             {"isolation_ms", outcome.isolation.count()},
+             {"reason", outcome.reason}});
 }
 
 void HubCore::readmit_due(MonoTime now) {
@@ -144,7 +150,11 @@ void HubCore::readmit_due(MonoTime now) {
     if (svc == nullptr || !svc->instances.contains(key.id)) continue;
     if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(svc->instances.at(key.id))))
       ++counters_.readmissions;
-    spdlog::info("{} {} readmitted after isolation (on probation)", key.service.name, key.id);
+    log_event(spdlog::level::info, "instance readmitted after isolation (on probation)",
+              {{"hub", config_.hub_id},
+               {"service", key.service.name},
+               {"group", key.service.group},
+               {"instance", key.id}});
   }
 }
 

@@ -65,6 +65,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--lease-ms", "100"}, "--lease-ms"},
         BadFlag{{"--listen", "127.0.0.1:80"}, "--listen"}, BadFlag{{"--tier", "0"}, "--tier"},
         BadFlag{{"--log-level", "loud"}, "--log-level"},
+        BadFlag{{"--log-format", "xml"}, "--log-format"},
+        BadFlag{{"--metrics", "9464"}, "--metrics"},
+        BadFlag{{"--metrics", "0.0.0.0:9464"}, "--metrics-allow"},
+        BadFlag{{"--metrics-allow", "10.0.0.0/8"}, "--metrics-allow needs --metrics"},
+        BadFlag{{"--metrics", "10.0.0.5:9464", "--metrics-allow", "10.0.0.0/33"},
+                "--metrics-allow"},
         BadFlag{{"--no-such-flag"}, "no-such-flag"}, BadFlag{{"--id", ""}, "--id"},
         BadFlag{{"--proxy"}, "--upstream"}, BadFlag{{"--upstream", "127.0.0.1:7400"}, "--upstream"},
         BadFlag{{"--upstream", "tcp://h:1", "--upstream-mode", "some"}, "--upstream-mode"},
@@ -82,6 +88,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--listen-backlog", "0"}, "--listen-backlog"},
         BadFlag{{"--handshake-timeout-ms", "0"}, "--handshake-timeout-ms"},
         BadFlag{{"--idle-timeout-ms", "5999"}, "one lease (6000 ms)"}));
+
+TEST(HubOptions, MetricsAndJsonLogsAreOptIn) {
+  auto plain = parse({});
+  ASSERT_TRUE(plain.config) << plain.message;
+  EXPECT_FALSE(plain.config->metrics.listen);
+  EXPECT_EQ(plain.config->log_format, LogFormat::kText);
+  auto p = parse(
+      {"--metrics", "10.0.0.5:9464", "--metrics-allow", "10.0.0.0/24", "--log-format", "json"});
+  ASSERT_TRUE(p.config) << p.message;
+  ASSERT_TRUE(p.config->metrics.listen);
+  EXPECT_EQ(p.config->metrics.listen->to_string(), "10.0.0.5:9464");
+  EXPECT_EQ(p.config->metrics.allow.size(), 1u);
+  EXPECT_EQ(p.config->log_format, LogFormat::kJson);
+}
 
 TEST(HubOptions, ConnectionDefaultsHoldAFleetRestartAndSpareBeatingAgents) {
   auto p = parse({"--beat-interval-ms", "1000"});

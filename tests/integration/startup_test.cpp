@@ -34,6 +34,8 @@ TEST_F(IntegrationStartup, HubRejectsBadFlagsWithExitCode2AndSaysWhy) {
       {{"--max-frame-bytes", "100"}, "--max-frame-bytes must be at least 1024"},
       {{"--flush-interval-ms", "0"}, "--flush-interval-ms"},
       {{"--log-level", "loud"}, "--log-level"},
+      {{"--log-format", "xml"}, "--log-format: 'xml' is neither text nor json"},
+      {{"--metrics", "0.0.0.0:9464"}, "--metrics-allow"},
   };
   for (const auto& c : cases) {
     const auto data = fresh_path("data");
@@ -60,6 +62,7 @@ TEST_F(IntegrationStartup, AgentRejectsBadFlagsWithExitCode2AndSaysWhy) {
       {{"--hub", hub, "--register", "orders=10.0.0.1:8080,weight=heavy"}, "weight must be"},
       {{"--hub", hub, "--misses-before-failover", "0"}, "--misses-before-failover must be"},
       {{"--hub", hub, "--beat-interval-ms", "1"}, "--beat-interval-ms must be between"},
+      {{"--hub", hub, "--log-format", "yaml"}, "--log-format: 'yaml' is neither text nor json"},
   };
   for (const auto& c : cases) {
     auto& agent = spawn(CASCADE_AGENT_PATH, c.flags, "bad-agent-flags");
