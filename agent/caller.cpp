@@ -89,17 +89,6 @@ bool is_answer(AttemptOutcome outcome) {
 
 }  // namespace
 
-CallSums& CallSums::operator+=(const CallCounts& call) {
-  attempts += call.attempts;
-  retries += call.retries;
-  backups += call.backups;
-  retries_denied_by_budget += call.retries_denied_by_budget;
-  backups_denied_by_budget += call.backups_denied_by_budget;
-  backups_without_worker += call.backups_without_worker;
-  breaker_skips += call.breaker_skips;
-  return *this;
-}
-
 std::string check_call_options(const CallOptions& o) {
   if (o.timeout.count() <= 0) return "call: timeout must be a positive number of ms";
   if (o.backup_after_percentile &&

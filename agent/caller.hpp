@@ -136,28 +136,33 @@ struct CallStep {
   CallResult result{};     // kDone
 };
 
-// Counts of one call that CallResult does not carry, summed into CallSums.
-struct CallCounts {
-  std::uint32_t attempts = 0;
-  std::uint32_t retries = 0;
-  std::uint32_t backups = 0;
-  std::uint32_t retries_denied_by_budget = 0;
-  std::uint32_t backups_denied_by_budget = 0;
-  std::uint32_t backups_without_worker = 0;
-  std::uint32_t breaker_skips = 0;  // picked addresses skipped because their breaker refused
-};
+// What calls did beside their results: of one call (CallCounts, which
+// CallResult does not carry), or summed over many (CallSums: of one service
+// in CallerStats, of a whole Caller in CallerTotals).
+template <typename Count>
+struct CallTally {
+  Count attempts = 0;
+  Count retries = 0;
+  Count backups = 0;
+  Count retries_denied_by_budget = 0;
+  Count backups_denied_by_budget = 0;
+  Count backups_without_worker = 0;
+  Count breaker_skips = 0;  // picked addresses skipped because their breaker refused
 
-// CallCounts of many calls: of one service (CallerStats), of a whole Caller (CallerTotals).
-struct CallSums {
-  std::uint64_t attempts = 0;
-  std::uint64_t retries = 0;
-  std::uint64_t backups = 0;
-  std::uint64_t retries_denied_by_budget = 0;
-  std::uint64_t backups_denied_by_budget = 0;
-  std::uint64_t backups_without_worker = 0;
-  std::uint64_t breaker_skips = 0;
-  CallSums& operator+=(const CallCounts& call);
+  template <typename Other>
+  CallTally& operator+=(const CallTally<Other>& call) {
+    attempts += call.attempts;
+    retries += call.retries;
+    backups += call.backups;
+    retries_denied_by_budget += call.retries_denied_by_budget;
+    backups_denied_by_budget += call.backups_denied_by_budget;
+    backups_without_worker += call.backups_without_worker;
+    breaker_skips += call.breaker_skips;
+    return *this;
+  }
 };
+using CallCounts = CallTally<std::uint32_t>;
+using CallSums = CallTally<std::uint64_t>;
 
 // How a call ended, as metrics count it: its CallResult::outcome, or why no
 // attempt could start.

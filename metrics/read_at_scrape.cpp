@@ -7,14 +7,9 @@ namespace cascade::metrics {
 
 void ReadAtScrape::add(FamilyInfo info, std::vector<Child> children) {
   Family family{std::move(info), {}};
-  for (auto& child : children) {
-    if (child.label_values.size() != family.info.label_names.size())
-      throw std::invalid_argument(family.info.name + ": a child has " +
-                                  std::to_string(child.label_values.size()) + " label values for " +
-                                  std::to_string(family.info.label_names.size()) + " names");
-    family.children.emplace_back(label_pairs(family.info.label_names, child.label_values),
+  for (auto& child : children)
+    family.children.emplace_back(child_label_pairs(family.info, child.label_values),
                                  std::move(child.read));
-  }
   families_.push_back(std::move(family));
 }
 

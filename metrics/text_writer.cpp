@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace cascade::metrics {
@@ -38,6 +39,14 @@ std::string label_pairs(std::span<const std::string> names, std::span<const std:
     pairs += '"';
   }
   return pairs;
+}
+
+std::string child_label_pairs(const FamilyInfo& info, std::span<const std::string> values) {
+  if (values.size() != info.label_names.size())
+    throw std::invalid_argument(info.name + ": a child has " + std::to_string(values.size()) +
+                                " label values for " + std::to_string(info.label_names.size()) +
+                                " names");
+  return label_pairs(info.label_names, values);
 }
 
 void append_number(std::string& out, double value) {

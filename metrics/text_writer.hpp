@@ -28,6 +28,9 @@ inline constexpr std::string_view kTextContentType = "text/plain; version=0.0.4;
 // scrape copies them instead of escaping again. `names` and `values` have the
 // same size.
 std::string label_pairs(std::span<const std::string> names, std::span<const std::string> values);
+// label_pairs() of a child of `info`. Throws std::invalid_argument, naming
+// the family, unless there is one value per label name.
+std::string child_label_pairs(const FamilyInfo& info, std::span<const std::string> values);
 
 // Integers as integers ("42", also for a double holding one), other doubles
 // in the shortest text that reads back as the same double ("0.1", "1e-07"),

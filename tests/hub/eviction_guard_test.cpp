@@ -73,6 +73,13 @@ class EvictionGuardTest : public ::testing::Test {
   EvictionGuardTest() { use(EvictionGuardConfig{}); }
 
   void use(EvictionGuardConfig config) { guard_.emplace(config); }
+  // The shares never hold anything back: only the partition rule is under test.
+  void use_partition_rule_only() {
+    EvictionGuardConfig config;
+    config.max_service_share = 1.0;
+    config.max_registry_share = 1.0;
+    use(config);
+  }
   EvictionGuard& guard() { return *guard_; }
 
   // The gauges status reads (kept as holds begin and end) agree with a recount.
@@ -244,10 +251,7 @@ TEST_F(EvictionGuardTest, GracefulRemovalIsNeitherHeldNorCounted) {
 }
 
 TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpireNormally) {
-  EvictionGuardConfig config;
-  config.max_service_share = 1.0;  // only the partition rule is under test
-  config.max_registry_share = 1.0;
-  use(config);
+  use_partition_rule_only();
   const auto a = add_nodes("a", 10, "orders", "proxy-a");
   const auto b = add_nodes("b", 10, "orders", "proxy-b");
   const Tally ta = leases_run_out(a, kT0);  // proxy-a is cut off
@@ -267,10 +271,7 @@ TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpir
 }
 
 TEST_F(EvictionGuardTest, GaugesFollowTwoPartitionsAsTheyBeginAndHealWithoutAWalk) {
-  EvictionGuardConfig config;
-  config.max_service_share = 1.0;  // only the partition rule is under test
-  config.max_registry_share = 1.0;
-  use(config);
+  use_partition_rule_only();
   const auto a = add_nodes("a", 10, "orders", "proxy-a");
   const auto b = add_nodes("b", 10, "orders", "proxy-b");
   leases_run_out(a, kT0);
