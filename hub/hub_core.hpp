@@ -141,7 +141,7 @@ struct ListedInstance {
   std::string reason;  // as served (Instance::health_reason)
   std::string node;    // the node whose instance it is
   // Isolated: until it is readmitted. Unconfirmed: how long its node has been held.
-  Duration for_ms{0};
+  Duration span{0};
   std::string hold;  // unconfirmed only: "budget" or "partition" (why it is held)
 };
 

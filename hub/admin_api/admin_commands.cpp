@@ -56,8 +56,8 @@ bool instance_present(const HubCore& core, const proto::AdminRequest& request) {
   return svc != nullptr && svc->instances.contains(request.instance_id);
 }
 
-// The HTTP answer to the core's reply, on the owning thread right after it
-// (the registry as the command found it).
+// The HTTP answer to the core's reply, on the owning thread right after it:
+// a refused command changed nothing, so the registry still shows why.
 Response command_response(const HubCore& core, const proto::AdminRequest& request,
                           const proto::Message& reply) {
   if (const auto* error = std::get_if<proto::ErrorReply>(&reply)) {
@@ -72,12 +72,6 @@ Response command_response(const HubCore& core, const proto::AdminRequest& reques
   if (proto::is_instance_op(request.op) && !instance_present(core, request))
     return Response::error(404, "unknown_instance", answer.message);
   return Response::error(409, "refused", answer.message);
-}
-
-template <typename T>
-std::variant<T, Response> body_or_error(std::variant<T, BodyError> parsed) {
-  if (auto* error = std::get_if<BodyError>(&parsed)) return error->response();
-  return std::get<T>(std::move(parsed));
 }
 
 class AdminCommands {

@@ -70,13 +70,9 @@ Json conditions_json(const std::vector<agent::RouteCondition>& conditions) {
 Json listed_json(const ListedInstances& list, const char* duration_field, bool with_hold) {
   Json instances = Json::array();
   for (const auto& in : list.instances) {
-    Json json = {{"service", in.service.name},
-                 {"group", in.service.group},
-                 {"id", in.id},
-                 {"address", in.address},
-                 {"reason", in.reason},
-                 {"node", in.node},
-                 {duration_field, in.for_ms.count()}};
+    Json json = {{"service", in.service.name},     {"group", in.service.group}, {"id", in.id},
+                 {"address", in.address},          {"reason", in.reason},       {"node", in.node},
+                 {duration_field, in.span.count()}};
     if (with_hold) json["hold"] = in.hold;
     instances.push_back(std::move(json));
   }

@@ -85,7 +85,7 @@ TEST(CoreViews, IsolatedInstancesComeFromTheTrackerSoonestReadmittedFirstAndCutA
   EXPECT_EQ(all.instances[0].node, "p3");
   EXPECT_EQ(all.instances[0].service, test_support::key("pay"));
   EXPECT_NE(all.instances[0].reason.find("isolated"), std::string::npos) << all.instances[0].reason;
-  EXPECT_GT(all.instances[0].for_ms, Duration{0});  // until its readmission
+  EXPECT_GT(all.instances[0].span, Duration{0});  // until its readmission
   EXPECT_EQ(all.instances[1].id, "p1");
 
   const auto first = rig.hub.isolated_instances(rig.clock.now(), 1);
