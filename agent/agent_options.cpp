@@ -33,52 +33,8 @@ struct RawOptions {
   std::vector<std::string> metrics_allow;  // --metrics-allow CIDR
 };
 
-// "HOST:PORT" of `flag` into `out`; "" or the error.
-std::string parse_listen(std::string_view flag, const std::string& text,
-                         std::optional<SocketAddress>& out) {
-  if (text.empty()) return {};
-  auto parsed = SocketAddress::parse(text);
-  if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
-  out = std::get<SocketAddress>(parsed);
-  return {};
-}
-
-// The CIDR ranges of `flag` appended to `out`; "" or the error.
-std::string parse_ranges(std::string_view flag, const std::vector<std::string>& texts,
-                         std::vector<Cidr>& out) {
-  for (const auto& text : texts) {
-    auto parsed = Cidr::parse(text);
-    if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
-    out.push_back(std::get<Cidr>(parsed));
-  }
-  return {};
-}
-
-std::string fill_http(HttpApiOptions& http, const RawOptions& raw) {
-  if (auto error = parse_listen("--http", raw.http, http.listen); !error.empty()) return error;
-  if (auto error = parse_ranges("--http-allow", raw.http_allow, http.allow); !error.empty())
-    return error;
-  if (!http.listen) {
-    if (!http.allow.empty() || !http.token_file.empty())
-      return "--http-allow and --http-token-file need --http";
-    return {};
-  }
-  // An API that registers and deregisters instances is not for every host
-  // that can reach this one: other hosts need a range and a token.
-  if (!http.listen->is_loopback() && (http.allow.empty() || http.token_file.empty()))
-    return "--http " + raw.http +
-           " is reachable from other hosts: give --http-allow CIDR (who may connect) and "
-           "--http-token-file FILE (the bearer tokens they must send), or listen on 127.0.0.1";
-  if (http.max_connections < 16 || http.max_connections > 1'000'000)
-    return "--http-max-connections must be between 16 and 1000000";
-  if (http.threads < 1 || http.threads > 64) return "--http-threads must be between 1 and 64";
-  if (http.max_body_bytes < 1024 || http.max_body_bytes > 16 * 1024 * 1024)
-    return "--http-max-body-bytes must be between 1024 and 16777216";
-  return {};
-}
-
 std::string fill_dns(DnsOptions& dns, const RawOptions& raw) {
-  if (auto error = parse_listen("--dns", raw.dns, dns.listen); !error.empty()) return error;
+  if (auto error = parse_listen_flag("--dns", raw.dns, dns.listen); !error.empty()) return error;
   if (dns.ttl_seconds > 3600) return "--dns-ttl-seconds must be between 0 and 3600";
   if (dns.domain.empty() || dns.domain.size() > 100 || dns.domain.front() == '.' ||
       dns.domain.back() == '.' || dns.domain.find("..") != std::string::npos)
@@ -162,7 +118,8 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   }
   for (const auto& use : raw.uses)
     c.uses.push_back(parse_service_key(use));
-  if (auto error = fill_http(c.http, raw); !error.empty()) return error;
+  if (auto error = http::fill_api_options(raw.http, raw.http_allow, c.http); !error.empty())
+    return error;
   if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
       !error.empty())
     return error;

@@ -10,20 +10,13 @@
 #include <vector>
 
 #include "cascade/common/net_address.hpp"
+#include "cascade/http/api_options.hpp"
 #include "cascade/metrics/endpoint_options.hpp"
 
 namespace cascade::agent {
 
-struct HttpApiOptions {
-  std::optional<SocketAddress> listen;  // nullopt: no HTTP API
-  // Peers allowed besides loopback ones. A listen address other hosts can
-  // reach needs at least one range here and a token file.
-  std::vector<Cidr> allow;
-  std::string token_file;               // "NAME TOKEN" lines; empty: no token asked
-  std::size_t max_connections = 16384;  // open connections, parked watches included
-  std::size_t max_body_bytes = 64 * 1024;
-  unsigned threads = 2;  // epoll threads serving requests (parked watches hold none)
-};
+// --http, --http-allow, --http-token-file and the limits (http/api_options.hpp).
+using HttpApiOptions = http::ApiOptions;
 
 using MetricsOptions = metrics::EndpointOptions;  // --metrics, --metrics-allow
 

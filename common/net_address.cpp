@@ -149,4 +149,23 @@ bool Cidr::contains(const sockaddr* address) const {
   return (raw->bytes[whole] & mask) == (network_[whole] & mask);
 }
 
+std::string parse_listen_flag(std::string_view flag, const std::string& text,
+                              std::optional<SocketAddress>& out) {
+  if (text.empty()) return {};
+  auto parsed = SocketAddress::parse(text);
+  if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
+  out = std::get<SocketAddress>(parsed);
+  return {};
+}
+
+std::string parse_range_flags(std::string_view flag, const std::vector<std::string>& texts,
+                              std::vector<Cidr>& out) {
+  for (const auto& text : texts) {
+    auto parsed = Cidr::parse(text);
+    if (auto* error = std::get_if<std::string>(&parsed)) return std::string(flag) + ": " + *error;
+    out.push_back(std::get<Cidr>(parsed));
+  }
+  return {};
+}
+
 }  // namespace cascade

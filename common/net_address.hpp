@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace cascade {
 
@@ -57,5 +58,14 @@ class Cidr {
   unsigned prefix_ = 0;
   std::string text_;
 };
+
+// The value of a listen flag (`--http 127.0.0.1:8500`) into `out`, left
+// alone when `text` is empty; "" or the error, naming the flag.
+std::string parse_listen_flag(std::string_view flag, const std::string& text,
+                              std::optional<SocketAddress>& out);
+// The values of a repeatable range flag (`--http-allow 10.0.0.0/8`) appended
+// to `out`; "" or the error, naming the flag.
+std::string parse_range_flags(std::string_view flag, const std::vector<std::string>& texts,
+                              std::vector<Cidr>& out);
 
 }  // namespace cascade

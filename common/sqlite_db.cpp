@@ -63,8 +63,9 @@ namespace sqlite {
 // ------------------------------------------------------------------- Db
 
 Db::Db(std::filesystem::path file, const DbOptions& options) : path_(std::move(file)) {
-  const int rc =
-      sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int flags =
+      options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // SQLite usually hands out a handle even on failure, holding the message.
     StoreError error(path_, "cannot open database", describe(db_, rc), rc);
@@ -75,6 +76,10 @@ Db::Db(std::filesystem::path file, const DbOptions& options) : path_(std::move(f
   try {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, static_cast<int>(options.busy_timeout.count()));
+    if (options.read_only) {
+      exec("PRAGMA query_only=1");
+      return;
+    }
     Statement wal(*this, "PRAGMA journal_mode=WAL");
     const std::string mode = wal.step() ? wal.column_text(0) : std::string();
     wal.reset();

@@ -59,14 +59,19 @@ struct DbOptions {
   // How long a statement waits for a lock held by another connection (another
   // process opening the same file, e.g. an operator's sqlite3 shell).
   std::chrono::milliseconds busy_timeout{5000};
+  // A reader beside the file's writer (another connection, another thread):
+  // never creates the file, never writes (query_only), and takes the journal
+  // mode the writer set (WAL lets it read while the writer commits).
+  bool read_only = false;
 };
 
 // One open database file: WAL journal, the given synchronous mode, foreign
 // keys off (our schemas have none; the pragma pins the behaviour).
 class Db {
  public:
-  // Opens or creates `file`. Throws StoreError when it cannot be opened or
-  // does not accept WAL mode (e.g. a filesystem without shared memory).
+  // Opens or creates `file` (opens only, with DbOptions::read_only). Throws
+  // StoreError when it cannot be opened or does not accept WAL mode (e.g. a
+  // filesystem without shared memory).
   Db(std::filesystem::path file, const DbOptions& options);
   ~Db();
   Db(const Db&) = delete;

@@ -90,15 +90,18 @@ struct Server::Impl final : ConnectionHost {
     const auto token =
         presented_token(request.header("authorization"), request.header("x-consul-token"),
                         request.arg("token").value_or(""));
-    const auto name = config.tokens->name_of(token);
-    if (name) {
-      request.token_name = *name;
+    if (token.empty() && !config.tokens->needs_token(request)) return std::nullopt;
+    if (auto name = config.tokens->name_of(token)) {
+      request.token_name = std::move(*name);
       return std::nullopt;
     }
     ++counters.unauthorized;
-    auto refused = Response::error(
-        401, "unauthorized",
-        token.empty() ? "this API needs a bearer token" : "the bearer token is not valid");
+    const auto why =
+        token.empty() ? "this request needs a bearer token" : "the bearer token is not valid";
+    if (may_log())
+      spdlog::warn("{}: {} {} from {} refused (401): {}", config.name, request.method, request.path,
+                   request.peer.host(), why);
+    auto refused = Response::error(401, "unauthorized", why);
     refused.headers.emplace_back("WWW-Authenticate", "Bearer");
     return refused;
   }

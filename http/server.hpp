@@ -10,7 +10,8 @@
 //
 // Before a request reaches the Handler the server checks who sent it: peers
 // outside loopback and the allowed ranges are not even accepted; with
-// tokens, a request without a valid bearer token is answered 401. Bodies
+// tokens, a request that carries a wrong token, or none where the tokens'
+// rule asks for one (http/request_tokens.hpp), is answered 401. Bodies
 // over the limit are refused (413) without reaching the Handler, as are
 // malformed requests (400) and heads over 8 KiB (431).
 //
@@ -26,15 +27,17 @@
 #include <vector>
 
 #include "cascade/common/net_address.hpp"
-#include "cascade/http/bearer_tokens.hpp"
 #include "cascade/http/exchange.hpp"
+#include "cascade/http/request_tokens.hpp"
 
 namespace cascade::http {
 
 struct ServerConfig {
   SocketAddress listen;
-  std::vector<Cidr> allow;             // peers accepted besides loopback ones
-  std::optional<BearerTokens> tokens;  // when set, every request needs one of them
+  std::vector<Cidr> allow;  // peers accepted besides loopback ones
+  // When set, the requests its rule names need one of its tokens, and a
+  // request's token (if any) is checked; shared with whoever reloads them.
+  std::shared_ptr<const RequestTokens> tokens;
   std::size_t max_connections = 16384;
   std::size_t max_body_bytes = 64 * 1024;
   unsigned threads = 2;

@@ -180,6 +180,19 @@ class EvictionGuard {
   void set_enabled(bool enabled);
   bool enabled() const { return config_.enabled; }
   bool is_held(std::string_view node_id) const;
+  // The held nodes, oldest hold first: fn(node_id, held_since, reason) until
+  // it returns false. Costs what it lists (the hub's admin API).
+  template <typename Fn>
+  void for_each_held(Fn&& fn) const {
+    auto budget = held_budget_.begin();
+    auto partition = held_partition_.begin();
+    while (budget != held_budget_.end() || partition != held_partition_.end()) {
+      const bool take_budget = partition == held_partition_.end() ||
+                               (budget != held_budget_.end() && budget->since <= partition->since);
+      const Held& held = take_budget ? *budget++ : *partition++;
+      if (!fn(std::string_view(held.node_id), held.since, held.reason)) return;
+    }
+  }
   // O(1): safe to read on a serving thread however much the guard holds.
   GuardGauges gauges() const;
   // The full picture, O(sources + expiries in the window): lists the

@@ -14,6 +14,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/log_event.hpp"
 #include "cascade/common/options.hpp"
+#include "cascade/http/api_options.hpp"
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/hub_core.hpp"
@@ -41,6 +42,11 @@ struct HubConfig {
   // Prometheus metrics at http://HOST:PORT/metrics (hub/hub_metrics.hpp),
   // for a hub and for a proxy.
   metrics::EndpointOptions metrics;
+
+  // The HTTP admin API (hub/admin_api/admin_http.hpp): --http, --http-allow,
+  // --http-token-file, as on the agent. For operators and a console, not
+  // for applications: one loop thread, a few connections.
+  http::ApiOptions http{.max_connections = 256, .threads = 1};
 
   // The listening socket (hub/connection_monitor.hpp, hub/connection_guard.hpp):
   // listen backlog, handshake timeout, connection limit, idle timeout. The

@@ -569,7 +569,10 @@ void HubCore::forget_uses(Node& node) {
 }
 
 void HubCore::set_tier(Node& node, std::uint32_t tier) {
-  if ((node.tier > 0) != (tier > 0)) tier > 0 ? ++child_hubs_ : --child_hubs_;
+  if (tier > 0)
+    child_hubs_.insert(&node);
+  else
+    child_hubs_.erase(&node);
   node.tier = tier;
 }
 
@@ -868,7 +871,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("instances_out_of_service", totals.out_of_service);
   s.counters.emplace_back("instances_static", totals.static_instances);
   s.zone = config_.zone;
-  s.child_hubs = child_hubs_;
+  s.child_hubs = child_hubs_.size();
   if (uplink_) {
     s.upstreams = uplink_->status(now);
     s.cross_tier_entries = uplink_->cached_entries();
@@ -894,8 +897,8 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   if (subscriptions != subscriptions_)
     return "subscriptions: running " + std::to_string(subscriptions_) + ", recounted " +
            std::to_string(subscriptions);
-  if (child_hubs != child_hubs_)
-    return "child hubs: running " + std::to_string(child_hubs_) + ", recounted " +
+  if (child_hubs != child_hubs_.size())
+    return "child hubs: running " + std::to_string(child_hubs_.size()) + ", recounted " +
            std::to_string(child_hubs);
   return std::nullopt;
 }

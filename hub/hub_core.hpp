@@ -124,6 +124,32 @@ struct DeferredReply {
   proto::Message reply;
 };
 
+// A hub of a lower tier beating here, as HubCore::child_hubs() lists it.
+struct ChildHubView {
+  std::string node_id;
+  std::uint32_t tier = 0;
+  Duration lease_left{0};     // zero while eviction protection holds it
+  bool held = false;          // its lease ran out; eviction protection keeps its instances
+  std::size_t instances = 0;  // of its tier's aggregate, held here
+};
+
+// An instance in one of HubCore's bounded lists (isolated, unconfirmed).
+struct ListedInstance {
+  proto::ServiceKey service;
+  std::string id;
+  std::string address;
+  std::string reason;  // as served (Instance::health_reason)
+  std::string node;    // the node whose instance it is
+  // Isolated: until it is readmitted. Unconfirmed: how long its node has been held.
+  Duration span{0};
+  std::string hold;  // unconfirmed only: "budget" or "partition" (why it is held)
+};
+
+struct ListedInstances {
+  std::vector<ListedInstance> instances;  // at most the limit asked for
+  std::size_t total = 0;                  // in the whole list
+};
+
 class HubCore {
  public:
   HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started);
@@ -183,7 +209,7 @@ class HubCore {
   // O(1): kept by set_uses / forget_uses.
   std::size_t subscription_count() const { return subscriptions_; }
   // Nodes that are hubs of a lower tier (beat with a tier > 0); O(1).
-  std::size_t child_hub_count() const { return child_hubs_; }
+  std::size_t child_hub_count() const { return child_hubs_.size(); }
   // For tests and diagnostics only, O(nodes + instances): recomputes every
   // running total status() reports (the registry's, the subscriptions, the
   // child hubs, the eviction guard's) by walking the state, and names the
@@ -192,6 +218,24 @@ class HubCore {
   std::optional<std::string> recount_mismatch() const;
   std::uint64_t epoch() const { return epoch_; }
   const HubCoreConfig& config() const { return config_; }
+
+  // What the hub's HTTP admin API reads (hub/hub_core_views.cpp), on the
+  // owning thread. Each costs what it lists (a service's instances, the child
+  // hubs, what the isolation tracker and the eviction guard hold, at most
+  // `limit` of them), never a walk of every node or instance.
+  //
+  // The lease `node_id` has left (zero once it ran out: eviction protection
+  // holds it), nullopt for no such node (a static instance's kStaticOwner).
+  std::optional<Duration> lease_left(std::string_view node_id, MonoTime now) const;
+  bool is_held(std::string_view node_id) const { return guard_.is_held(node_id); }
+  std::vector<ChildHubView> child_hubs(MonoTime now) const;
+  // Instances this hub isolates now, soonest readmitted first.
+  ListedInstances isolated_instances(MonoTime now, std::size_t limit) const;
+  // Instances of the nodes eviction protection holds, oldest hold first.
+  ListedInstances unconfirmed_instances(MonoTime now, std::size_t limit) const;
+  // The switches as the operator left them (eviction-protection, notify-switch).
+  bool eviction_protection() const { return guard_.enabled(); }
+  const PushConfig& push_settings() const { return push_gate_.config(); }
 
  private:
   struct OwnedInstance {
@@ -382,9 +426,9 @@ class HubCore {
     bool operator()(const Node* a, const Node* b) const { return a->id < b->id; }
   };
   std::unordered_map<const ServiceEntry*, std::set<Node*, ByNodeId>> consumers_;
-  std::vector<Use> uses_scratch_;  // reused by every beat: no allocation per beat
-  std::size_t subscriptions_ = 0;  // the sum of the nodes' uses.size()
-  std::size_t child_hubs_ = 0;     // nodes whose tier > 0
+  std::vector<Use> uses_scratch_;         // reused by every beat: no allocation per beat
+  std::size_t subscriptions_ = 0;         // the sum of the nodes' uses.size()
+  std::set<Node*, ByNodeId> child_hubs_;  // nodes whose tier > 0: the lower tiers' hubs
   std::vector<NodeMessage> node_messages_;
   RateLimit refusal_log_{10, Duration{10'000}};
 };

@@ -35,6 +35,7 @@
 
 #include "cascade/agent/routing_rule.hpp"
 #include "cascade/common/validate.hpp"
+#include "cascade/hub/admin_checks.hpp"
 #include "cascade/hub/hub_core.hpp"
 
 namespace cascade::hub {
@@ -82,8 +83,9 @@ std::string describe_owner(const std::string& owner) {
   return "node " + owner;
 }
 
-// "" when the request can be carried out, else why not (the reply's message).
-std::string check_request(const proto::AdminRequest& request) {
+}  // namespace
+
+std::string check_admin_request(const proto::AdminRequest& request) {
   if (static_cast<std::uint8_t>(request.op) < 1 ||
       static_cast<std::uint8_t>(request.op) > proto::kMaxAdminOp)
     return "unknown operation " + std::to_string(static_cast<unsigned>(request.op));
@@ -117,6 +119,8 @@ std::string check_request(const proto::AdminRequest& request) {
   return {};
 }
 
+namespace {
+
 // Messages may quote what the request said (a rule, a glob): clipped to what
 // the protocol lets a reply carry, or the operator's tool could not read it.
 proto::AdminReply ok(std::string message) {
@@ -140,7 +144,7 @@ HandleResult HubCore::on_admin(MonoTime now, const proto::AdminRequest& request,
   if (refusal) {
     ++counters_.forbidden;
     reply = refused(refusal->message);
-  } else if (auto why = check_request(request); !why.empty()) {
+  } else if (auto why = check_admin_request(request); !why.empty()) {
     reply = refused(std::move(why));
   } else {
     reply = carry_out(now, request);
@@ -193,7 +197,7 @@ proto::AdminReply HubCore::carry_out(MonoTime now, const proto::AdminRequest& re
       // completes the reply with what it found.
       return ok("reloading the authorised keys");
   }
-  return refused("unknown operation");  // check_request let no other value through
+  return refused("unknown operation");  // check_admin_request let no other value through
 }
 
 // The audit record names the key (authoritative) beside the actor the tool

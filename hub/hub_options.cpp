@@ -80,6 +80,8 @@ struct RawOptions {
   std::int64_t idle_timeout_ms = -1;       // -1: five leases
   std::string metrics;                     // --metrics HOST:PORT
   std::vector<std::string> metrics_allow;  // --metrics-allow CIDR
+  std::string http;                        // --http HOST:PORT
+  std::vector<std::string> http_allow;     // --http-allow CIDR
 };
 
 constexpr int kIdleTimeoutLeases = 5;
@@ -358,6 +360,18 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   app.add_option("--metrics-allow", raw.metrics_allow,
                  "CIDR range whose hosts may scrape the metrics besides loopback (repeatable); "
                  "needed when --metrics is not a loopback address");
+  app.add_option("--http", raw.http,
+                 "Serve the HTTP admin API (JSON under /api/v1/: status, services, topology, the "
+                 "audit log and cascadectl's operator commands) on HOST:PORT, e.g. "
+                 "127.0.0.1:7480 (port 0: any free port, printed on stdout). Not with --proxy");
+  app.add_option("--http-allow", raw.http_allow,
+                 "CIDR range whose hosts may use the HTTP admin API besides loopback "
+                 "(repeatable); needed, with --http-token-file, when --http is not a loopback "
+                 "address");
+  app.add_option("--http-token-file", c.http.token_file,
+                 "File of 'NAME TOKEN' lines (mode 0600): operator commands over HTTP need one of "
+                 "the tokens (Authorization: Bearer TOKEN), and so do reads from other hosts; the "
+                 "audit log names the operator http:NAME. Reloaded on SIGHUP and by reload-keys");
 
   if (auto exit = parse_or_exit<HubConfig>(app, argc, argv, "cascade-hub")) return *exit;
   if (!raw.data_dir.empty()) c.data_dir = raw.data_dir;
@@ -379,6 +393,13 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
       !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
+  if (auto error = http::fill_api_options(raw.http, raw.http_allow, c.http); !error.empty())
+    return ParsedHubOptions::usage_error("cascade-hub", error);
+  if (c.proxy && c.http.listen)
+    return ParsedHubOptions::usage_error(
+        "cascade-hub",
+        "--http serves the admin API of a hub's registry, and a --proxy keeps none: give --http "
+        "to the hub it forwards to (watch a proxy with --metrics)");
   if (auto error = validate(c, raw); !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};

@@ -134,7 +134,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
   items.push_back(connections_.poll_item());
   items.push_back(mailbox_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
-    if (reload_requested != nullptr && reload_requested->exchange(false)) gate_.reload();
+    if (reload_requested != nullptr && reload_requested->exchange(false)) reload_all();
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
     poll_ignoring_signals(items.data(), items.size(), poll_timeout());
     // Accepts and closes first: a connection's messages follow its accept.
@@ -154,7 +154,8 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     }
     run_probes();
     route_core_output();
-    if (!awaiting_commit_.empty() || clock_.now() >= next_flush_) flush();
+    if (!awaiting_commit_.empty() || !commit_waiters_.empty() || clock_.now() >= next_flush_)
+      flush();
   }
   flush();
   spdlog::info("hub {} stopped", config_.id);
@@ -244,12 +245,54 @@ void HubServer::handle(Multipart& frames) {
 }
 
 void HubServer::reload_keys(proto::Message& reply) {
-  const auto outcome = gate_.reload();
+  const auto outcome = reload_all();
   core_.complete_keys_reload(outcome.ok, outcome.message);
   if (auto* admin = std::get_if<proto::AdminReply>(&reply)) {
     admin->ok = outcome.ok;
     admin->message = outcome.message;
   }
+}
+
+void HubServer::add_reload(std::function<ReloadOutcome()> reload) {
+  reloads_.push_back(std::move(reload));
+}
+
+// A hub without keys has no key file to re-read: it says so only when there
+// is nothing else to reload either (reload-keys is refused then).
+HubServer::ReloadOutcome HubServer::reload_all() {
+  std::vector<ReloadOutcome> outcomes;
+  if (config_.security.has_keys() || reloads_.empty()) outcomes.push_back(gate_.reload());
+  for (const auto& reload : reloads_)
+    outcomes.push_back(reload());
+  ReloadOutcome all{true, {}};
+  for (const auto& outcome : outcomes) {
+    all.ok = all.ok && outcome.ok;
+    all.message += (all.message.empty() ? "" : "; ") + outcome.message;
+  }
+  return all;
+}
+
+HandleResult HubServer::handle_operator_command(const proto::AdminRequest& request,
+                                                std::string_view peer_address) {
+  // With keys the core checks the caller's role: the interface vouches for
+  // this operator as the transport vouches for a key.
+  std::optional<access::Principal> principal;
+  if (config_.security.has_keys())
+    principal = access::Principal{request.actor, access::Role::kOperator, {}, {}};
+  auto result = core_.handle(clock_.now(), request,
+                             Peer{"operator", principal ? &*principal : nullptr, peer_address});
+  if (result.reload_keys) reload_keys(result.reply);
+  return result;
+}
+
+void HubServer::after_commit(std::function<void(bool committed)> then) {
+  commit_waiters_.push_back(std::move(then));
+}
+
+proto::StatusReply HubServer::status() const {
+  auto status = core_.status(clock_.now());
+  complete_status(status);
+  return status;
 }
 
 void HubServer::complete_status(proto::StatusReply& status) const {
@@ -276,9 +319,7 @@ void HubServer::enable_metrics(metrics::Registry& registry,
 }
 
 metrics::SampledFamilies::Sample HubServer::metrics_sample() const {
-  auto status = core_.status(clock_.now());
-  complete_status(status);
-  return sample_of(status);
+  return sample_of(status());
 }
 
 void HubServer::note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames,
@@ -394,14 +435,21 @@ void HubServer::flush() {
     std::erase_if(node_routes_, [&](const auto& kv) { return !core_.knows_node(kv.first); });
   }
   // Without the commit the acks it would release are dropped: agents that
-  // get no ack resend (the set stays "unacknowledged" on their side).
-  if (commit())
+  // get no ack resend (the set stays "unacknowledged" on their side). An
+  // interface's operator is told (its HTTP answer says the change is not
+  // yet durable).
+  const bool committed = commit();
+  if (committed)
     for (auto& frames : awaiting_commit_)
       send_now(frames);
   awaiting_commit_.clear();
   for (auto& frames : after_commit_)
     send_now(frames);
   after_commit_.clear();
+  auto waiters = std::move(commit_waiters_);
+  commit_waiters_.clear();
+  for (auto& then : waiters)
+    then(committed);
 }
 
 bool HubServer::commit() {

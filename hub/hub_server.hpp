@@ -11,6 +11,7 @@
 // steady-state beats write nothing and are answered at once.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -56,6 +57,33 @@ class HubServer {
   // Work for the owning thread, from any other (hub/owner_mailbox.hpp).
   OwnerMailbox& mailbox() { return mailbox_; }
 
+  // Something the operator's reload re-reads besides the authorised keys
+  // (SIGHUP, reload-keys): the HTTP admin API's token file. Before run().
+  // `reload` runs on the owning thread, logs what it found and says it; a
+  // failure keeps what it had. The reload-keys reply says every outcome.
+  using ReloadOutcome = CurveGate::ReloadOutcome;
+  void add_reload(std::function<ReloadOutcome()> reload);
+
+  // The rest is for tasks the mailbox runs (the HTTP admin API,
+  // hub/admin_api/server_owner.hpp): on the owning thread only.
+  //
+  // An operator command that another of the hub's interfaces received and
+  // authenticated as `request.actor` (e.g. "http:alice", from a bearer
+  // token), from `peer_address`: handled as cascadectl's AdminRequest is
+  // (HubCore::handle: validation, audit record) and, on a hub with keys, as
+  // sent by an operator key of that name. The reply acknowledges a change:
+  // give it only from an after_commit() callback.
+  HandleResult handle_operator_command(const proto::AdminRequest& request,
+                                       std::string_view peer_address);
+  // `then(committed)` runs on the owning thread once the pending batch's
+  // commit was tried (this pass): committed false when the store refused it
+  // (the core requeued the change; a later flush retries it).
+  void after_commit(std::function<void(bool committed)> then);
+  // What `cascadectl status` shows: the core's status with the shell's part
+  // (security mode, connection and key counters).
+  proto::StatusReply status() const;
+  MonoTime now() const { return clock_.now(); }
+
   const HubCore& core() const { return core_; }
 
  private:
@@ -83,6 +111,9 @@ class HubServer {
   void log_bad_input(const proto::DecodeFailure& failure);
   // Completes the core's reply to an accepted reload-keys command.
   void reload_keys(proto::Message& reply);
+  // The authorised keys (when the hub has keys) and every add_reload(); the
+  // outcomes joined.
+  ReloadOutcome reload_all();
   // The security mode and counters, after the core built a status reply.
   void complete_status(proto::StatusReply& status) const;
   // What a scrape shows of the state; on the owning thread.
@@ -111,6 +142,9 @@ class HubServer {
   // a push is a delta from the version the reply before it carries, and one
   // that overtook its reply would not apply.
   std::vector<Multipart> after_commit_;
+  // Interfaces waiting for the commit that holds their operator's change.
+  std::vector<std::function<void(bool committed)>> commit_waiters_;
+  std::vector<std::function<ReloadOutcome()>> reloads_;
   int ticks_deferred_ = 0;
   MonoTime next_flush_;
   MonoTime next_route_prune_;

@@ -101,6 +101,14 @@ class IsolationTracker {
   void forget(const proto::InstanceKey& target);
 
   bool is_isolated(const proto::InstanceKey& target) const;
+  // The isolations in force, soonest to end first: fn(instance, ends_at)
+  // until it returns false. Costs what it lists (the hub's admin API).
+  template <typename Fn>
+  void for_each_isolation(Fn&& fn) const {
+    for (const auto& [ends_at, target] : ends_)
+      if (!fn(target, ends_at)) return;
+  }
+  std::size_t isolation_count() const { return ends_.size(); }
   const IsolationPolicy& policy() const { return policy_; }
   const IsolationCounters& counters() const { return counters_; }
   std::size_t tracked() const { return targets_.size(); }

@@ -1,11 +1,13 @@
 // cascade-hub: parses options, opens the store, binds, serves until SIGTERM/SIGINT;
-// SIGHUP reloads the authorised keys.
+// SIGHUP reloads the authorised keys (and the HTTP admin API's tokens).
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cascade/common/log.hpp"
+#include "cascade/hub/admin_api/server_owner.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 #include "cascade/metrics/http_endpoint.hpp"
@@ -102,6 +104,18 @@ int serve(const cascade::hub::HubConfig& config) {
   write_endpoint_file(config.data_dir, endpoint);
   spdlog::info("listening on {}", endpoint);
   const auto metrics = serve_metrics(config, server);
+  // Destroyed before the server, after run() returned (declared after it).
+  std::optional<hub::admin_api::AdminService> admin;
+  if (config.http.listen) {
+    try {
+      admin.emplace(server, config.http, store->file());
+    } catch (const std::exception& e) {
+      spdlog::critical("cannot serve the HTTP admin API: {}", e.what());
+      return 1;
+    }
+    // Tools and tests read the bound address from here when the port was 0.
+    std::cout << "http listening on " << admin->http().address().to_string() << std::endl;
+  }
   install_signal_handlers();
   server.run(g_stop, &g_reload_keys);
   return 0;

@@ -49,7 +49,10 @@ void add(ServiceEntry& svc, InstanceTotals& totals, const Tally& t, bool adding)
     step(svc.unconfirmed, adding);
     step(totals.unconfirmed, adding);
   }
-  if (t.out_of_service) step(totals.out_of_service, adding);
+  if (t.out_of_service) {
+    step(svc.out_of_service, adding);
+    step(totals.out_of_service, adding);
+  }
   if (t.is_static) step(totals.static_instances, adding);
 }
 
@@ -359,6 +362,8 @@ std::optional<std::string> Registry::recount_mismatch() const {
     if (auto d = differs(name + " up", svc->up, recounted.up)) return d;
     if (auto d = differs(name + " isolated", svc->isolated, recounted.isolated)) return d;
     if (auto d = differs(name + " unconfirmed", svc->unconfirmed, recounted.unconfirmed)) return d;
+    if (auto d = differs(name + " out of service", svc->out_of_service, recounted.out_of_service))
+      return d;
   }
   if (auto d = differs("instances", instance_count_, instances)) return d;
   if (auto d = differs("instances up", totals_.up, totals.up)) return d;

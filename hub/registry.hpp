@@ -85,6 +85,8 @@ struct ServiceEntry {
   std::uint32_t up = 0;           // served with status UP, kept by Registry (read on every beat)
   std::uint32_t isolated = 0;     // of all instances, served as isolated (kept by Registry)
   std::uint32_t unconfirmed = 0;  // served as unconfirmed (kept by Registry)
+  std::uint32_t out_of_service =
+      0;  // carrying an operator's out-of-service mark (kept by Registry)
   // The routing rules an operator set for the service here (cascadectl
   // set-routes), served with it to its consumers; kept while it has no instances.
   std::vector<proto::RouteRuleText> routes{};

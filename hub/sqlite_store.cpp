@@ -189,7 +189,11 @@ struct SqliteHubStore::Statements {
 std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
                                                      sqlite::Synchronous mode) {
   ensure_data_dir(data_dir);
-  return std::unique_ptr<SqliteHubStore>(new SqliteHubStore(data_dir / kFileName, mode));
+  return std::unique_ptr<SqliteHubStore>(new SqliteHubStore(file_in(data_dir), mode));
+}
+
+std::filesystem::path SqliteHubStore::file_in(const std::filesystem::path& data_dir) {
+  return data_dir / kFileName;
 }
 
 SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode)
@@ -432,6 +436,33 @@ std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {
                     select.column_text(8), select.column_text(9)});
   }
   return records;
+}
+
+std::vector<AuditEntry> SqliteHubStore::audit_page(std::optional<std::int64_t> before,
+                                                   std::size_t limit) {
+  return read_audit_page(db_, before, limit);
+}
+
+std::vector<AuditEntry> read_audit_page(sqlite::Db& db, std::optional<std::int64_t> before,
+                                        std::size_t limit) {
+  // By rowid, the table's own key: a page costs its rows, however long the log.
+  sqlite::Statement select(db,
+                           "SELECT rowid, at_ms, actor, op, name, group_name, instance_id, detail, "
+                           "ok, key_name, peer FROM admin_audit WHERE rowid < ?1 "
+                           "ORDER BY rowid DESC LIMIT ?2");
+  select.bind_int64(1, before.value_or(std::numeric_limits<std::int64_t>::max()))
+      .bind_int64(2, static_cast<std::int64_t>(
+                         std::min<std::size_t>(limit, std::numeric_limits<std::int64_t>::max())));
+  std::vector<AuditEntry> page;
+  while (select.step()) {
+    page.push_back(
+        {select.column_int64(0),
+         AuditRecord{select.column_int64(1), select.column_text(2), select.column_text(3),
+                     proto::ServiceKey{select.column_text(4), select.column_text(5)},
+                     select.column_text(6), select.column_text(7), select.column_int64(8) != 0,
+                     select.column_text(9), select.column_text(10)}});
+  }
+  return page;
 }
 
 }  // namespace cascade::hub

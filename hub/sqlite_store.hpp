@@ -42,6 +42,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cascade/common/sqlite_db.hpp"
 #include "cascade/hub/store.hpp"
@@ -63,8 +64,13 @@ class SqliteHubStore final : public HubStore {
 
   // The last `limit` audit records, oldest first (tools and tests).
   std::vector<AuditRecord> audit_log(std::size_t limit);
+  // One page of the audit log, newest first: at most `limit` records older
+  // than the one with id `before` (nullopt: from the newest).
+  std::vector<AuditEntry> audit_page(std::optional<std::int64_t> before, std::size_t limit);
 
   const std::filesystem::path& file() const { return db_.path(); }
+  // The file open() opens in `data_dir`.
+  static std::filesystem::path file_in(const std::filesystem::path& data_dir);
 
  private:
   struct Statements;  // the prepared writes, defined with the SQL in the .cpp
@@ -86,5 +92,10 @@ class SqliteHubStore final : public HubStore {
   sqlite::Synchronous mode_;
   std::unique_ptr<Statements> sql_;
 };
+
+// audit_page() on any connection to a hub's file (the store's, or a reader's
+// of its own: hub/audit_reader.hpp).
+std::vector<AuditEntry> read_audit_page(sqlite::Db& db, std::optional<std::int64_t> before,
+                                        std::size_t limit);
 
 }  // namespace cascade::hub

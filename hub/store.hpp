@@ -92,6 +92,14 @@ struct AuditRecord {
   bool operator==(const AuditRecord&) const = default;
 };
 
+// An audit record as the log holds it: with its place in the log (its row
+// id: increasing, never reused), by which a reader pages through it.
+struct AuditEntry {
+  std::int64_t id = 0;
+  AuditRecord record;
+  bool operator==(const AuditEntry&) const = default;
+};
+
 // Everything that changed since the previous batch. Upserts carry current
 // values; deletes carry keys. A key appears in at most one list per batch.
 struct PersistBatch {

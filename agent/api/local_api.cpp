@@ -18,17 +18,13 @@ WatchSource source_of(Client& client) {
 }
 
 http::ServerConfig server_config(const HttpApiOptions& options) {
-  http::ServerConfig config;
-  config.listen = *options.listen;
-  config.allow = options.allow;
-  config.max_connections = options.max_connections;
-  config.max_body_bytes = options.max_body_bytes;
-  config.threads = options.threads;
-  config.name = "http";
+  auto config = http::server_config(options, "http");
   if (!options.token_file.empty()) {
     auto tokens = http::BearerTokens::load(options.token_file);
     if (auto* error = std::get_if<std::string>(&tokens)) throw std::runtime_error(*error);
-    config.tokens = std::get<http::BearerTokens>(std::move(tokens));
+    // Every request of the agent's API needs one.
+    config.tokens =
+        std::make_shared<http::RequestTokens>(std::get<http::BearerTokens>(std::move(tokens)));
   }
   return config;
 }

@@ -4,11 +4,12 @@
 #include <cctype>
 
 #include "cascade/common/validate.hpp"
+#include "cascade/http/instance_fields.hpp"
 
 namespace cascade::agent::api {
 
 std::string dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return http::dump_json(json);
 }
 
 Json resolution_json(const Resolution& r) {
@@ -73,19 +74,9 @@ std::variant<proto::Registration, BodyError> registration_from_json(std::string_
   proto::Registration r;
   r.service.name = fields.text("service", true).value_or("");
   r.service.group = fields.text("group").value_or(std::string(proto::kDefaultGroup));
-  r.instance.address = fields.text("address", true).value_or("");
+  // Read before the id, which defaults to the address.
+  http::read_instance_fields(fields, r.instance);
   r.instance.id = fields.text("id").value_or(r.instance.address);
-  r.instance.weight = static_cast<std::uint32_t>(fields.number("weight", UINT32_MAX).value_or(100));
-  r.instance.zone = fields.text("zone").value_or("");
-  if (auto status = fields.text("status")) {
-    std::transform(status->begin(), status->end(), status->begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    if (auto parsed_status = proto::parse_status(*status))
-      r.instance.status = *parsed_status;
-    else
-      fields.fail("status", "must be UP, DOWN, OUT_OF_SERVICE or STARTING");
-  }
-  r.instance.metadata = fields.text_map("metadata").value_or(std::map<std::string, std::string>{});
   if (auto error = fields.finish()) return *error;
   if (auto error = proto::check_registration(r); !error.empty())
     return BodyError{"invalid_field", error};

@@ -4,27 +4,9 @@
 #include <charconv>
 #include <cmath>
 
-#include "cascade/common/validate.hpp"
-
 namespace cascade::agent::api {
 
-namespace {
-
-std::optional<std::uint64_t> parse_u64(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-}  // namespace
-
-Parsed<proto::ServiceKey> service_key_of(std::string_view name,
-                                         std::optional<std::string_view> group) {
-  proto::ServiceKey key{std::string(name), std::string(group.value_or(proto::kDefaultGroup))};
-  if (auto error = proto::check_service_key(key); !error.empty()) return error;
-  return key;
-}
+using http::parse_u64;
 
 Parsed<std::optional<std::uint64_t>> parse_index(std::optional<std::string_view> text) {
   if (!text) return std::optional<std::uint64_t>{};
@@ -99,13 +81,6 @@ std::optional<Duration> parse_go_duration(std::string_view text) {
   // Longer than any TTL means anything: refused rather than overflowed.
   if (total_ms > 1e12) return std::nullopt;
   return Duration{static_cast<std::int64_t>(std::ceil(total_ms))};
-}
-
-Parsed<bool> parse_flag(std::optional<std::string_view> text, std::string_view name) {
-  if (!text) return false;
-  if (text->empty() || *text == "1" || *text == "true") return true;
-  if (*text == "0" || *text == "false") return false;
-  return std::string(name) + " must be true or false (got '" + std::string(*text) + "')";
 }
 
 }  // namespace cascade::agent::api

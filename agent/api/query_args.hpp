@@ -1,7 +1,7 @@
 #pragma once
 // The arguments of the agent's HTTP endpoints, parsed with errors that say
-// what is wrong (they become 400 responses): service names, blocking-query
-// index and wait, flags.
+// what is wrong (they become 400 responses): blocking-query index and wait,
+// Go durations; service names and flags as every API reads them.
 
 #include <cstdint>
 #include <optional>
@@ -11,20 +11,15 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/http/query_args.hpp"
 
 namespace cascade::agent::api {
 
-template <typename T>
-using Parsed = std::variant<T, std::string>;  // the value, or what is wrong
-
-template <typename T>
-const std::string* error_of(const Parsed<T>& parsed) {
-  return std::get_if<std::string>(&parsed);
-}
-
-// NAME from the path and ?group= (default "default"), checked as a hub would.
-Parsed<proto::ServiceKey> service_key_of(std::string_view name,
-                                         std::optional<std::string_view> group);
+// Shared with every cascade HTTP API (http/query_args.hpp).
+using http::error_of;
+using http::parse_flag;
+using http::Parsed;
+using http::service_key_of;
 
 // ?index=: a version held (decimal), nullopt when absent.
 Parsed<std::optional<std::uint64_t>> parse_index(std::optional<std::string_view> text);
@@ -49,8 +44,5 @@ Parsed<BlockingArgs> parse_blocking(std::optional<std::string_view> index,
 // A duration in Go's format, as Consul's bodies carry them ("10s", "1m30s",
 // "1.5s", "250ms"), rounded up to whole milliseconds; nullopt when malformed.
 std::optional<Duration> parse_go_duration(std::string_view text);
-
-// A flag argument: "?all", "?all=1" or "?all=true" are on; "0" and "false" off.
-Parsed<bool> parse_flag(std::optional<std::string_view> text, std::string_view name);
 
 }  // namespace cascade::agent::api

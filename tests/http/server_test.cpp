@@ -135,8 +135,8 @@ TEST_F(HttpServerTest, AHandlerThatThrowsIsA500AndTheServerGoesOn) {
 
 TEST_F(HttpServerTest, WithTokensARequestNeedsOneAndCarriesItsName) {
   ServerConfig config;
-  config.tokens =
-      BearerTokens::of({{"ci", "0123456789abcdef0123"}, {"ops", "fedcba9876543210fedc"}});
+  config.tokens = std::make_shared<RequestTokens>(
+      BearerTokens::of({{"ci", "0123456789abcdef0123"}, {"ops", "fedcba9876543210fedc"}}));
   auto server = start(config);
   const auto none = http_get(base + "/whoami");
   EXPECT_EQ(none.status, 401);
@@ -153,6 +153,54 @@ TEST_F(HttpServerTest, WithTokensARequestNeedsOneAndCarriesItsName) {
   EXPECT_EQ(http_get(base + "/whoami?token=fedcba9876543210fedc").body, "\"ops\"");
   EXPECT_EQ(http_get(base + "/whoami?token=nope").status, 401);
   EXPECT_EQ(server->counters().unauthorized, 3u);
+}
+
+TEST_F(HttpServerTest, TokensAskedOnlyWhereTheRuleSaysYetAWrongOneIsAlwaysRefused) {
+  ServerConfig config;
+  // As the hub's admin API: reads open, anything else needs a token.
+  config.tokens =
+      std::make_shared<RequestTokens>(BearerTokens::of({{"ops", "fedcba9876543210fedc"}}),
+                                      [](const Request& r) { return r.method != "GET"; });
+  auto server = start(config);
+  const auto open_read = http_get(base + "/whoami");
+  EXPECT_EQ(open_read.status, 200);
+  EXPECT_EQ(open_read.body, "\"\"");
+  EXPECT_EQ(http({"PUT", base + "/echo", "{}"}).status, 401);
+  EXPECT_EQ(
+      http({"PUT", base + "/echo", "{}", {"Authorization: Bearer fedcba9876543210fedc"}}).status,
+      200);
+  // A stale token on a read is refused, not ignored: its client learns at once.
+  EXPECT_EQ(
+      http({"GET", base + "/whoami", "", {"Authorization: Bearer stale-token-00000000"}}).status,
+      401);
+  EXPECT_EQ(server->counters().unauthorized, 2u);
+}
+
+TEST_F(HttpServerTest, ReloadedTokensApplyToTheNextRequestAndABadFileKeepsTheOldOnes) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("cascade-tokens-" + std::to_string(::getpid()));
+  const auto write = [&](const std::string& text) {
+    std::ofstream(file, std::ios::trunc) << text;
+    std::filesystem::permissions(
+        file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  };
+  auto tokens =
+      std::make_shared<RequestTokens>(BearerTokens::of({{"old", "0123456789abcdef0123"}}));
+  ServerConfig config;
+  config.tokens = tokens;
+  auto server = start(config);
+  const auto whoami = [&](const std::string& token) {
+    return http({"GET", base + "/whoami", "", {"Authorization: Bearer " + token}});
+  };
+  write("new fedcba9876543210fedc\n");
+  EXPECT_EQ(tokens->reload(file.string()), "");
+  EXPECT_EQ(whoami("fedcba9876543210fedc").body, "\"new\"");
+  EXPECT_EQ(whoami("0123456789abcdef0123").status, 401);
+
+  write("broken short\n");
+  EXPECT_THAT(tokens->reload(file.string()), HasSubstr("shorter than"));
+  EXPECT_EQ(whoami("fedcba9876543210fedc").status, 200);
+  std::filesystem::remove(file);
 }
 
 TEST(PeerAllowedTest, LoopbackAlwaysOthersOnlyInsideAnAllowedRange) {

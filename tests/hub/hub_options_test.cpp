@@ -103,6 +103,38 @@ TEST(HubOptions, MetricsAndJsonLogsAreOptIn) {
   EXPECT_EQ(p.config->log_format, LogFormat::kJson);
 }
 
+// The admin API's flags, with the agent's rules for --http.
+INSTANTIATE_TEST_SUITE_P(
+    HttpAdminApi, HubOptionsRejects,
+    ::testing::Values(
+        BadFlag{{"--http", "localhost:7480"}, "--http:"},
+        BadFlag{{"--http", "10.1.2.3:7480"}, "reachable from other hosts"},
+        BadFlag{{"--http", "0.0.0.0:7480", "--http-allow", "10.0.0.0/8"}, "--http-token-file"},
+        BadFlag{{"--http", "0.0.0.0:7480", "--http-token-file", "/etc/cascade/tokens"},
+                "--http-allow"},
+        BadFlag{{"--http-allow", "10.0.0.0/8"}, "need --http"},
+        BadFlag{{"--http-token-file", "/etc/cascade/tokens"}, "need --http"},
+        BadFlag{{"--http", "127.0.0.1:7480", "--http-allow", "10.0.0.0/33"}, "--http-allow:"},
+        BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--http", "127.0.0.1:7480"},
+                "--proxy keeps none"}));
+
+TEST(HubOptions, HttpFlagsReachTheAdminApiWithOneThread) {
+  auto p = parse({"--http", "0.0.0.0:7480", "--http-allow", "10.0.0.0/8", "--http-allow",
+                  "192.168.1.0/24", "--http-token-file", "/etc/cascade/http-tokens"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto& http = p.config->http;
+  ASSERT_TRUE(http.listen);
+  EXPECT_EQ(http.listen->to_string(), "0.0.0.0:7480");
+  EXPECT_EQ(http.allow.size(), 2u);
+  EXPECT_EQ(http.token_file, "/etc/cascade/http-tokens");
+  EXPECT_EQ(http.threads, 1u);
+
+  auto loopback = parse({"--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"});
+  ASSERT_TRUE(loopback.config) << loopback.message;  // with --metrics, and without tokens
+  EXPECT_TRUE(loopback.config->http.token_file.empty());
+  EXPECT_FALSE(parse({}).config->http.listen);
+}
+
 TEST(HubOptions, ConnectionDefaultsHoldAFleetRestartAndSpareBeatingAgents) {
   auto p = parse({"--beat-interval-ms", "1000"});
   ASSERT_TRUE(p.config) << p.message;

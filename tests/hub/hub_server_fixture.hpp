@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -21,11 +22,15 @@ class ScriptedStore final : public HubStore {
   HubSnapshot load() override { return {}; }
   void apply(const PersistBatch& batch) override {
     if (failing) throw std::runtime_error("disk full");
+    if (backing != nullptr) backing->apply(batch);
     ++commits;
     instances_written += batch.instance_upserts.size();
     audit_written += batch.audit.size();
     if (!batch.audit.empty()) audit_wall_ms = batch.wall_ms;
   }
+  // When set (before the server runs), what commits is written there too: a
+  // real file whose audit log a test reads back.
+  HubStore* backing = nullptr;
   std::atomic<bool> failing{false};
   std::atomic<int> commits{0};
   std::atomic<std::size_t> instances_written{0};
@@ -41,19 +46,24 @@ class HubServerTest : public ::testing::Test {
     config.flush_interval = Duration{5};
     return config;
   }
-  // With `registry`, the server's metrics are registered there.
+  // With `registry`, the server's metrics are registered there. `prepare`
+  // runs before the server's thread starts, for what must precede run().
   explicit HubServerTest(const HubConfig& config = default_config(),
-                         metrics::Registry* registry = nullptr) {
+                         metrics::Registry* registry = nullptr,
+                         const std::function<void(HubServer&)>& prepare = {}) {
     server = std::make_unique<HubServer>(config, clock, store, context);
     if (registry != nullptr) server->enable_metrics(*registry);
     endpoint = server->bind();
-    thread = std::thread([this] { server->run(stop); });
+    if (prepare) prepare(*server);
+    thread = std::thread([this] { server->run(stop, &reload); });
     client.set(zmq::sockopt::linger, 0);
     client.connect(endpoint);
   }
-  ~HubServerTest() override {
+  ~HubServerTest() override { stop_server(); }
+  // The server's run() returns (once; later calls do nothing).
+  void stop_server() {
     stop = true;
-    thread.join();
+    if (thread.joinable()) thread.join();
   }
   std::optional<proto::Message> request(const proto::Message& m,
                                         Duration timeout = Duration{1000}) {
@@ -81,6 +91,7 @@ class HubServerTest : public ::testing::Test {
   std::unique_ptr<HubServer> server;
   std::string endpoint;
   std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};  // SIGHUP
   std::thread thread;
   zmq::socket_t client{context, zmq::socket_type::dealer};
 };

@@ -9,6 +9,7 @@
 #include <limits>
 #include <tuple>
 
+#include "cascade/hub/audit_reader.hpp"
 #include "cascade/hub/registry.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 #include "cascade/tests/store/temp_dir.hpp"
@@ -340,6 +341,41 @@ TEST_F(SqliteHubStoreTest, AuditLogKeepsEveryBatchInOrderAndReturnsTheLastOnes) 
   EXPECT_EQ(last[1].actor, "op3");
   EXPECT_FALSE(last[1].ok);
   EXPECT_EQ(store->audit_log(100).size(), 4u);
+}
+
+// The HTTP admin API pages through the log newest first, by row id, on a
+// read-only connection of its own while the store keeps writing.
+TEST_F(SqliteHubStoreTest, AuditPagesGoNewestFirstByIdAndAReaderSeesEachCommit) {
+  auto store = open();
+  for (int i = 0; i < 5; ++i) {
+    PersistBatch b;
+    b.audit = {audit("op" + std::to_string(i), "readmit", "a" + std::to_string(i), true)};
+    b.wall_ms = 1000 + i;
+    store->apply(b);
+  }
+  AuditReader reader(SqliteHubStore::file_in(dir()));
+  const auto first = reader.page(std::nullopt, 2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].record.actor, "op4");
+  EXPECT_EQ(first[1].record.actor, "op3");
+  EXPECT_GT(first[0].id, first[1].id);
+  EXPECT_EQ(first[0].record.at_ms, 1004);
+  const auto second = reader.page(first.back().id, 10);
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(second.front().record.actor, "op2");
+  EXPECT_EQ(second.back().record.actor, "op0");
+  EXPECT_TRUE(reader.page(second.back().id, 10).empty());
+  EXPECT_EQ(store->audit_page(std::nullopt, 5), reader.page(std::nullopt, 5));
+
+  PersistBatch later;
+  later.audit = {audit("op5", "readmit", "a5", false)};
+  store->apply(later);
+  EXPECT_EQ(reader.page(std::nullopt, 1).at(0).record.actor, "op5");
+}
+
+TEST_F(SqliteHubStoreTest, AReaderNeverCreatesTheFileItReads) {
+  EXPECT_THROW(AuditReader reader(SqliteHubStore::file_in(dir())), StoreError);
+  EXPECT_FALSE(std::filesystem::exists(SqliteHubStore::file_in(dir())));
 }
 
 TEST_F(SqliteHubStoreTest, StaticInstanceKeepsItsReservedOwnerAcrossReopen) {

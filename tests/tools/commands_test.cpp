@@ -614,6 +614,21 @@ TEST(CtlSetRoutes, RuleArgumentsTakeAnOptionalPriorityAndForcePrefix) {
   EXPECT_EQ(rule_of("metadata.a = b:c => zone = d").text, "metadata.a = b:c => zone = d");
 }
 
+// The hub's HTTP admin API shows a service's rules as these arguments, so an
+// editor can send them back unchanged.
+TEST(CtlSetRoutes, RuleArgumentsReadBackAsTheRulesTheyCameFrom) {
+  for (const auto& rule : {proto::RouteRuleText{"=> zone = dc1", 0, false, true},
+                           proto::RouteRuleText{"=> zone = dc1", 10, false, true},
+                           proto::RouteRuleText{"zone = dc3 =>", 0, true, true},
+                           proto::RouteRuleText{"zone = dc3 =>", -7, true, true},
+                           proto::RouteRuleText{"10:looks like a prefix", 0, false, true},
+                           proto::RouteRuleText{"force:looks like one too", 0, false, true}}) {
+    EXPECT_EQ(rule_of(admin::rule_argument(rule)), rule) << admin::rule_argument(rule);
+  }
+  EXPECT_EQ(admin::rule_argument({"zone = dc3 =>", 7, true, true}), "7,force:zone = dc3 =>");
+  EXPECT_EQ(admin::rule_argument({"=> zone = dc1", 0, false, true}), "=> zone = dc1");
+}
+
 TEST(CtlSetRoutes, BadRuleArgumentsAreUsageErrors) {
   proto::RouteRuleText rule;
   EXPECT_EQ(parse_rule("10:", false, rule), "--rule '10:' has no rule text");

@@ -1,8 +1,6 @@
 #include "cascade/tools/ctl/commands.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 
 #include "cascade/common/validate.hpp"
 #include "cascade/tools/ctl/render.hpp"
@@ -134,43 +132,6 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
 
 }  // namespace
 
-std::string parse_rule(std::string_view arg, bool force_all, proto::RouteRuleText& out) {
-  out = proto::RouteRuleText{};
-  out.force = force_all;
-  std::string_view text = arg;
-  if (const auto colon = arg.find(':'); colon != std::string_view::npos) {
-    std::string_view prefix = arg.substr(0, colon);
-    bool force = false;
-    if (prefix == "force") {
-      force = true;
-      prefix = {};
-    } else if (prefix.ends_with(",force")) {
-      force = true;
-      prefix.remove_suffix(6);
-    }
-    std::int64_t priority = 0;
-    bool is_prefix = force && prefix.empty();
-    if (!prefix.empty()) {
-      const auto [end, ec] =
-          std::from_chars(prefix.data(), prefix.data() + prefix.size(), priority);
-      is_prefix = ec == std::errc{} && end == prefix.data() + prefix.size();
-      if (ec == std::errc::result_out_of_range ||
-          (is_prefix && (priority < std::numeric_limits<std::int32_t>::min() ||
-                         priority > std::numeric_limits<std::int32_t>::max())))
-        return "--rule '" + printable(arg) + "': priority out of range (a 32-bit integer)";
-    }
-    if (is_prefix) {
-      out.priority = static_cast<std::int32_t>(priority);
-      out.force = out.force || force;
-      text = arg.substr(colon + 1);
-    }
-  }
-  if (text.find_first_not_of(" \t") == std::string_view::npos)
-    return "--rule '" + printable(arg) + "' has no rule text";
-  out.text = std::string(text);
-  return {};
-}
-
 std::string default_reporter(std::string_view host) {
   return "cascadectl@" + std::string(host);
 }
@@ -222,29 +183,8 @@ proto::Message make_request(const CommandSpec& spec) {
     case Command::kReportFailure:
       // A non-zero request_id asks the hub for a ReportAck.
       return proto::FailureReport{spec.request_id, {signal_of(spec)}, 0};
-    case Command::kAdmin: {
-      const AdminArgs& admin = spec.admin;
-      proto::AdminRequest r;
-      r.request_id = spec.request_id;
-      r.op = admin.op;
-      r.actor = admin.actor;
-      if (proto::is_instance_op(admin.op)) {
-        r.service = spec.service;
-        r.instance_id = admin.instance_id;
-      } else if (admin.op == proto::AdminOp::kSetRoutes) {
-        r.service = spec.service;
-        r.routes = admin.routes;
-      } else {
-        r.service = proto::ServiceKey{"", ""};  // "empty otherwise" (protocol 3.15)
-        r.enabled = admin.enabled;
-      }
-      if (admin.op == proto::AdminOp::kAddStatic) {
-        r.instance = admin.instance;
-        r.instance->id = admin.instance_id;
-      }
-      if (admin.op == proto::AdminOp::kNotifySwitch) r.share_percent = admin.share_percent;
-      return r;
-    }
+    case Command::kAdmin:
+      return admin::make_admin_request(spec.service, spec.admin, spec.request_id);
   }
   return proto::StatusRequest{spec.request_id};
 }

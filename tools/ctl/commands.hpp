@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cascade/common/admin_request.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/tools/ctl/hub_client.hpp"
@@ -53,9 +54,11 @@ enum class OutputFormat { kTable, kJson };
 
 inline constexpr Duration kDefaultTimeout{2000};
 
-// notify-switch on without --share: push isolations to a tenth of a
-// service's consumers per flush (the rest learn at their next beat).
-inline constexpr std::uint32_t kDefaultNotifySharePercent = 10;
+// The operator commands' arguments and rule prefixes, shared with the hub's
+// HTTP admin API (common/admin_request.hpp).
+using admin::AdminArgs;
+using admin::kDefaultNotifySharePercent;
+using admin::parse_rule;
 
 // report-failure: the one signal sent (its service is CommandSpec::service).
 struct FailureArgs {
@@ -63,19 +66,6 @@ struct FailureArgs {
   proto::FailureKind kind = proto::FailureKind::kTimeout;
   std::string reporter;     // node id of the caller; default_reporter() unless given
   std::uint32_t count = 1;  // failures folded into the signal, >= 1
-};
-
-// The operator commands: one AdminRequest each.
-struct AdminArgs {
-  proto::AdminOp op = proto::AdminOp::kMarkOutOfService;
-  std::string actor;           // who asks, for the hub's audit log; default_actor() unless given
-  std::string instance_id;     // instance operations only
-  proto::Instance instance{};  // add-static only (its id is set from instance_id)
-  bool enabled = false;        // eviction-protection, notify-switch
-  std::uint32_t share_percent = 100;  // notify-switch, 1..100
-  // set-routes: the service's new complete rule set (empty: --clear).
-  std::vector<proto::RouteRuleText> routes{};
-  bool clear_routes = false;  // set-routes --clear: removing every rule is meant, not forgotten
 };
 
 struct CommandSpec {
@@ -107,14 +97,6 @@ std::string default_actor(std::string_view user, std::string_view host);
 // @return "" when every entry is usable, else what is wrong with the first bad one.
 std::string parse_metadata(const std::vector<std::string>& entries,
                            std::map<std::string, std::string>& out);
-
-// Reads one set-routes `--rule` argument, "[PREFIX:]TEXT", into `out`. The
-// optional PREFIX before the first ':' is a priority ("10", "-5"), "force", or
-// both ("10,force"); anything else before a ':' is part of the rule text
-// (rule keys are never numbers or "force"). `force_all` (--force) forces
-// every rule. The text itself is checked by the hub, with the agents' parser.
-// @return "" when usable, else the usage error.
-std::string parse_rule(std::string_view arg, bool force_all, proto::RouteRuleText& out);
 
 // "" when `spec` can be sent, else a usage error for the operator: an empty or
 // overlong id or name, a control character, a count of 0, a share outside

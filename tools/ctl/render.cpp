@@ -28,22 +28,6 @@ std::string count_noun(std::size_t n, std::string_view noun) {
 
 }  // namespace
 
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20U || byte == 0x7FU) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string format_table(const std::vector<Column>& columns,
                          const std::vector<std::vector<std::string>>& rows, bool header) {
   std::vector<std::vector<std::string>> cells;

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cascade/common/printable.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::ctl {
@@ -56,7 +57,7 @@ std::string format_table(const std::vector<Column>& columns,
                          const std::vector<std::vector<std::string>>& rows, bool header = true);
 
 // Control bytes (< 0x20 and 0x7f) as \xNN; everything else unchanged.
-std::string printable(std::string_view text);
+using cascade::printable;
 
 // "3d 04h 05m 06s", "2h 00m 01s", "5m 00s", "42s", "850ms"; negative values as "<n>ms".
 std::string format_uptime(std::int64_t uptime_ms);

@@ -1,9 +1,9 @@
-#include "cascade/agent/api/json_fields.hpp"
+#include "cascade/http/json_fields.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace cascade::agent::api {
+namespace cascade::http {
 
 namespace {
 
@@ -24,6 +24,10 @@ bool object_of(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+std::string dump_json(const nlohmann::ordered_json& json) {
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
 
 std::variant<nlohmann::json, BodyError> parse_object(std::string_view body) {
   auto parsed = nlohmann::json::parse(body, nullptr, false);
@@ -131,4 +135,4 @@ std::optional<BodyError> JsonFields::finish() const {
   return std::nullopt;
 }
 
-}  // namespace cascade::agent::api
+}  // namespace cascade::http
