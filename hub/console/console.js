@@ -128,6 +128,7 @@
   // --- values ----------------------------------------------------------------
 
   const pad = (n) => String(n).padStart(2, '0');
+  const plural = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
   function duration(ms) {
     if (ms === null || ms === undefined) return '—';
@@ -444,7 +445,7 @@
       try {
         const answer = await dryRun();
         const count = (answer.rules || []).length;
-        setText(valid, `Valid: ${count} rule${count === 1 ? '' : 's'}, as the agents will read ${count === 1 ? 'it' : 'them'} (nothing was saved).`);
+        setText(valid, `Valid: ${plural(count, 'rule')}, as the agents will read ${count === 1 ? 'it' : 'them'} (nothing was saved).`);
         valid.hidden = false;
       } catch (e) {
         showError(e);
@@ -640,7 +641,8 @@
           tree.replaceChildren(selfItem);
         }
         fill(self, `${t.hub_id} · tier ${t.tier}${t.zone ? ` · zone ${t.zone}` : ''} · this hub`,
-          `epoch ${t.epoch} · ${t.children.length} child hubs · ${t.agents} agents`);
+          `epoch ${t.epoch} · ${plural(t.children.length, 'child hub')} · ${plural(t.agents, 'agent')}`);
+        childHubs.parentNode.hidden = t.children.length === 0;
         syncChildren(childHubs, t.children, (c) => c.hub_id,
           () => el('li', {}, card('child')),
           (li, c) => {
@@ -648,7 +650,7 @@
             fill(li.firstChild, `${c.hub_id} · tier ${c.tier}`,
               `${c.instances} instances · lease ${c.held ? 'held by eviction protection' : duration(c.lease_ms)}`);
           });
-        setText(agents, `${t.agents} agent${t.agents === 1 ? '' : 's'} beating here`);
+        setText(agents, `${plural(t.agents, 'agent')} beating here`);
         extra.show([['Services cached from the upper tier', t.cross_tier_entries]]);
       },
     };
@@ -767,7 +769,7 @@
     let nextBefore = null;
     const pageLabel = el('span', { class: 'page-label' });
     const limit = el('select', { id: 'audit-limit' },
-      [20, 50, 100, 500].map((n) => el('option', { value: n, text: n, selected: n === 50 })));
+      [10, 20, 50, 100, 500].map((n) => el('option', { value: n, text: n, selected: n === 50 })));
     const newest = el('button', { type: 'button', dataset: { action: 'audit-newest' }, text: 'Newest' });
     const newer = el('button', { type: 'button', dataset: { action: 'audit-newer' }, text: '← Newer' });
     const older = el('button', { type: 'button', dataset: { action: 'audit-older' }, text: 'Older →' });

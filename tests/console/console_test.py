@@ -188,24 +188,31 @@ class Browser:
         return eventually(what, lambda: all(w in self.text_of(css) for w in wanted))
 
     def errors(self, expected=()):
-        """The SEVERE entries of the browser's log since the last call, but
-        those matching one of the `expected` patterns (failures provoked on purpose)."""
-        entries = self.driver.get_log('browser')
-        return [e['message'] for e in entries if e['level'] == 'SEVERE'
-                and not any(re.search(p, e['message']) for p in expected)]
+        """The SEVERE entries of the browser's log since the last call: (those
+        matching none of the `expected` patterns, how many matched one)."""
+        severe = [e['message'] for e in self.driver.get_log('browser') if e['level'] == 'SEVERE']
+        provoked = [m for m in severe if any(re.search(p, m) for p in expected)]
+        return [m for m in severe if m not in provoked], len(provoked)
 
     def check_no_errors(self, page, expected=()):
-        errors = self.errors(expected)
+        """No error in the console since the last check but the `expected`
+        ones, which must be there (so the log is known to be read)."""
+        errors, provoked = self.errors(expected)
         check(not errors, f'{page}: errors in the browser console: {errors}')
+        check(provoked or not expected, f'{page}: the console has none of {expected}')
 
     def screenshot(self, directory, name):
-        if directory:
-            self.driver.execute_script('window.scrollTo(0, 0)')
-            # Tall enough for the whole page, so that the picture shows all of it.
-            height = self.driver.execute_script('return document.documentElement.scrollHeight')
-            self.driver.set_window_size(1440, max(700, min(height + 40, 1600)))
-            self.driver.save_screenshot(os.path.join(directory, f'console-{name}.png'))
-            self.driver.set_window_size(1440, 1000)
+        """DIR/console-NAME.png: the whole page, 1440 pixels wide, without scroll bars."""
+        if not directory:
+            return
+        def emulate(height):
+            self.driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride', {
+                'width': 1440, 'height': height, 'deviceScaleFactor': 1, 'mobile': False})
+        emulate(800)
+        height = self.driver.execute_script('return document.documentElement.scrollHeight')
+        emulate(max(600, height))
+        self.driver.save_screenshot(os.path.join(directory, f'console-{name}.png'))
+        self.driver.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
 
 
 def services_page(browser, l1_ui, shots):
@@ -325,15 +332,35 @@ def switches_page(browser, l1_ui, shots):
     print('  switches: the notify switch turned on at 25% without asking for the token again')
 
 
-def audit_page(browser, l1_ui, shots):
+def audit_page(browser, cluster, l1, l1_ui, shots):
     browser.open(l1_ui + '#/audit')
     browser.wait_text('table.audit tbody', ['mark_out_of_service', 'set_routes', 'notify_switch',
                                             'http:operator', 'done'], 'the commands audited')
-    check(not browser.find('button[data-action="audit-older"]').is_enabled(),
-          'a single page: nothing older')
+    older = browser.find('button[data-action="audit-older"]')
+    check(not older.is_enabled(), 'a single page: nothing older')
     browser.check_no_errors('audit page')
     browser.screenshot(shots, 'audit')
-    print('  audit: the operator\'s commands under http:operator')
+
+    # Twelve more records from cascadectl: pages of 10 then hold 10 and 5.
+    for _ in range(12):
+        code, out = cluster.ctl(l1, 'eviction-protection', 'on', '--actor', 'ops@console-test')
+        check(code == 0, f'cascadectl eviction-protection on: {out}')
+    from selenium.webdriver.support.ui import Select
+    Select(browser.find('#audit-limit')).select_by_value('10')
+    eventually('ten records on the first page, the newest first', lambda: [
+        r.get_attribute('data-key') for r in browser.driver.find_elements(
+            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(15, 5, -1)])
+    eventually('older pages', older.is_enabled)
+    older.click()
+    eventually('the five oldest on the second page', lambda: [
+        r.get_attribute('data-key') for r in browser.driver.find_elements(
+            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(5, 0, -1)])
+    browser.wait_text('.page-label', ['page 2'], 'the page number')
+    check(not older.is_enabled(), 'nothing older than the second page')
+    browser.find('button[data-action="audit-newer"]').click()
+    browser.wait_text('table.audit tbody', ['ops@console-test'], 'back on the first page')
+    browser.check_no_errors('audit pages')
+    print('  audit: the operator\'s commands under http:operator, in pages of 10')
 
 
 def run(args, workdir):
@@ -359,13 +386,13 @@ def run(args, workdir):
         edit_routes(browser, cluster, l1, args.screenshots)
         topology_pages(browser, l1_ui, l2_ui, args.screenshots)
         switches_page(browser, l1_ui, args.screenshots)
-        audit_page(browser, l1_ui, args.screenshots)
+        audit_page(browser, cluster, l1, l1_ui, args.screenshots)
         return True
     except Exception as e:  # a Failure, or selenium's or Python's own
         print(f'FAIL: {type(e).__name__}: {e}')
         if browser:
             try:
-                print(f'  at {browser.driver.current_url}; browser log: {browser.errors()}')
+                print(f'  at {browser.driver.current_url}; browser log: {browser.errors()[0]}')
             except Exception:
                 pass
         cluster.stop()
