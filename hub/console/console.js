@@ -277,7 +277,7 @@
     return new Promise((resolve) => {
       tokenAnswer = resolve;
       $('token-input').value = '';
-      dialog.showModal();
+      if (!dialog.open) dialog.showModal();
       $('token-input').focus();
     });
   }
