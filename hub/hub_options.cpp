@@ -362,8 +362,9 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "needed when --metrics is not a loopback address");
   app.add_option("--http", raw.http,
                  "Serve the HTTP admin API (JSON under /api/v1/: status, services, topology, the "
-                 "audit log and cascadectl's operator commands) on HOST:PORT, e.g. "
-                 "127.0.0.1:7480 (port 0: any free port, printed on stdout). Not with --proxy");
+                 "audit log and cascadectl's operator commands) and its web console (/ui/) on "
+                 "HOST:PORT, e.g. 127.0.0.1:7480 (port 0: any free port, printed on stdout). Not "
+                 "with --proxy");
   app.add_option("--http-allow", raw.http_allow,
                  "CIDR range whose hosts may use the HTTP admin API besides loopback "
                  "(repeatable); needed, with --http-token-file, when --http is not a loopback "

@@ -28,6 +28,9 @@ packages=(
   # Prometheus: promtool lints the metrics text (tests/metrics: `promtool
   # check metrics`); later a real Prometheus server scrapes hub and agent
   prometheus
+  # A real browser for the hub's web console (tests/console): headless
+  # Chromium, its WebDriver and Debian's Selenium client
+  chromium chromium-driver python3-selenium
   # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
   # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
   # by clang), llvm-symbolizer for reports with file and line (llvm)

@@ -6,15 +6,18 @@
 
 #include "cascade/hub/admin_api/admin_commands.hpp"
 #include "cascade/hub/admin_api/admin_reads.hpp"
+#include "cascade/hub/admin_api/console_routes.hpp"
 
 namespace cascade::hub::admin_api {
 
 namespace {
 
 // Operator commands always; reads from other hosts (loopback reads are as
-// open as cascadectl's on a hub without keys).
+// open as cascadectl's on a hub without keys), but for the console's files,
+// which hold no state and which a browser loads without a token.
 bool needs_token(const http::Request& request) {
-  return request.method != "GET" || !request.peer.is_loopback();
+  if (request.method != "GET") return true;
+  return !request.peer.is_loopback() && !is_console_path(request.path);
 }
 
 std::shared_ptr<http::RequestTokens> load_tokens(const std::string& file) {
@@ -32,6 +35,7 @@ AdminHttp::AdminHttp(const http::ApiOptions& options, OwnerPort& owner,
     : token_file_(options.token_file), tokens_(load_tokens(token_file_)), audit_(store_file) {
   add_read_routes(router_, owner, audit_, [this] { return counters_json(); });
   add_command_routes(router_, owner);
+  add_console_routes(router_);
   auto config = http::server_config(options, "http");
   config.tokens = tokens_;
   server_ = std::make_unique<http::Server>(std::move(config), router_);

@@ -11,10 +11,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "cascade/common/curve_keys.hpp"
+#include "cascade/hub/admin_api/console_files.hpp"
+#include "cascade/hub/admin_api/console_routes.hpp"
 #include "cascade/hub/admin_api/server_owner.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 #include "cascade/tests/common/curl_client.hpp"
@@ -421,6 +425,10 @@ TEST(AdminHttpPeers, ReadsFromAnotherHostNeedATokenAndHostsOutsideTheRangesGetNo
   } allowed(address);
   EXPECT_EQ(allowed.get("/api/v1/status").status, 401);
   EXPECT_EQ(allowed.get("/api/v1/status", kAliceToken).status, 200);
+  // The console's files hold no state and a browser loads them without a
+  // token; the reads they make then need one.
+  EXPECT_EQ(allowed.get("/ui/").status, 200);
+  EXPECT_EQ(allowed.get("/ui/console.js").status, 200);
 
   // A documentation range (RFC 5737) that does not hold this host's address.
   const std::string other =
@@ -679,6 +687,66 @@ TEST_F(AdminHttpKeyedTest, TheOperatorActsAsAnOperatorKeyNamedAfterItsToken) {
   const auto record = audit()["records"][0];
   EXPECT_EQ(record["key"], "http:alice");
   EXPECT_EQ(record["actor"], "http:alice");
+}
+
+// ------------------------------------------------------- the web console
+
+// The bytes built into the binary are the files of the source tree, all of them.
+TEST(Console, EveryFileOfTheSourceTreeIsBuiltInAsItIs) {
+  const std::filesystem::path dir = std::filesystem::path(CASCADE_SOURCE_DIR) / "hub" / "console";
+  std::set<std::string> on_disk;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    on_disk.insert(entry.path().filename().string());
+  std::set<std::string> built_in;
+  for (const auto& file : admin_api::console_files()) {
+    built_in.insert(std::string(file.name));
+    std::ifstream in(dir / file.name, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    EXPECT_EQ(file.bytes, text) << file.name;
+  }
+  EXPECT_EQ(built_in, on_disk);
+  EXPECT_TRUE(built_in.contains("index.html"));
+}
+
+TEST_F(AdminHttpTest, TheConsoleIsServedWithItsTypeNoCacheAndAPolicyThatLoadsOnlyItsOwnFiles) {
+  const auto page = get("/ui/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_EQ(page.headers.at("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page.headers.at("cache-control"), "no-cache");
+  EXPECT_EQ(page.headers.at("x-content-type-options"), "nosniff");
+  EXPECT_THAT(page.headers.at("content-security-policy"), HasSubstr("script-src 'self'"));
+  EXPECT_THAT(page.body, HasSubstr("<script src=\"console.js\""));
+  EXPECT_EQ(get("/ui/index.html").body, page.body);
+
+  const auto script = get("/ui/console.js");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(script.headers.at("content-type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(script.headers.at("cache-control"), "no-cache");
+  const auto style = get("/ui/console.css");
+  ASSERT_EQ(style.status, 200);
+  EXPECT_EQ(style.headers.at("content-type"), "text/css; charset=utf-8");
+}
+
+TEST_F(AdminHttpTest, UnknownConsoleFilesAreNotFoundAndTheRootLeadsToTheConsole) {
+  for (const auto* path : {"/ui/nope.js", "/ui/sub/index.html", "/ui/%2e%2e"}) {
+    const auto r = get(path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(code_of(r), "no_file") << path;
+  }
+  for (const auto* path : {"/", "/ui"}) {
+    const auto r = get(path);
+    EXPECT_EQ(r.status, 302) << path;
+    EXPECT_EQ(r.headers.at("location"), "/ui/") << path;
+  }
+  EXPECT_EQ(call("POST", "/ui/", "").status, 405);
+  // Loopback needs no token for the console, as for the reads it makes.
+  EXPECT_EQ(get("/ui/", "").status, 200);
+}
+
+TEST(Console, FilesAreSentWithTheTypeOfTheirExtension) {
+  EXPECT_EQ(admin_api::content_type_of("index.html"), "text/html; charset=utf-8");
+  EXPECT_EQ(admin_api::content_type_of("a.svg"), "image/svg+xml");
+  EXPECT_EQ(admin_api::content_type_of("LICENSE"), "application/octet-stream");
 }
 
 }  // namespace
