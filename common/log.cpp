@@ -17,6 +17,7 @@ void init_logging(std::string_view program, spdlog::level::level_enum level, Log
   auto logger = format == LogFormat::kJson ? spdlog::stderr_logger_mt(std::string(program))
                                            : spdlog::stderr_color_mt(std::string(program));
   logger->set_formatter(make_log_formatter(format));
+  set_log_fields_formatted(true);
   logger->set_level(level);
   spdlog::set_default_logger(logger);
 }

@@ -4,6 +4,7 @@
 #include <spdlog/pattern_formatter.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 namespace cascade {
@@ -50,28 +51,37 @@ bool needs_quotes(std::string_view value) {
   return value.empty() || value.find_first_of(" \"=") != std::string_view::npos;
 }
 
-// %* in the text pattern: the message, then its fields as key=value (values
-// with spaces quoted).
+// The message as a text line shows it: the text, then its fields as
+// key=value (values with spaces, quotes or '=' quoted).
+void append_text(spdlog::memory_buf_t& out, std::string_view message) {
+  append_escaped(out, what_of(message), false);
+  for_each_field(message, [&out](std::string_view key, std::string_view value) {
+    out.push_back(' ');
+    out.append(key.data(), key.data() + key.size());
+    out.push_back('=');
+    const bool quoted = needs_quotes(value);
+    if (quoted) out.push_back('"');
+    append_escaped(out, value, quoted);
+    if (quoted) out.push_back('"');
+  });
+}
+
+// %* in the text pattern: append_text() of the message.
 class TextEventFlag final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& out) override {
-    const std::string_view payload(msg.payload.data(), msg.payload.size());
-    append_escaped(out, what_of(payload), false);
-    for_each_field(payload, [&out](std::string_view key, std::string_view value) {
-      out.push_back(' ');
-      out.append(key.data(), key.data() + key.size());
-      out.push_back('=');
-      const bool quoted = needs_quotes(value);
-      if (quoted) out.push_back('"');
-      append_escaped(out, value, quoted);
-      if (quoted) out.push_back('"');
-    });
+    append_text(out, std::string_view(msg.payload.data(), msg.payload.size()));
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<TextEventFlag>();
   }
 };
+
+// Set once a logger formats events (init_logging): until then, and in
+// applications that use the agent library with loggers of their own,
+// log_message() writes the finished text instead of separators.
+std::atomic<bool> g_fields_formatted{false};
 
 void append_json_pair(spdlog::memory_buf_t& out, std::string_view key, std::string_view value) {
   out.push_back(',');
@@ -114,6 +124,18 @@ class JsonFormatter final : public spdlog::formatter {
 }  // namespace
 
 std::string log_message(std::string_view what, std::initializer_list<LogField> fields) {
+  std::string out = encoded_message(what, fields);
+  if (g_fields_formatted.load(std::memory_order_relaxed)) return out;
+  spdlog::memory_buf_t text;
+  append_text(text, out);
+  return {text.data(), text.size()};
+}
+
+void set_log_fields_formatted(bool formatted) {
+  g_fields_formatted.store(formatted, std::memory_order_relaxed);
+}
+
+std::string encoded_message(std::string_view what, std::initializer_list<LogField> fields) {
   std::string out(what);
   for (const auto& field : fields) {
     out += kLogFieldSeparator;

@@ -43,8 +43,14 @@ struct LogField {
 
 inline constexpr char kLogFieldSeparator = '\x1f';
 
-// `what` and its fields as one spdlog message (see above).
+// `what` and its fields as one spdlog message: with the separators the
+// formatters of init_logging() lay out, or, for any other logger (an
+// application's, with the agent library), as the finished text line.
 std::string log_message(std::string_view what, std::initializer_list<LogField> fields);
+// Always with the separators.
+std::string encoded_message(std::string_view what, std::initializer_list<LogField> fields);
+// Called by init_logging(): its formatters lay the fields out.
+void set_log_fields_formatted(bool formatted);
 
 inline void log_event(spdlog::level::level_enum level, std::string_view what,
                       std::initializer_list<LogField> fields) {

@@ -21,7 +21,9 @@ std::string logged(LogFormat format, Log log) {
   logger->set_formatter(make_log_formatter(format));
   const auto previous = spdlog::default_logger();
   spdlog::set_default_logger(logger);
+  set_log_fields_formatted(true);  // as init_logging() does
   log();
+  set_log_fields_formatted(false);
   spdlog::set_default_logger(previous);
   return out.str();
 }
@@ -78,6 +80,20 @@ TEST(LogEvent, APlainMessageWithoutFieldsPrintsAsItIs) {
       nlohmann::json::parse(logged(LogFormat::kJson, [] { spdlog::warn("say \"hi\" \\ bye"); }));
   EXPECT_EQ(json["msg"], "say \"hi\" \\ bye");
   EXPECT_EQ(json["level"], "warning");
+}
+
+TEST(LogEvent, AnApplicationsOwnLoggerGetsTheFinishedTextLine) {
+  // The agent library logs events too; an application that never called
+  // init_logging() formats them with its own pattern.
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>(
+      "app", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%v");
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  expire_n1();
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(out.str(), "agent expired hub=hub-1 node=n1 why=\"lease ran out\" instances=3\n");
 }
 
 TEST(LogEvent, TheFormatFlagTakesTextOrJsonOnly) {
