@@ -30,7 +30,7 @@ packages=(
   prometheus
   # A real browser for the hub's web console (tests/console): headless
   # Chromium, its WebDriver and Debian's Selenium client
-  chromium chromium-driver python3-selenium
+  chromium chromium-driver python3-selenium libjpeg62-turbo-dev
   # Sanitizer and fuzz builds (tools/test-sanitized.sh, docs/fuzzing.md): clang,
   # libFuzzer and the ASan/UBSan runtimes (libclang-rt-14-dev, only recommended
   # by clang), llvm-symbolizer for reports with file and line (llvm)
