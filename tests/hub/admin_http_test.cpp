@@ -88,27 +88,35 @@ struct AdminParts {
 class AdminHttpTest : protected AdminParts, public HubServerTest {
  protected:
   explicit AdminHttpTest(const HubConfig& config = default_config(), ApiSetup setup = {})
-      : HubServerTest(config, nullptr, [this, setup](HubServer& hub) { start_api(hub, setup); }) {}
+      : HubServerTest(config, nullptr,
+                      [parts = static_cast<AdminParts*>(this), setup](HubServer& hub,
+                                                                      ScriptedStore& hub_store) {
+                        start_api(*parts, hub, hub_store, setup);
+                      }) {}
   ~AdminHttpTest() override {
     // The API's tasks run on the hub's thread: it stops first, the API next.
     stop_server();
     admin.reset();
   }
 
-  void start_api(HubServer& hub, const ApiSetup& setup) {
-    file = SqliteHubStore::open(dir.path() / "data", sqlite::Synchronous::kNormal);
-    store.backing = file.get();
+  // Runs inside HubServerTest's constructor, so it touches only the parts
+  // built before it and what the base hands over.
+  static void start_api(AdminParts& parts, HubServer& hub, ScriptedStore& hub_store,
+                        const ApiSetup& setup) {
+    parts.file = SqliteHubStore::open(parts.dir.path() / "data", sqlite::Synchronous::kNormal);
+    hub_store.backing = parts.file.get();
     http::ApiOptions options;
     options.listen = std::get<SocketAddress>(SocketAddress::parse(setup.listen));
     for (const auto& range : setup.allow)
       options.allow.push_back(std::get<Cidr>(Cidr::parse(range)));
     options.threads = 1;
     if (setup.tokens) {
-      write_private(token_file, std::string("alice ") + kAliceToken + "\n");
-      options.token_file = token_file.string();
+      write_private(parts.token_file, std::string("alice ") + kAliceToken + "\n");
+      options.token_file = parts.token_file.string();
     }
-    admin = std::make_unique<admin_api::AdminService>(hub, options, file->file());
-    base = "http://" + setup.host + ":" + std::to_string(admin->http().address().port());
+    parts.admin = std::make_unique<admin_api::AdminService>(hub, options, parts.file->file());
+    parts.base =
+        "http://" + setup.host + ":" + std::to_string(parts.admin->http().address().port());
   }
 
   HttpResult get(const std::string& path, const std::string& token = "") {

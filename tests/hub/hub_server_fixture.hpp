@@ -46,15 +46,16 @@ class HubServerTest : public ::testing::Test {
     config.flush_interval = Duration{5};
     return config;
   }
-  // With `registry`, the server's metrics are registered there. `prepare`
-  // runs before the server's thread starts, for what must precede run().
+  // Runs before the server's thread starts, for what must precede run(). It
+  // is handed what it may touch: a derived fixture is not constructed yet.
+  using Prepare = std::function<void(HubServer&, ScriptedStore&)>;
+  // With `registry`, the server's metrics are registered there.
   explicit HubServerTest(const HubConfig& config = default_config(),
-                         metrics::Registry* registry = nullptr,
-                         const std::function<void(HubServer&)>& prepare = {}) {
+                         metrics::Registry* registry = nullptr, const Prepare& prepare = {}) {
     server = std::make_unique<HubServer>(config, clock, store, context);
     if (registry != nullptr) server->enable_metrics(*registry);
     endpoint = server->bind();
-    if (prepare) prepare(*server);
+    if (prepare) prepare(*server, store);
     thread = std::thread([this] { server->run(stop, &reload); });
     client.set(zmq::sockopt::linger, 0);
     client.connect(endpoint);
