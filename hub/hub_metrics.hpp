@@ -23,6 +23,7 @@
 #include "cascade/common/protocol.hpp"
 #include "cascade/metrics/registry.hpp"
 #include "cascade/metrics/sampled_families.hpp"
+#include "cascade/metrics/stopwatch.hpp"
 
 namespace cascade::hub {
 
@@ -32,23 +33,25 @@ class ShellMetrics {
   // Registers the families under `prefix` ("cascade_hub", "cascade_proxy").
   ShellMetrics(metrics::Registry& registry, const std::string& prefix);
 
-  void frame_received(std::size_t bytes) {
+  // Starts timing the frame's handling.
+  metrics::Stopwatch frame_received(std::size_t bytes) {
     frames_received_.inc();
     bytes_received_.inc(bytes);
+    return {};
   }
   void frame_sent(std::size_t bytes) {
     frames_sent_.inc();
     bytes_sent_.inc(bytes);
   }
-  void frame_handled(Duration took) { frame_handling_.observe(seconds(took)); }
+  void frame_handled(const metrics::Stopwatch& since_received) {
+    frame_handling_.observe(since_received.seconds());
+  }
   void reply(const proto::Message& message) {
     replies_[static_cast<std::size_t>(proto::type_of(message))]->inc();
   }
   void decode_error(proto::ErrorCode code) {
     decode_errors_[static_cast<std::size_t>(code)]->inc();
   }
-
-  static double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
  private:
   metrics::Counter& frames_received_;
@@ -64,8 +67,8 @@ class ShellMetrics {
 class StoreMetrics {
  public:
   explicit StoreMetrics(metrics::Registry& registry);
-  void committed(Duration took, std::size_t rows) {
-    commit_seconds_.observe(ShellMetrics::seconds(took));
+  void committed(const metrics::Stopwatch& commit, std::size_t rows) {
+    commit_seconds_.observe(commit.seconds());
     commit_rows_.observe(static_cast<double>(rows));
   }
   void commit_failed() { commit_failures_.inc(); }

@@ -6,16 +6,18 @@
 #include "cascade/common/codec.hpp"
 #include "cascade/common/message_parts.hpp"
 #include "cascade/common/zmq_util.hpp"
+#include "cascade/hub/frame_pass.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 
 namespace cascade::hub {
 
 namespace {
 
-constexpr std::size_t kMaxFramesPerPass = 4096;  // keeps timers and flushes timely under load
-constexpr Duration kMaxPollWait{100};            // how soon a stop request is noticed
+constexpr Duration kMaxPollWait{100};  // how soon a stop request is noticed
 constexpr int kReceiveHighWaterMark = 100'000;
-constexpr int kMaxTicksDeferred = 16;  // passes without expiry while a backlog drains
+// How long expiry (and the core's other timers) may wait while a backlog of
+// frames drains: a renewal queued behind them must not find its lease gone.
+constexpr Duration kMaxTickDeferral{500};
 constexpr int kUpstreamHighWaterMark = 1000;
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
 // The least room a reply in a large batch gets before its list goes in parts.
@@ -147,10 +149,10 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     const bool backlog = (items[0].revents & ZMQ_POLLIN) && serve_pending_frames();
     // With frames still queued, a renewal may be waiting behind them: expire
     // nothing until the queue is drained, for a bounded number of passes.
-    if (!backlog || ++ticks_deferred_ > kMaxTicksDeferred) {
-      core_.tick(clock_.now());
-      connections_.tick(clock_.now());
-      ticks_deferred_ = 0;
+    if (!backlog || clock_.now() - last_tick_ >= kMaxTickDeferral) {
+      last_tick_ = clock_.now();
+      core_.tick(last_tick_);
+      connections_.tick(last_tick_);
     }
     run_probes();
     route_core_output();
@@ -170,7 +172,7 @@ std::chrono::milliseconds HubServer::poll_timeout() const {
 
 bool HubServer::serve_pending_frames() {
   Multipart frames;
-  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+  for (FramePass pass(clock_); pass.another();) {
     frames.clear();
     if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
       return false;
@@ -178,12 +180,11 @@ bool HubServer::serve_pending_frames() {
       handle(frames);
       continue;
     }
-    const auto start = clock_.now();
-    metrics_->frame_received(frames.back().size());
+    const auto timer = metrics_->frame_received(frames.back().size());
     handle(frames);
-    metrics_->frame_handled(clock_.now() - start);
+    metrics_->frame_handled(timer);
   }
-  return true;  // stopped at the cap: more may be queued
+  return true;  // the pass ended first: more may be queued
 }
 
 // frames = [routing id, (empty delimiter from a REQ peer,) payload]. The
@@ -372,7 +373,7 @@ void HubServer::send_to_node(const NodeMessage& out) {
 
 void HubServer::receive_from_upstream(std::size_t index) {
   Multipart frames;
-  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+  for (FramePass pass(clock_); pass.another();) {
     frames.clear();
     if (!zmq::recv_multipart(upstreams_[index], std::back_inserter(frames),
                              zmq::recv_flags::dontwait))
@@ -457,9 +458,9 @@ bool HubServer::commit() {
   if (batch.empty()) return true;
   batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
   try {
-    const auto start = clock_.now();
+    const metrics::Stopwatch commit;
     store_.apply(batch);
-    if (store_metrics_) store_metrics_->committed(clock_.now() - start, batch.rows());
+    if (store_metrics_) store_metrics_->committed(commit, batch.rows());
     return true;
   } catch (const std::exception& e) {
     if (store_metrics_) store_metrics_->commit_failed();

@@ -145,7 +145,7 @@ class HubServer {
   // Interfaces waiting for the commit that holds their operator's change.
   std::vector<std::function<void(bool committed)>> commit_waiters_;
   std::vector<std::function<ReloadOutcome()>> reloads_;
-  int ticks_deferred_ = 0;
+  MonoTime last_tick_{};  // when the core's timers last ran
   MonoTime next_flush_;
   MonoTime next_route_prune_;
   LinkWatches upstream_links_;  // one per upstreams_: tells the core when a link is back

@@ -4,11 +4,11 @@
 #include <zmq_addon.hpp>
 
 #include "cascade/common/zmq_util.hpp"
+#include "cascade/hub/frame_pass.hpp"
 
 namespace cascade::hub {
 
 namespace {
-constexpr std::size_t kMaxFramesPerPass = 4096;
 constexpr Duration kMaxPollWait{100};
 constexpr int kHighWaterMark = 100'000;
 // An agent that reconnects gets a new ZeroMQ routing id: forget ids that have
@@ -91,7 +91,7 @@ void ProxyServer::forget_idle_peers(MonoTime now) {
 
 void ProxyServer::from_downstream() {
   std::vector<zmq::message_t> frames;
-  for (std::size_t n = 0; n < kMaxFramesPerPass; ++n) {
+  for (FramePass pass(clock_); pass.another();) {
     frames.clear();
     if (!zmq::recv_multipart(downstream_, std::back_inserter(frames), zmq::recv_flags::dontwait))
       return;
@@ -101,10 +101,9 @@ void ProxyServer::from_downstream() {
       handle_downstream(frames);
       continue;
     }
-    const auto start = clock_.now();
-    metrics_->frame_received(frames[1].size());
+    const auto timer = metrics_->frame_received(frames[1].size());
     handle_downstream(frames);
-    metrics_->frame_handled(clock_.now() - start);
+    metrics_->frame_handled(timer);
   }
 }
 
@@ -137,7 +136,8 @@ void ProxyServer::accept(PeerToken peer, proto::Message message,
 
 void ProxyServer::from_upstream() {
   zmq::message_t frame;
-  while (upstream_.recv(frame, zmq::recv_flags::dontwait)) {
+  for (FramePass pass(clock_);
+       pass.another() && upstream_.recv(frame, zmq::recv_flags::dontwait);) {
     std::vector<proto::Message> replies;
     for (auto& item : proto::decode_frame(frame.to_string_view(), limits_).items) {
       if (auto* message = std::get_if<proto::Message>(&item))
