@@ -96,12 +96,15 @@ std::uint16_t SocketAddress::port() const {
   return 0;
 }
 
+bool IpAddress::is_loopback() const {
+  if (family == AF_INET) return bytes[0] == 127;
+  static const unsigned char kLoopback6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  return family == AF_INET6 && std::memcmp(bytes, kLoopback6, 16) == 0;
+}
+
 bool SocketAddress::is_loopback() const {
   const auto raw = raw_of(get());
-  if (!raw) return false;
-  if (raw->family == AF_INET) return raw->bytes[0] == 127;
-  static const unsigned char kLoopback6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-  return std::memcmp(raw->bytes, kLoopback6, 16) == 0;
+  return raw && raw->is_loopback();
 }
 
 std::string SocketAddress::host() const {

@@ -21,6 +21,7 @@ struct IpAddress {
   int family = AF_UNSPEC;
   unsigned char bytes[16]{};
   std::size_t size() const { return family == AF_INET ? 4 : 16; }
+  bool is_loopback() const;  // 127.0.0.0/8 or ::1
 };
 
 // "10.0.0.1" or "fd00::1" (no brackets, no port); nullopt for anything else.

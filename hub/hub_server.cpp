@@ -18,6 +18,10 @@ constexpr int kReceiveHighWaterMark = 100'000;
 // How long expiry (and the core's other timers) may wait while a backlog of
 // frames drains: a renewal queued behind them must not find its lease gone.
 constexpr Duration kMaxTickDeferral{500};
+// How long a durable reply may wait for its commit while frames keep coming.
+// Replies are committed together once the queue has drained; under a backlog
+// a commit after every pass (5 ms) would cost a transaction per few frames.
+constexpr Duration kMaxCommitDelay{50};
 constexpr int kUpstreamHighWaterMark = 1000;
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
 // The least room a reply in a large batch gets before its list goes in parts.
@@ -156,8 +160,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     }
     run_probes();
     route_core_output();
-    if (!awaiting_commit_.empty() || !commit_waiters_.empty() || clock_.now() >= next_flush_)
-      flush();
+    if (commit_due(backlog)) flush();
   }
   flush();
   spdlog::info("hub {} stopped", config_.id);
@@ -288,6 +291,18 @@ HandleResult HubServer::handle_operator_command(const proto::AdminRequest& reque
 
 void HubServer::after_commit(std::function<void(bool committed)> then) {
   commit_waiters_.push_back(std::move(then));
+  commit_wanted();
+}
+
+void HubServer::commit_wanted() {
+  if (!commit_wanted_since_) commit_wanted_since_ = clock_.now();
+}
+
+bool HubServer::commit_due(bool backlog) const {
+  const auto now = clock_.now();
+  if (now >= next_flush_) return true;
+  if (!commit_wanted_since_) return false;
+  return !backlog || now - *commit_wanted_since_ >= kMaxCommitDelay;
 }
 
 proto::StatusReply HubServer::status() const {
@@ -335,9 +350,10 @@ void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bo
     for (const auto& message : replies)
       metrics_->reply(message);
   for (auto& out : addressed(frames, payloads_of(std::move(replies), batched))) {
-    if (durable)
+    if (durable) {
       awaiting_commit_.push_back(std::move(out));
-    else
+      commit_wanted();
+    } else
       send_now(out);
   }
 }
@@ -431,6 +447,7 @@ void HubServer::send_now(Multipart& frames) {
 
 void HubServer::flush() {
   next_flush_ = clock_.now() + config_.flush_interval;
+  commit_wanted_since_.reset();
   if (clock_.now() >= next_route_prune_) {
     next_route_prune_ = clock_.now() + kRoutePruneInterval;
     std::erase_if(node_routes_, [&](const auto& kv) { return !core_.knows_node(kv.first); });

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "cascade/http/host_header.hpp"
 #include "cascade/hub/admin_api/admin_commands.hpp"
 #include "cascade/hub/admin_api/admin_reads.hpp"
 #include "cascade/hub/admin_api/console_routes.hpp"
@@ -12,12 +13,15 @@ namespace cascade::hub::admin_api {
 
 namespace {
 
-// Operator commands always; reads from other hosts (loopback reads are as
-// open as cascadectl's on a hub without keys), but for the console's files,
-// which hold no state and which a browser loads without a token.
+// Operator commands always. Reads from loopback peers that addressed the hub
+// by a loopback name are as open as cascadectl's on a hub without keys; from
+// other hosts, or under another name (a page that rebound its DNS name to
+// 127.0.0.1: http/host_header.hpp), they need a token too. The console's
+// files hold no state, and a browser loads them without a token.
 bool needs_token(const http::Request& request) {
   if (request.method != "GET") return true;
-  return !request.peer.is_loopback() && !is_console_path(request.path);
+  if (is_console_path(request.path)) return false;
+  return !(request.peer.is_loopback() && http::host_names_loopback(request.header("host")));
 }
 
 std::shared_ptr<http::RequestTokens> load_tokens(const std::string& file) {

@@ -401,6 +401,26 @@ TEST_F(AdminHttpTest, ACommandWithoutATokenOrWithAWrongOneIsRefusedAndChangesNot
   EXPECT_EQ(json_of(get("/api/v1/status"))["http"]["unauthorized"], 3);
 }
 
+// A web page of another site that pointed its DNS name at 127.0.0.1 reaches
+// the hub from loopback, but its browser sends the page's name as Host.
+TEST_F(AdminHttpTest, ALoopbackReadUnderAnotherHostNameNeedsATokenAsAfterDnsRebinding) {
+  const auto port = std::to_string(admin->http().address().port());
+  const auto read = [&](const std::string& host, const std::string& path,
+                        const std::string& token = "") {
+    HttpCall c{"GET", base + path};
+    c.headers.push_back("Host: " + host);
+    if (!token.empty()) c.headers.push_back("Authorization: Bearer " + token);
+    return cascade::testing::http(c).status;
+  };
+  EXPECT_EQ(read("attacker.example:" + port, "/api/v1/status"), 401);
+  EXPECT_EQ(read("127.0.0.1.attacker.example", "/api/v1/services"), 401);
+  EXPECT_EQ(read("attacker.example:" + port, "/api/v1/status", kAliceToken), 200);
+  EXPECT_EQ(read("localhost:" + port, "/api/v1/status"), 200);
+  EXPECT_EQ(read("127.0.0.1", "/api/v1/status"), 200);
+  // The console's files hold no state: the page loads, its reads then ask for a token.
+  EXPECT_EQ(read("attacker.example:" + port, "/ui/"), 200);
+}
+
 class AdminHttpWithoutTokensTest : public AdminHttpTest {
  protected:
   AdminHttpWithoutTokensTest() : AdminHttpTest(default_config(), ApiSetup{.tokens = false}) {}
