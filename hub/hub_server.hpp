@@ -105,10 +105,9 @@ class HubServer {
   void learn_route(const proto::Message& message, const Multipart& frames);
   void send_to_node(const NodeMessage& out);
   void flush();
-  // A reply or an interface now waits for the next commit.
-  void commit_wanted();
-  // Whether to commit now: at the flush interval, and when something waits,
-  // once the queue has drained or the oldest has waited kMaxCommitDelay.
+  // Whether to commit now. With the queue drained: when a reply or an
+  // interface waits for it, or at the flush interval. Under a backlog: every
+  // kBacklogCommitInterval, so commits stay large.
   bool commit_due(bool backlog) const;
   // Commits the core's pending batch; false (logged, batch requeued) on failure.
   bool commit();
@@ -151,9 +150,7 @@ class HubServer {
   std::vector<std::function<void(bool committed)>> commit_waiters_;
   std::vector<std::function<ReloadOutcome()>> reloads_;
   MonoTime last_tick_{};  // when the core's timers last ran
-  // When the oldest reply or interface began waiting for a commit; unset when none does.
-  std::optional<MonoTime> commit_wanted_since_;
-  MonoTime next_flush_;
+  MonoTime last_flush_;
   MonoTime next_route_prune_;
   LinkWatches upstream_links_;  // one per upstreams_: tells the core when a link is back
   RateLimit bad_input_log_{10, Duration{10'000}};
