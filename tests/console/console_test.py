@@ -39,11 +39,13 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'support'))
+from cascade_processes import PATIENCE_S, Processes, check, eventually  # noqa: E402
+
 SKIP = 77
 BEAT_MS = '200'
 LEASE_MS = '600'
 L2_LEASE_MS = '1200'  # L2 holds L1 for three of its uplink's beats
-PATIENCE_S = 10       # a deadline only: passing runs never wait this long
 ORDERS_1 = '127.0.0.1:9101'
 ORDERS_2 = '127.0.0.1:9102'
 PAYMENTS = '127.0.0.1:9201'
@@ -52,58 +54,16 @@ CHROMIUM_FLAGS = ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-
                   '--disable-component-update', '--disable-sync', '--window-size=1440,1000')
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def eventually(what, probe, patience=PATIENCE_S):
-    """probe() until it returns something true; that value. Fails after `patience` s."""
-    deadline = time.monotonic() + patience
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-            if last:
-                return last
-        except Exception as e:  # a page still loading, a hub still starting
-            last = e
-        time.sleep(0.05)
-    raise Failure(f'{what}: not within {patience} s (last: {last!r})')
-
-
-class Cluster:
-    """The processes of one run, their logs in `workdir`; stop() ends each of them."""
+class Cluster(Processes):
+    """The hubs and the agent of one run, with the operator's token."""
 
     def __init__(self, args, workdir):
+        super().__init__(workdir)
         self.args = args
-        self.workdir = workdir
-        self.processes = []
         self.token = secrets.token_urlsafe(24)
         self.token_file = os.path.join(workdir, 'http-tokens')
         with open(os.open(self.token_file, os.O_WRONLY | os.O_CREAT, 0o600), 'w') as f:
             f.write(f'operator {self.token}\n')
-
-    def spawn(self, name, argv):
-        out = open(os.path.join(self.workdir, name + '.out'), 'w')
-        err = open(os.path.join(self.workdir, name + '.err'), 'w')
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        self.processes.append((name, process))
-        return process
-
-    def line_of(self, process, path, prefix):
-        def probe():
-            check(process.poll() is None, f'{path}: the process exited with {process.returncode}')
-            if os.path.exists(path):
-                for line in open(path).read().splitlines():
-                    if line.startswith(prefix):
-                        return line[len(prefix):]
-            return None
-        return eventually(f'a line "{prefix}..." in {path}', probe)
 
     def hub(self, name, *extra):
         """Starts a hub; (its ZeroMQ endpoint, the base URL of its --http)."""
@@ -113,8 +73,7 @@ class Cluster:
                                     '--probe-held', 'off', '--http', '127.0.0.1:0',
                                     '--http-token-file', self.token_file, *extra])
         endpoint = self.line_of(process, os.path.join(data, 'hub.endpoint'), '')
-        http = self.line_of(process, os.path.join(self.workdir, name + '.out'),
-                            'http listening on ')
+        http = self.output_line(name, process, 'http listening on ')
         return endpoint, 'http://' + http
 
     def agent(self, name, hub, *registrations):
@@ -128,24 +87,6 @@ class Cluster:
         done = subprocess.run([self.args.cascadectl, '--hub', hub, *argv], capture_output=True,
                               text=True, timeout=PATIENCE_S)
         return done.returncode, done.stdout + done.stderr
-
-    def stop(self):
-        # The agent before its hubs, so that its deregistration is acknowledged.
-        for _, process in reversed(self.processes):
-            if process.poll() is None:
-                process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    def print_logs(self):
-        for name, _ in self.processes:
-            for suffix in ('.out', '.err'):
-                text = open(os.path.join(self.workdir, name + suffix)).read()
-                if text:
-                    print(f'--- {name}{suffix}\n{text}')
 
 
 def get_json(url):

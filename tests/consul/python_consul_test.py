@@ -23,11 +23,13 @@ Exit codes: 0 passed, 1 failed, 77 skipped (no python3-consul here).
 """
 
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'support'))
+from cascade_processes import PATIENCE_S, Processes, check  # noqa: E402
 
 SKIP = 77
 for variable in ('CONSUL_HTTP_ADDR', 'CONSUL_HTTP_TOKEN', 'CONSUL_HTTP_SSL',
@@ -42,79 +44,31 @@ except ImportError:
 BEAT_MS = '200'
 LEASE_MS = '600'
 L2_LEASE_MS = '1200'  # L2 holds an L1 for three of its uplink's beats
-PATIENCE_S = 10       # a deadline only: passing runs never wait this long
 BLOCK_WAIT = '30s'    # longer than any change takes: a blocking query that returns saw one
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-class Cluster:
-    """The processes of one run, their logs in `workdir`; stop() kills what is left."""
+class Cluster(Processes):
+    """The hubs and agents of one run."""
 
     def __init__(self, hub_binary, agent_binary, workdir):
+        super().__init__(workdir)
         self.hub_binary = hub_binary
         self.agent_binary = agent_binary
-        self.workdir = workdir
-        self.processes = []
-
-    def spawn(self, name, argv):
-        out = open(os.path.join(self.workdir, name + '.out'), 'w')
-        err = open(os.path.join(self.workdir, name + '.err'), 'w')
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        self.processes.append((name, process))
-        return process
-
-    def wait_for_file_line(self, process, path, prefix):
-        deadline = time.monotonic() + PATIENCE_S
-        while time.monotonic() < deadline:
-            check(process.poll() is None, f'{path}: the process exited with {process.returncode}')
-            if os.path.exists(path):
-                for line in open(path).read().splitlines():
-                    if line.startswith(prefix):
-                        return line[len(prefix):]
-            time.sleep(0.02)
-        raise Failure(f'no line "{prefix}..." in {path} within {PATIENCE_S} s')
 
     def hub(self, name, *extra):
         data = os.path.join(self.workdir, name + '-data')
         process = self.spawn(name, [self.hub_binary, '--id', name, '--listen', 'tcp://127.0.0.1:*',
                                     '--data', data, '--beat-interval-ms', BEAT_MS,
                                     '--probe-held', 'off', *extra])
-        return self.wait_for_file_line(process, os.path.join(data, 'hub.endpoint'), '')
+        return self.line_of(process, os.path.join(data, 'hub.endpoint'), '')
 
     def agent(self, name, hub, zone):
         process = self.spawn(name, [self.agent_binary, '--hub', hub, '--id', name, '--zone', zone,
                                     '--beat-interval-ms', BEAT_MS, '--http', '127.0.0.1:0'])
-        listening = self.wait_for_file_line(process, os.path.join(self.workdir, name + '.out'),
-                                            'http listening on ')
+        listening = self.output_line(name, process, 'http listening on ')
         host, port = listening.rsplit(':', 1)
         check(host == '127.0.0.1', f'{name} listens on {listening}')
         return consul.Consul(host='127.0.0.1', port=int(port))
-
-    def stop(self):
-        # Agents before their hubs, so that their deregistrations are acknowledged.
-        for _, process in reversed(self.processes):
-            if process.poll() is None:
-                process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    def print_logs(self):
-        for name, _ in self.processes:
-            for suffix in ('.out', '.err'):
-                text = open(os.path.join(self.workdir, name + suffix)).read()
-                if text:
-                    print(f'--- {name}{suffix}\n{text}')
 
 
 def ids(nodes):
