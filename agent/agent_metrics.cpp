@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cascade/metrics/http_server_families.hpp"
 #include "cascade/metrics/process_metrics.hpp"
 #include "cascade/metrics/read_at_scrape.hpp"
 
@@ -217,41 +218,6 @@ std::unique_ptr<StatsRead> read_client(const Client& client) {
   return read;
 }
 
-void add_http(ReadAtScrape& read, const http::ServerCounters& c) {
-  read.add({"cascade_agent_http_requests_total", "HTTP requests read.", MetricType::kCounter},
-           load(c.requests));
-  read.add({"cascade_agent_http_responses_total",
-            "HTTP answers, by status class.",
-            MetricType::kCounter,
-            {"class"}},
-           {{{"2xx"}, load(c.responses_2xx)},
-            {{"4xx"}, load(c.responses_4xx)},
-            {{"5xx"}, load(c.responses_5xx)}});
-  read.add({"cascade_agent_http_refused_total",
-            "HTTP connections and requests refused before a handler, by reason.",
-            MetricType::kCounter,
-            {"reason"}},
-           {{{"peer_not_allowed"}, load(c.peers_refused)},
-            {{"unauthorized"}, load(c.unauthorized)},
-            {{"body_too_large"}, load(c.bodies_too_large)},
-            {{"bad_request"}, load(c.bad_requests)},
-            {{"connection_limit"}, load(c.over_connection_limit)}});
-  read.add({"cascade_agent_http_handler_errors_total", "Requests whose handler failed (500).",
-            MetricType::kCounter},
-           load(c.handler_errors));
-  read.add({"cascade_agent_http_answered_later_total",
-            "Parked requests (watches, first lookups) answered.", MetricType::kCounter},
-           load(c.answered_later));
-  read.add({"cascade_agent_http_parked_requests", "Requests waiting now (watches, lookups).",
-            MetricType::kGauge},
-           load(c.parked));
-  read.add({"cascade_agent_http_connections", "HTTP connections open now.", MetricType::kGauge},
-           load(c.connections));
-  read.add({"cascade_agent_http_connections_accepted_total", "HTTP connections accepted.",
-            MetricType::kCounter},
-           load(c.accepted));
-}
-
 void add_dns(ReadAtScrape& read, const dns::DnsCounters& c) {
   read.add({"cascade_agent_dns_queries_total",
             "DNS queries received, by transport.",
@@ -297,7 +263,7 @@ void AgentMetrics::read_from(const Client& client, const api::LocalApi* api,
                              const dns::DnsServer* dns) {
   registry_.add(read_client(client));
   auto read = std::make_unique<ReadAtScrape>();
-  if (api) add_http(*read, api->counters());
+  if (api) metrics::add_http_server_families(*read, api->counters(), "cascade_agent_http");
   if (dns) add_dns(*read, dns->counts());
   registry_.add(std::move(read));
   registry_.add(std::make_unique<metrics::ProcessMetrics>());

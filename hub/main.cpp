@@ -11,6 +11,7 @@
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
 #include "cascade/metrics/http_endpoint.hpp"
+#include "cascade/metrics/http_server_families.hpp"
 #include "cascade/metrics/process_metrics.hpp"
 
 namespace {
@@ -44,14 +45,21 @@ struct MetricsService {
   std::unique_ptr<cascade::metrics::HttpEndpoint> endpoint;
 };
 
-// Throws std::runtime_error when the address cannot be listened on.
+// Throws std::runtime_error when the address cannot be listened on. With
+// `admin_http`, its counters are served too (it must outlive the service).
 template <typename Server>
-MetricsService serve_metrics(const cascade::hub::HubConfig& config, Server& server) {
+MetricsService serve_metrics(const cascade::hub::HubConfig& config, Server& server,
+                             const cascade::http::ServerCounters* admin_http = nullptr) {
   using namespace cascade;
   MetricsService service;
   if (!config.metrics.listen) return service;
   service.registry = std::make_unique<metrics::Registry>();
   server.enable_metrics(*service.registry);
+  if (admin_http) {
+    auto read = std::make_unique<metrics::ReadAtScrape>();
+    metrics::add_http_server_families(*read, *admin_http, "cascade_hub_http");
+    service.registry->add(std::move(read));
+  }
   service.registry->add(std::make_unique<metrics::ProcessMetrics>());
   service.endpoint = std::make_unique<metrics::HttpEndpoint>(config.metrics, *service.registry);
   // Tools and tests read the bound address from here when the port was 0.
@@ -103,7 +111,6 @@ int serve(const cascade::hub::HubConfig& config) {
   }
   write_endpoint_file(config.data_dir, endpoint);
   spdlog::info("listening on {}", endpoint);
-  const auto metrics = serve_metrics(config, server);
   // Destroyed before the server, after run() returned (declared after it).
   std::optional<hub::admin_api::AdminService> admin;
   if (config.http.listen) {
@@ -116,6 +123,8 @@ int serve(const cascade::hub::HubConfig& config) {
     // Tools and tests read the bound address from here when the port was 0.
     std::cout << "http listening on " << admin->http().address().to_string() << std::endl;
   }
+  // After the admin API, whose counters it reads: destroyed before it.
+  const auto metrics = serve_metrics(config, server, admin ? &admin->http().counters() : nullptr);
   install_signal_handlers();
   server.run(g_stop, &g_reload_keys);
   return 0;

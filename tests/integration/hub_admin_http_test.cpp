@@ -103,6 +103,9 @@ TEST_F(IntegrationHubAdminHttp, AnOperatorMarksAnAgentsInstanceOverHttpAndCascad
   const auto scraped = http_get(metrics_url);
   EXPECT_EQ(scraped.status, 200);
   EXPECT_THAT(scraped.body, HasSubstr("cascade_hub_instances"));
+  // With the admin API's own requests: the command and the reads above.
+  EXPECT_THAT(scraped.body, HasSubstr("cascade_hub_http_responses_total{class=\"2xx\"} "));
+  EXPECT_THAT(scraped.body, ::testing::ContainsRegex("\ncascade_hub_http_requests_total [1-9]"));
 }
 
 TEST_F(IntegrationHubAdminHttp, ASighupPutsAnEditedTokenFileInForce) {
