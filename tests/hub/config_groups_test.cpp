@@ -16,8 +16,8 @@ using proto::UpdateKind;
 
 constexpr WallMs kWall = 1'700'000'000'000;
 
-ConfigGroups l1() {
-  return ConfigGroups({"hub-dc1", 1}, 7);
+ConfigGroups l1(ConfigLimits limits = {}) {
+  return ConfigGroups({"hub-dc1", 1}, 7, limits);
 }
 
 std::vector<ConfigEdit> set(std::vector<std::pair<std::string, std::string>> pairs) {
@@ -41,6 +41,16 @@ std::string refusal(const ConfigGroups::Outcome& outcome) {
 std::uint64_t version_of(const ConfigGroups& config, const std::string& group) {
   const auto* served = config.served(group);
   return served ? served->version : 0;
+}
+
+// Sets orders' key k to "0", "1", ... `times` times; the version after each.
+std::vector<std::uint64_t> set_k_repeatedly(ConfigGroups& config, int times) {
+  std::vector<std::uint64_t> versions;
+  for (int i = 0; i < times; ++i) {
+    changes(config.edit("orders", set({{"k", std::to_string(i)}}), "ops", kWall));
+    versions.push_back(version_of(config, "orders"));
+  }
+  return versions;
 }
 
 // The value a subscriber sees for `key`, "" when absent.
@@ -88,13 +98,8 @@ TEST(ConfigGroups, ASubscriberOneChangeBehindGetsOnlyTheKeysThatChanged) {
 }
 
 TEST(ConfigGroups, ASubscriberTooFarBehindOrHoldingAVersionNotIssuedHereGetsTheWholeGroup) {
-  ConfigLimits limits;
-  limits.log_per_group = 2;
-  ConfigGroups config({"hub-dc1", 1}, 7, limits);
-  changes(config.edit("orders", set({{"k", "0"}}), "ops", kWall));
-  const auto oldest = version_of(config, "orders");
-  for (int i = 1; i <= 3; ++i)
-    changes(config.edit("orders", set({{"k", std::to_string(i)}}), "ops", kWall));
+  auto config = l1({.log_per_group = 2});
+  const auto oldest = set_k_repeatedly(config, 4).front();
 
   EXPECT_EQ(config.update_for("orders", oldest)->kind, UpdateKind::kFull);
   EXPECT_EQ(config.update_for("orders", oldest + 1'000)->kind, UpdateKind::kFull);
@@ -262,13 +267,8 @@ TEST(ConfigGroups, RollbackPutsThisHubsKeysBackAsTheyWereAtAVersionAsANewChange)
 }
 
 TEST(ConfigGroups, RollbackIsRefusedBeyondTheKeptHistoryToAFutureVersionOrForAGroupNeverSetHere) {
-  ConfigLimits limits;
-  limits.history_per_group = 2;
-  ConfigGroups config({"hub-dc1", 1}, 7, limits);
-  changes(config.edit("orders", set({{"k", "1"}}), "ops", kWall));
-  const auto first = version_of(config, "orders");
-  changes(config.edit("orders", set({{"k", "2"}}), "ops", kWall));
-  changes(config.edit("orders", set({{"k", "3"}}), "ops", kWall));
+  auto config = l1({.history_per_group = 2});
+  const auto first = set_k_repeatedly(config, 3).front();
 
   EXPECT_NE(refusal(config.rollback("orders", first - 1, "ops", kWall)).find("no longer kept"),
             std::string::npos);
@@ -278,7 +278,7 @@ TEST(ConfigGroups, RollbackIsRefusedBeyondTheKeptHistoryToAFutureVersionOrForAGr
   EXPECT_NE(refusal(config.rollback("other", 1, "ops", kWall)), "");
   // Within the kept history it works.
   EXPECT_EQ(changes(config.rollback("orders", first, "ops", kWall)).size(), 1u);
-  EXPECT_EQ(value_of(config, "orders", "k"), "1");
+  EXPECT_EQ(value_of(config, "orders", "k"), "0");
 }
 
 }  // namespace
