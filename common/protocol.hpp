@@ -123,6 +123,40 @@ struct RegistrationDelta {
   bool operator==(const RegistrationDelta&) const = default;
 };
 
+// ---- The config centre (revision 6, docs/design-config.md): groups of keys
+// and values, each group versioned like a service list, each value saying
+// where it was set. A hub serves its own keys of a group over the keys of the
+// tier above, and every entry keeps its origin.
+
+inline constexpr std::size_t kMaxConfigKeyBytes = 255;
+inline constexpr std::size_t kMaxConfigValueBytes = 64 * 1024;
+// A group's keys and values together, per tier that sets them.
+inline constexpr std::size_t kMaxConfigGroupBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxConfigKeysPerGroup = 4096;
+
+// Where a value was set: the hub, its tier, and the group's version there
+// when it was set.
+struct ConfigOrigin {
+  std::uint32_t tier = 0;
+  std::string hub;
+  std::uint64_t version = 0;
+  bool operator==(const ConfigOrigin&) const = default;
+};
+
+struct ConfigEntry {
+  std::string key;
+  std::string value;  // bytes
+  ConfigOrigin origin;
+  bool operator==(const ConfigEntry&) const = default;
+};
+
+// A subscriber's group and the version it holds (0: nothing yet).
+struct ConfigUse {
+  std::string group;
+  std::uint64_t version = 0;
+  bool operator==(const ConfigUse&) const = default;
+};
+
 // agent (or hub, towards its upstream) -> hub, every beat interval.
 // `registrations` is present only when the set changed since the hub last
 // acknowledged it, or when the hub asked for it; `delta` carries only the changes.
@@ -138,6 +172,9 @@ struct UpBeat {
   // Trailing field (revision 5): set by a proxy only, the name of the key its
   // agent authenticated with; the hub binds the node to it (section 5.15).
   std::string on_behalf_of{};
+  // Trailing field (revision 6): the config groups the sender follows, with
+  // the version it holds of each.
+  std::vector<ConfigUse> configs{};
   bool operator==(const UpBeat&) const = default;
 };
 
@@ -177,6 +214,19 @@ struct ServiceUpdate {
   bool operator==(const ServiceUpdate&) const = default;
 };
 
+// What changed in a group since `from_version`, as ServiceUpdate says it for
+// a service's list: a delta applies on exactly `from_version`; full replaces
+// the group; gone means no tier has the group.
+struct ConfigUpdate {
+  std::string group;
+  std::uint64_t from_version = 0;
+  std::uint64_t version = 0;
+  UpdateKind kind = UpdateKind::kFull;
+  std::vector<ConfigEntry> upserts;  // delta: set or changed; full: the whole group
+  std::vector<std::string> removed;  // delta: keys no longer in the group
+  bool operator==(const ConfigUpdate&) const = default;
+};
+
 // A list the hub serves although its source has not confirmed it recently: a
 // cross-tier list past its TTL because the upper tier is unreachable
 // (revision 4, section 5.14). Consumers show it as stale, with this age.
@@ -201,6 +251,9 @@ struct DownBeat {
   // Trailing field (revision 4): of the services the beat declared, those
   // served stale. A declared list not named here is current as of this reply.
   std::vector<StaleList> stale{};
+  // Trailing field (revision 6): changes to the config groups the beat
+  // declared (or, in a push, that the node follows).
+  std::vector<ConfigUpdate> config_updates{};
   bool operator==(const DownBeat&) const = default;
 };
 

@@ -13,7 +13,7 @@
 // the same key, whatever their versions; removing it here serves the upper
 // value again. Every entry keeps its origin (tier, hub, version there).
 //
-// Limits (common/config_types.hpp) bound each tier's own keys: a key's length,
+// Limits (common/protocol.hpp) bound each tier's own keys: a key's length,
 // a value's size, the keys and bytes of a group. An edit that would pass one
 // is refused whole, with what is wrong.
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "cascade/common/config_types.hpp"
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
 
