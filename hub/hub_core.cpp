@@ -71,7 +71,8 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
       guard_(config_.eviction),
       probes_(config_.probes),
-      push_gate_(config_.push) {
+      push_gate_(config_.push),
+      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
                     hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
@@ -326,6 +327,11 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
     collect_updates(now, node, uses_in_scope(caller, beat.uses), reply);
   else
     collect_updates(now, node, beat.uses, reply);
+  // Beats that follow no group cost nothing here.
+  if (!beat.configs.empty() || node.follows_config) {
+    config_centre_.on_beat(node.id, beat.configs, reply.config_updates);
+    node.follows_config = !beat.configs.empty();
+  }
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
   return {std::move(reply),
@@ -734,6 +740,7 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInsta
 
 std::size_t HubCore::drop_node(Node& node) {
   forget_uses(node);
+  config_centre_.forget(node.id);
   set_tier(node, 0);  // no longer counted as a child hub
   probes_.forget(node.id);
   std::size_t removed = 0;
@@ -820,7 +827,23 @@ void HubCore::tick(MonoTime now) {
   release_held(now);
   drain_health_changes(now);
   flush_pushes(now);
+  flush_config_pushes(now);
   if (uplink_) feed_uplink(now);
+}
+
+void HubCore::add_config_counters(
+    std::vector<std::pair<std::string, std::uint64_t>>& counters) const {
+  const auto& c = config_centre_.counters();
+  const auto& push = config_centre_.push_counters();
+  counters.emplace_back("config_groups", config_centre_.groups().served().groups().size());
+  counters.emplace_back("config_subscriptions", config_centre_.subscriptions());
+  counters.emplace_back("config_updates_delta", c.updates_delta);
+  counters.emplace_back("config_updates_full", c.updates_full);
+  counters.emplace_back("config_updates_gone", c.updates_gone);
+  counters.emplace_back("config_edits", c.edits);
+  counters.emplace_back("config_edits_refused", c.edits_refused);
+  counters.emplace_back("config_pushes_over_rate", push.over_rate);
+  counters.emplace_back("config_pushes_held_by_switch", push.by_switch);
 }
 
 std::optional<MonoTime> HubCore::next_deadline() const {
@@ -832,6 +855,7 @@ std::optional<MonoTime> HubCore::next_deadline() const {
   if (uplink_) consider(uplink_->next_deadline());
   consider(isolation_.next_deadline());
   consider(push_gate_.next_deadline());
+  consider(config_centre_.next_deadline());
   consider(guard_.next_deadline());
   return next;
 }
@@ -850,6 +874,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("subscriptions", subscriptions_);
   s.counters.emplace_back("pushes_over_rate", push_gate_.counters().over_rate);
   s.counters.emplace_back("pushes_held_by_switch", push_gate_.counters().by_switch);
+  add_config_counters(s.counters);
   s.counters.emplace_back("isolation_tracked", isolation_.tracked());
   const auto guard = guard_.gauges();
   s.counters.emplace_back("held_nodes", guard.held_nodes);

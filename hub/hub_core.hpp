@@ -28,6 +28,7 @@
 #include "cascade/common/log.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/access_rules.hpp"
+#include "cascade/hub/config_centre.hpp"
 #include "cascade/hub/departed_nodes.hpp"
 #include "cascade/hub/eviction_guard.hpp"
 #include "cascade/hub/isolation.hpp"
@@ -200,6 +201,14 @@ class HubCore {
   void complete_keys_reload(bool ok, const std::string& outcome);
 
   const HubCounters& counters() const { return counters_; }
+  // The config centre (docs/design-config.md): an operator's edit of this
+  // hub's keys of a group; its followers get it pushed between beats.
+  ConfigGroups::Outcome edit_config(MonoTime now, std::string_view group,
+                                    const std::vector<ConfigEdit>& edits, const std::string& author,
+                                    WallMs wall_ms) {
+    return config_centre_.edit(now, group, edits, author, wall_ms);
+  }
+  const ConfigCentre& config_centre() const { return config_centre_; }
   // What `cascadectl status` shows (request id 0); what metrics sample.
   proto::StatusReply status(MonoTime now) const { return status(now, 0); }
   const IsolationTracker& isolation() const { return isolation_; }
@@ -268,8 +277,9 @@ class HubCore {
     std::vector<OwnedInstance> owned;    // sorted
     std::vector<Use> uses;
     LeaseQueue<Node*>::Handle lease;
-    std::string source;  // as the eviction guard knows it
-    bool held = false;   // its lease ran out; eviction protection keeps it, unconfirmed
+    std::string source;           // as the eviction guard knows it
+    bool follows_config = false;  // its last beat declared config groups
+    bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
   };
   struct NodeIdOf {
     std::string_view operator()(const Node& node) const { return node.id; }
@@ -351,6 +361,10 @@ class HubCore {
   void drain_health_changes(MonoTime now);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
+  void flush_config_pushes(MonoTime now);
+  void add_config_counters(std::vector<std::pair<std::string, std::uint64_t>>& counters) const;
+  // A pushed DownBeat to `node_id`, without updates yet.
+  proto::DownBeat push_for(const std::string& node_id) const;
 
   // Lease expiry under eviction protection (hub/hub_core_expiry.cpp).
   void expire_leases(MonoTime now);
@@ -418,6 +432,7 @@ class HubCore {
   EvictionGuard guard_;
   LivenessProbes probes_;
   PushGate<const ServiceEntry*> push_gate_;
+  ConfigCentre config_centre_;
   // Who uses each service: the consumers a push goes to, in node-id order
   // (never pointer order): which consumers a capped flush reaches, and the
   // order pushes leave in, must replay from a seed and not depend on where

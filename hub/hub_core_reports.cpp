@@ -215,14 +215,30 @@ void HubCore::flush_pushes(MonoTime now) {
 }
 
 void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
+  auto push = push_for(node.id);
+  push.updates = std::move(updates);
+  node_messages_.push_back({node.id, std::move(push)});
+  ++counters_.pushes;
+}
+
+// Config changes go out on pushes of their own (a DownBeat with only
+// config_updates), one per follower, in node-id order.
+void HubCore::flush_config_pushes(MonoTime now) {
+  for (auto& [node, updates] : config_centre_.take_pushes(now)) {
+    auto push = push_for(node);
+    push.config_updates = std::move(updates);
+    node_messages_.push_back({node, std::move(push)});
+    ++counters_.config_pushes;
+  }
+}
+
+proto::DownBeat HubCore::push_for(const std::string& node_id) const {
   proto::DownBeat push;
   push.hub_id = config_.hub_id;
   push.hub_epoch = epoch_;
-  push.node_id = node.id;
-  push.updates = std::move(updates);
+  push.node_id = node_id;
   push.push = true;
-  node_messages_.push_back({node.id, std::move(push)});
-  ++counters_.pushes;
+  return push;
 }
 
 }  // namespace cascade::hub

@@ -72,6 +72,23 @@ void add_registry_state(StateFamilies& f) {
   f.gauge("cross_tier_cached_services", "Services held from the upper tier.", "cross_tier_entries");
 }
 
+void add_config_families(StateFamilies& f) {
+  f.gauge("config_groups", "Config groups served here.", "config_groups");
+  f.gauge("config_subscriptions", "Config groups nodes follow here (one per node and group).",
+          "config_subscriptions");
+  f.counter("config_updates_sent_total", "Config group updates sent to followers, by kind.", "kind",
+            {{"delta", "config_updates_delta"},
+             {"full", "config_updates_full"},
+             {"gone", "config_updates_gone"}});
+  f.counter("config_edits_total", "Operators' config edits and rollbacks, by outcome.", "result",
+            {{"applied", "config_edits"}, {"refused", "config_edits_refused"}});
+  f.counter("config_pushes_total", "Config changes pushed to followers between their beats.",
+            "config_pushes");
+  f.counter(
+      "config_pushes_held_total", "Config pushes held back, by cap.", "reason",
+      {{"rate", "config_pushes_over_rate"}, {"notify_switch", "config_pushes_held_by_switch"}});
+}
+
 void add_beat_counters(StateFamilies& f) {
   f.counter("beats_total", "Heartbeats handled.", "beats");
   f.counter("messages_refused_total", "Messages refused, by reason.", "reason",
@@ -266,6 +283,7 @@ SampledFamilies::Sample sample_of(const proto::StatusReply& status) {
 void add_hub_state_families(SampledFamilies& sampled, const std::vector<std::string>& upstreams) {
   StateFamilies f(sampled, "cascade_hub");
   add_registry_state(f);
+  add_config_families(f);
   add_beat_counters(f);
   add_expiry_counters(f);
   add_fast_fail_counters(f);

@@ -43,6 +43,7 @@ namespace cascade::hub {
   X(readmissions)         /* isolations that ended */                                 \
   X(isolations_capped)    /* quorum reached, held back by the per-service cap */      \
   X(pushes)               /* DownBeats pushed between beats */                        \
+  X(config_pushes)        /* ... of them with config changes (pushed on their own) */ \
   X(admin_requests)       /* operator operations (AdminRequest), all audited */       \
   X(admin_refused)        /* ... of which refused (invalid, or not applicable) */     \
   X(forbidden)            /* messages refused: their key may not do what they ask */  \

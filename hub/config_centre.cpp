@@ -1,0 +1,136 @@
+#include "cascade/hub/config_centre.hpp"
+
+#include <algorithm>
+
+namespace cascade::hub {
+
+ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+                           ConfigLimits limits)
+    : groups_(std::move(self), hub_epoch, limits), push_gate_(push) {}
+
+std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
+                                       std::vector<proto::ConfigUpdate>& out) {
+  auto update = groups_.update_for(group, held);
+  if (!update) return held;
+  switch (update->kind) {
+    case proto::UpdateKind::kFull:
+      ++counters_.updates_full;
+      break;
+    case proto::UpdateKind::kDelta:
+      ++counters_.updates_delta;
+      break;
+    case proto::UpdateKind::kGone:
+      ++counters_.updates_gone;
+      break;
+  }
+  out.push_back(std::move(*update));
+  return out.back().version;
+}
+
+void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
+                           std::vector<proto::ConfigUpdate>& out) {
+  std::vector<proto::ConfigUse> held;
+  held.reserve(uses.size());
+  for (const auto& use : uses)
+    held.push_back({use.group, add_update(use.group, use.version, out)});
+  follow(node, held);
+}
+
+// The groups a node follows change rarely: the index is rebuilt only when its
+// beat declared other groups than last time; otherwise only the held versions move.
+void ConfigCentre::follow(const std::string& node, const std::vector<proto::ConfigUse>& uses) {
+  auto known = followed_by_.find(node);
+  const bool same_groups =
+      known != followed_by_.end() &&
+      std::equal(uses.begin(), uses.end(), known->second.begin(), known->second.end(),
+                 [](const proto::ConfigUse& use, const std::string& g) { return use.group == g; });
+  if (!same_groups) {
+    forget(node);
+    if (uses.empty()) return;
+    known = followed_by_.emplace(node, std::vector<std::string>{}).first;
+  }
+  for (const auto& use : uses) {
+    auto& holders = followers_[use.group];
+    if (holders.insert_or_assign(node, use.version).second) {
+      known->second.push_back(use.group);
+      ++subscriptions_;
+    }
+  }
+}
+
+void ConfigCentre::forget(const std::string& node) {
+  auto it = followed_by_.find(node);
+  if (it == followed_by_.end()) return;
+  for (const auto& group : it->second) {
+    auto holders = followers_.find(group);
+    if (holders == followers_.end()) continue;
+    subscriptions_ -= holders->second.erase(node);
+    if (holders->second.empty()) followers_.erase(holders);
+  }
+  followed_by_.erase(it);
+}
+
+ConfigGroups::Outcome ConfigCentre::changed(MonoTime now, std::string_view group,
+                                            ConfigGroups::Outcome outcome) {
+  auto* records = std::get_if<std::vector<ConfigHistoryRecord>>(&outcome);
+  if (records == nullptr) {
+    ++counters_.edits_refused;
+    return outcome;
+  }
+  if (!records->empty()) {
+    ++counters_.edits;
+    records_.insert(records_.end(), records->begin(), records->end());
+    push_gate_.mark(now, std::string(group));
+  }
+  return outcome;
+}
+
+ConfigGroups::Outcome ConfigCentre::edit(MonoTime now, std::string_view group,
+                                         const std::vector<ConfigEdit>& edits,
+                                         const std::string& author, WallMs wall_ms) {
+  return changed(now, group, groups_.edit(group, edits, author, wall_ms));
+}
+
+ConfigGroups::Outcome ConfigCentre::rollback(MonoTime now, std::string_view group,
+                                             std::uint64_t version, const std::string& author,
+                                             WallMs wall_ms) {
+  return changed(now, group, groups_.rollback(group, version, author, wall_ms));
+}
+
+void ConfigCentre::set_upper(MonoTime now, std::string_view group,
+                             std::optional<ConfigEntries> entries) {
+  const auto* before = groups_.served(group);
+  const auto version = before ? before->version : 0;
+  groups_.set_upper(group, std::move(entries));
+  const auto* after = groups_.served(group);
+  if ((after ? after->version : 0) != version) push_gate_.mark(now, std::string(group));
+}
+
+std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(MonoTime now) {
+  auto groups = push_gate_.take(now);
+  std::sort(groups.begin(), groups.end());
+  std::map<std::string, std::vector<proto::ConfigUpdate>> pushes;
+  for (const auto& group : groups) {
+    auto holders = followers_.find(group);
+    if (holders == followers_.end()) continue;
+    std::size_t ordinal = 0;
+    for (auto& [node, held] : holders->second) {
+      if (!push_gate_.admit(ordinal++)) continue;
+      auto& updates = pushes[node];
+      held = add_update(group, held, updates);
+      if (updates.empty()) pushes.erase(node);
+    }
+  }
+  return pushes;
+}
+
+std::vector<ConfigHistoryRecord> ConfigCentre::take_records() {
+  return std::exchange(records_, {});
+}
+
+std::size_t ConfigCentre::followers(std::string_view group) const {
+  auto it = followers_.find(group);
+  return it == followers_.end() ? 0 : it->second.size();
+}
+
+}  // namespace cascade::hub

@@ -1,0 +1,94 @@
+#pragma once
+// The config centre as a hub serves it: the groups (hub/config_groups.hpp),
+// who follows each, what a beat's reply carries, and the pushes a change
+// makes between beats. Sans-IO, owned by HubCore.
+//
+// Following. A node follows exactly the groups its last beat declared
+// (UpBeat::configs); a group it stops declaring is dropped at that beat, as
+// service uses are. Each follower's held version is what the hub last sent
+// it (or, before that, what it declared), so a push is a delta from there.
+//
+// Pushes. A change marks its group in a PushGate of its own (coalescing delay,
+// per-second cap, notify switch: hub/push_gate.hpp); when the gate fires,
+// every follower of every marked group gets one pushed DownBeat with the
+// updates of all its marked groups. Followers over the cap learn at their
+// next beat. Groups go in name order and followers in node-id order, so a
+// capped flush reaches the same followers in every replay.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cascade/hub/config_groups.hpp"
+#include "cascade/hub/push_gate.hpp"
+
+namespace cascade::hub {
+
+struct ConfigCentreCounters {
+  std::uint64_t updates_full = 0;
+  std::uint64_t updates_delta = 0;
+  std::uint64_t updates_gone = 0;
+  std::uint64_t edits = 0;  // edits and rollbacks that changed something
+  std::uint64_t edits_refused = 0;
+};
+
+class ConfigCentre {
+ public:
+  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+               ConfigLimits limits = {});
+
+  // The updates a beat's reply carries for the groups it declared; the node
+  // follows exactly these groups from now on (none: it follows nothing).
+  void on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
+               std::vector<proto::ConfigUpdate>& out);
+  // The node is gone (expired, deregistered): it follows nothing.
+  void forget(const std::string& node);
+
+  // An operator's edit or rollback of this hub's keys: on a change its
+  // followers get a push and the records wait in take_records().
+  ConfigGroups::Outcome edit(MonoTime now, std::string_view group,
+                             const std::vector<ConfigEdit>& edits, const std::string& author,
+                             WallMs wall_ms);
+  ConfigGroups::Outcome rollback(MonoTime now, std::string_view group, std::uint64_t version,
+                                 const std::string& author, WallMs wall_ms);
+  // The upper tier's copy of a group changed (nullopt: it has none).
+  void set_upper(MonoTime now, std::string_view group, std::optional<ConfigEntries> entries);
+
+  // Followers to push to now, each with its updates (empty before the gate fires).
+  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now);
+  std::optional<MonoTime> next_deadline() const { return push_gate_.next_deadline(); }
+  // History records of the changes since the last call, to persist.
+  std::vector<ConfigHistoryRecord> take_records();
+
+  const ConfigGroups& groups() const { return groups_; }
+  // Groups followed, with how many nodes follow each.
+  std::size_t followers(std::string_view group) const;
+  std::size_t subscriptions() const { return subscriptions_; }
+  const ConfigCentreCounters& counters() const { return counters_; }
+  const PushCounters& push_counters() const { return push_gate_.counters(); }
+  void set_notify_switch(bool on, std::uint32_t share_percent) {
+    push_gate_.set_switch(on, share_percent);
+  }
+
+ private:
+  // Adds the update for a holder of `held`, if it needs one; the version it then holds.
+  std::uint64_t add_update(std::string_view group, std::uint64_t held,
+                           std::vector<proto::ConfigUpdate>& out);
+  void follow(const std::string& node, const std::vector<proto::ConfigUse>& uses);
+  ConfigGroups::Outcome changed(MonoTime now, std::string_view group,
+                                ConfigGroups::Outcome outcome);
+
+  ConfigGroups groups_;
+  PushGate<std::string> push_gate_;
+  // group -> follower -> the version it holds.
+  std::map<std::string, std::map<std::string, std::uint64_t>, std::less<>> followers_;
+  std::unordered_map<std::string, std::vector<std::string>> followed_by_;  // node -> groups
+  std::size_t subscriptions_ = 0;
+  std::vector<ConfigHistoryRecord> records_;
+  ConfigCentreCounters counters_;
+};
+
+}  // namespace cascade::hub
