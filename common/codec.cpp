@@ -119,9 +119,11 @@ msgpack::unpack_limit wire_limits(std::size_t frame_bytes, std::size_t max_frame
   // than the frame has bytes; the parser reserves memory per claimed item
   // before reading any, so this bound is what keeps a 35-byte frame from
   // reserving a gigabyte. Strings are copied only once all their bytes are
-  // present, so they may be checked against the frame limit.
+  // present, so they (and byte strings, revision 6) may be checked against
+  // the frame limit. No field is an ext.
   return msgpack::unpack_limit(/*array=*/frame_bytes, /*map=*/kMaxMetadataEntries * 16,
-                               /*str=*/max_frame_bytes, /*bin=*/0, /*ext=*/0, /*depth=*/8);
+                               /*str=*/max_frame_bytes, /*bin=*/max_frame_bytes, /*ext=*/0,
+                               /*depth=*/8);
 }
 
 DecodedFrame single_failure(ErrorCode code, std::string what) {

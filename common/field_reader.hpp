@@ -134,6 +134,14 @@ class FieldReader {
         fail(ErrorCode::kInvalid, field_name(name) + " has a control character");
   }
 
+  void read(const msgpack::object& o, const char* name, std::string& s, Bytes bound) const {
+    if (o.type != msgpack::type::BIN) bad_type(name, "bytes (bin)");
+    if (o.via.bin.size > bound.max)
+      fail(ErrorCode::kInvalid,
+           field_name(name) + " longer than " + std::to_string(bound.max) + " bytes");
+    s.assign(o.via.bin.ptr, o.via.bin.size);
+  }
+
   void read(const msgpack::object& o, const char* name,
             std::map<std::string, std::string>& metadata) const {
     if (o.type != msgpack::type::MAP) bad_type(name, "a map");

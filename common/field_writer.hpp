@@ -31,6 +31,13 @@ class FieldWriter {
   void field(const char* /*name*/, const T& value, Bound... /*bounds*/) {
     write(value);
   }
+  void field(const char* /*name*/, const std::string& value, Bytes /*bound*/) { write_bin(value); }
+  void field(const char* /*name*/, const std::optional<std::string>& value, Bytes /*bound*/) {
+    if (value)
+      write_bin(*value);
+    else
+      pk_.pack_nil();
+  }
   void optional_from_here() {}
 
   template <Record T>
@@ -58,6 +65,10 @@ class FieldWriter {
     pk_.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
   }
   void write(const std::string& s) { write(std::string_view(s)); }
+  void write_bin(std::string_view s) {
+    pk_.pack_bin(static_cast<std::uint32_t>(s.size()));
+    pk_.pack_bin_body(s.data(), static_cast<std::uint32_t>(s.size()));
+  }
   void write(const std::map<std::string, std::string>& map) {
     pk_.pack_map(static_cast<std::uint32_t>(map.size()));
     for (const auto& [k, v] : map) {

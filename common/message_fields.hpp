@@ -14,6 +14,7 @@
 //                                       records, optionals (nil = absent)
 //   io.field(name, member, Text{max})   a string (or list of strings) of at most max bytes
 //   io.field(name, member, Token{max})  the same, 1..max bytes, no control character
+//   io.field(name, member, Bytes{max})  bytes (a MessagePack bin) of at most max bytes
 //   io.field(name, member, MaxItems{n}) a list of at most n records
 //   io.optional_from_here()             every field after it may be absent
 //                                       from the wire, each on its own
@@ -39,6 +40,11 @@ struct Token {
   std::size_t max;
 };
 inline constexpr Token kName{kMaxServiceNameBytes};
+// Bytes of at most `max`, any content, as a MessagePack bin (revision 6):
+// config values, which need not be text.
+struct Bytes {
+  std::size_t max;
+};
 // A list field of at most `max` records (beyond the frame's own bound).
 struct MaxItems {
   std::size_t max;
@@ -65,6 +71,8 @@ template <>
 struct EnumRange<AdminOp> : Range<1, kMaxAdminOp> {};
 template <>
 struct EnumRange<ErrorCode> : Range<1, kMaxErrorCode> {};
+template <>
+struct EnumRange<ConfigView> : Range<0, kMaxConfigView> {};
 
 // M is T as the writer (const) or the reader (mutable) sees it.
 template <typename M, typename T>
@@ -176,6 +184,72 @@ void describe(Io& io, U& u) {
 }
 
 template <>
+inline constexpr const char* kRecordName<ConfigUse> = "config_use";
+template <typename Io, Of<ConfigUse> U>
+void describe(Io& io, U& u) {
+  io.field("group", u.group, kName);
+  io.field("version", u.version);
+}
+
+// Flat: the key, its value, then where the value was set.
+template <>
+inline constexpr const char* kRecordName<ConfigEntry> = "config_entry";
+template <typename Io, Of<ConfigEntry> E>
+void describe(Io& io, E& e) {
+  io.field("key", e.key, Token{kMaxConfigKeyBytes});
+  io.field("value", e.value, Bytes{kMaxConfigValueBytes});
+  io.field("tier", e.origin.tier);
+  io.field("hub", e.origin.hub, Text{kMaxIdBytes});
+  io.field("version", e.origin.version);
+}
+
+template <>
+inline constexpr const char* kRecordName<ConfigUpdate> = "config_update";
+template <typename Io, Of<ConfigUpdate> U>
+void describe(Io& io, U& u) {
+  io.field("group", u.group, kName);
+  io.field("from_version", u.from_version);
+  io.field("version", u.version);
+  io.field("kind", u.kind);
+  io.field("upserts", u.upserts, MaxItems{kMaxConfigKeysPerGroup * kMaxConfigTiers});
+  io.field("removed", u.removed, Text{kMaxConfigKeyBytes});
+  io.optional_from_here();
+  io.field("more", u.more);
+}
+
+template <>
+inline constexpr const char* kRecordName<ConfigEdit> = "config_edit";
+template <typename Io, Of<ConfigEdit> E>
+void describe(Io& io, E& e) {
+  io.field("key", e.key, Token{kMaxConfigKeyBytes});
+  io.field("value", e.value, Bytes{kMaxConfigValueBytes});  // nil: remove the key
+}
+
+template <>
+inline constexpr const char* kRecordName<ConfigGroupSummary> = "config_group";
+template <typename Io, Of<ConfigGroupSummary> S>
+void describe(Io& io, S& s) {
+  io.field("group", s.group, kName);
+  io.field("version", s.version);
+  io.field("keys", s.keys);
+  io.field("own_keys", s.own_keys);
+  io.field("bytes", s.bytes);
+  io.field("followers", s.followers);
+}
+
+template <>
+inline constexpr const char* kRecordName<ConfigChange> = "config_change";
+template <typename Io, Of<ConfigChange> C>
+void describe(Io& io, C& c) {
+  io.field("version", c.version);
+  io.field("key", c.key, Token{kMaxConfigKeyBytes});
+  io.field("old_value", c.old_value, Bytes{kMaxConfigValueBytes});
+  io.field("new_value", c.new_value, Bytes{kMaxConfigValueBytes});
+  io.field("author", c.author, Text{kMaxIdBytes});
+  io.field("wall_ms", c.wall_ms);
+}
+
+template <>
 inline constexpr const char* kRecordName<StaleList> = "stale_list";
 template <typename Io, Of<StaleList> S>
 void describe(Io& io, S& s) {
@@ -231,6 +305,7 @@ void describe(Io& io, M& m) {
   io.field("delta", m.delta);
   io.field("sender_tier", m.sender_tier);
   io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
+  io.field("configs", m.configs, MaxItems{kMaxConfigUsesPerBeat});
 }
 
 template <typename Io, Of<DownBeat> M>
@@ -245,6 +320,7 @@ void describe(Io& io, M& m) {
   io.optional_from_here();
   io.field("push", m.push);
   io.field("stale", m.stale);
+  io.field("config_updates", m.config_updates, MaxItems{kMaxConfigUsesPerBeat});
 }
 
 template <typename Io, Of<Query> M>
@@ -368,6 +444,9 @@ void describe(Io& io, M& m) {
   io.field("share_percent", m.share_percent);
   io.optional_from_here();
   io.field("routes", m.routes, MaxItems{kMaxRouteRules});
+  io.field("config_group", m.config_group, Text{kMaxServiceNameBytes});
+  io.field("config_edits", m.config_edits, MaxItems{kMaxConfigKeysPerGroup});
+  io.field("config_version", m.config_version);
 }
 
 template <typename Io, Of<AdminReply> M>
@@ -375,6 +454,28 @@ void describe(Io& io, M& m) {
   io.field("request_id", m.request_id);
   io.field("ok", m.ok);
   io.field("message", m.message, Text{kMaxMessageBytes});
+}
+
+template <typename Io, Of<ConfigRequest> M>
+void describe(Io& io, M& m) {
+  io.field("request_id", m.request_id);
+  io.field("view", m.view);
+  io.field("group", m.group, Text{kMaxServiceNameBytes});
+  io.field("key", m.key, Text{kMaxConfigKeyBytes});
+}
+
+template <typename Io, Of<ConfigReply> M>
+void describe(Io& io, M& m) {
+  io.field("request_id", m.request_id);
+  io.field("ok", m.ok);
+  io.field("message", m.message, Text{kMaxMessageBytes});
+  io.field("group", m.group, Text{kMaxServiceNameBytes});
+  io.field("version", m.version);
+  io.field("entries", m.entries);
+  io.field("groups", m.groups);
+  io.field("history", m.history);
+  io.optional_from_here();
+  io.field("more", m.more);
 }
 
 // ------------------------------------------------------------ counting

@@ -118,6 +118,10 @@ const char* to_string(AdminOp op) {
       return "set_routes";
     case AdminOp::kReloadKeys:
       return "reload_keys";
+    case AdminOp::kConfigEdit:
+      return "config_edit";
+    case AdminOp::kConfigRollback:
+      return "config_rollback";
   }
   return "unknown";
 }
@@ -148,6 +152,8 @@ bool is_instance_op(AdminOp op) {
     case AdminOp::kNotifySwitch:
     case AdminOp::kSetRoutes:
     case AdminOp::kReloadKeys:
+    case AdminOp::kConfigEdit:
+    case AdminOp::kConfigRollback:
       return false;
   }
   return false;
@@ -200,6 +206,10 @@ const char* to_string(MsgType t) {
       return "AdminRequest";
     case MsgType::kAdminReply:
       return "AdminReply";
+    case MsgType::kConfigRequest:
+      return "ConfigRequest";
+    case MsgType::kConfigReply:
+      return "ConfigReply";
   }
   return "Unknown";
 }

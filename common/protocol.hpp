@@ -48,8 +48,10 @@ enum class MsgType : std::uint8_t {
   kReportAck = 14,
   kAdminRequest = 15,
   kAdminReply = 16,
+  kConfigRequest = 17,  // revision 6
+  kConfigReply = 18,
 };
-inline constexpr std::uint8_t kMaxMsgType = 16;
+inline constexpr std::uint8_t kMaxMsgType = 18;
 
 enum class InstanceStatus : std::uint8_t { kUp = 0, kDown = 1, kOutOfService = 2, kStarting = 3 };
 inline constexpr std::uint8_t kMaxInstanceStatus = 3;
@@ -133,6 +135,10 @@ inline constexpr std::size_t kMaxConfigValueBytes = 64 * 1024;
 // A group's keys and values together, per tier that sets them.
 inline constexpr std::size_t kMaxConfigGroupBytes = 1024 * 1024;
 inline constexpr std::size_t kMaxConfigKeysPerGroup = 4096;
+// Tiers whose keys one served group may hold (each within the limits above).
+inline constexpr std::size_t kMaxConfigTiers = 8;
+// Groups one beat may follow.
+inline constexpr std::size_t kMaxConfigUsesPerBeat = 1024;
 
 // Where a value was set: the hub, its tier, and the group's version there
 // when it was set.
@@ -148,6 +154,13 @@ struct ConfigEntry {
   std::string value;  // bytes
   ConfigOrigin origin;
   bool operator==(const ConfigEntry&) const = default;
+};
+
+// One key of an operator's edit: set to `value`, or removed (nullopt).
+struct ConfigEdit {
+  std::string key;
+  std::optional<std::string> value;  // bytes
+  bool operator==(const ConfigEdit&) const = default;
 };
 
 // A subscriber's group and the version it holds (0: nothing yet).
@@ -224,6 +237,9 @@ struct ConfigUpdate {
   UpdateKind kind = UpdateKind::kFull;
   std::vector<ConfigEntry> upserts;  // delta: set or changed; full: the whole group
   std::vector<std::string> removed;  // delta: keys no longer in the group
+  // The update continues in the next update of the same group, as
+  // ServiceUpdate::more (a group larger than one part, section 5.13).
+  bool more = false;
   bool operator==(const ConfigUpdate&) const = default;
 };
 
@@ -420,8 +436,10 @@ enum class AdminOp : std::uint8_t {
   kReadmit = 7,             // service + instance.id: lift an isolation now
   kSetRoutes = 8,           // service + routes: the service's whole rule set (empty = none)
   kReloadKeys = 9,          // re-read the authorised-keys file (revision 5)
+  kConfigEdit = 10,         // config_group + config_edits: set and remove keys at once (revision 6)
+  kConfigRollback = 11,     // config_group + config_version: this hub's keys as they were then
 };
-inline constexpr std::uint8_t kMaxAdminOp = 9;
+inline constexpr std::uint8_t kMaxAdminOp = 11;
 
 // tool -> hub: an operator's action, recorded with who asked.
 struct AdminRequest {
@@ -434,6 +452,10 @@ struct AdminRequest {
   bool enabled = false;
   std::uint32_t share_percent = 100;    // kNotifySwitch
   std::vector<RouteRuleText> routes{};  // kSetRoutes (trailing field): the new complete set
+  // Trailing fields (revision 6): the config operations.
+  std::string config_group{};
+  std::vector<ConfigEdit> config_edits{};  // kConfigEdit, applied together or not at all
+  std::uint64_t config_version = 0;        // kConfigRollback: the version to go back to
   bool operator==(const AdminRequest&) const = default;
 };
 
@@ -465,11 +487,63 @@ struct ErrorReply {
   std::uint64_t ref = 0;  // request id or seq of the offending message, 0 if unknown
   bool operator==(const ErrorReply&) const = default;
 };
+// tool -> hub: read the config centre (revision 6). Answered by a ConfigReply.
+enum class ConfigView : std::uint8_t {
+  kGet = 0,      // the group as this hub serves it (own keys over the upper tier's); `key`: one key
+  kList = 1,     // the groups this hub serves, with their sizes
+  kHistory = 2,  // the changes of this hub's own keys of `group`, newest first
+};
+inline constexpr std::uint8_t kMaxConfigView = 2;
+
+struct ConfigRequest {
+  std::uint64_t request_id = 0;
+  ConfigView view = ConfigView::kGet;
+  std::string group;  // kGet, kHistory
+  std::string key;    // kGet: only this key (empty: every key)
+  bool operator==(const ConfigRequest&) const = default;
+};
+
+struct ConfigGroupSummary {
+  std::string group;
+  std::uint64_t version = 0;   // the served version
+  std::uint32_t keys = 0;      // served keys, all tiers
+  std::uint32_t own_keys = 0;  // set at this hub
+  std::uint64_t bytes = 0;     // served keys and values
+  std::uint32_t followers = 0;
+  bool operator==(const ConfigGroupSummary&) const = default;
+};
+
+// One change of a hub's own key, as its history keeps it.
+struct ConfigChange {
+  std::uint64_t version = 0;  // the group's served version the change made
+  std::string key;
+  std::optional<std::string> old_value;  // bytes; nullopt: not set at this hub before
+  std::optional<std::string> new_value;  // bytes; nullopt: removed
+  std::string author;
+  std::int64_t wall_ms = 0;  // when it committed (Unix ms; 0: not known)
+  bool operator==(const ConfigChange&) const = default;
+};
+
+struct ConfigReply {
+  std::uint64_t request_id = 0;
+  bool ok = false;
+  std::string message;  // why not ok (an unknown group, ...)
+  std::string group;
+  std::uint64_t version = 0;               // kGet: the served version (0: no such group)
+  std::vector<ConfigEntry> entries;        // kGet
+  std::vector<ConfigGroupSummary> groups;  // kList
+  std::vector<ConfigChange> history;       // kHistory
+  // Further ConfigReply frames with the same request_id follow, each with more
+  // entries or history (a group larger than one part, section 5.13).
+  bool more = false;
+  bool operator==(const ConfigReply&) const = default;
+};
 
 // Alternatives in MsgType order (Batch, 12, is a frame shape, not a message).
-using Message = std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck,
-                             StatusRequest, StatusReply, ServicesRequest, ServicesReply, ErrorReply,
-                             FailureReport, ReportAck, AdminRequest, AdminReply>;
+using Message =
+    std::variant<UpBeat, DownBeat, Query, QueryReply, Deregister, DeregisterAck, StatusRequest,
+                 StatusReply, ServicesRequest, ServicesReply, ErrorReply, FailureReport, ReportAck,
+                 AdminRequest, AdminReply, ConfigRequest, ConfigReply>;
 
 const char* to_string(InstanceStatus s);
 std::optional<InstanceStatus> parse_status(std::string_view s);

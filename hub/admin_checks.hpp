@@ -15,5 +15,8 @@ namespace cascade::hub {
 
 // "" when `request` can be carried out, else why not (the AdminReply's message).
 std::string check_admin_request(const proto::AdminRequest& request);
+// The part for the config operations (hub/hub_core_config.cpp); the limits
+// on keys and values are the config centre's (hub/config_groups.hpp).
+std::string check_config_request(const proto::AdminRequest& request);
 
 }  // namespace cascade::hub

@@ -32,10 +32,7 @@
 namespace cascade::hub {
 
 // One key of an edit: the value to set, or nullopt to remove the key.
-struct ConfigEdit {
-  std::string key;
-  std::optional<std::string> value;
-};
+using ConfigEdit = proto::ConfigEdit;
 
 // One key's change by this hub, as the history shows it and the store keeps it.
 struct ConfigHistoryRecord {

@@ -152,6 +152,8 @@ HandleResult HubCore::dispatch(MonoTime now, const proto::Message& message, cons
           return {services(m.request_id, caller)};
         } else if constexpr (std::is_same_v<T, proto::FailureReport>) {
           return on_failure_report(now, m, caller);
+        } else if constexpr (std::is_same_v<T, proto::ConfigRequest>) {
+          return {config_view(m)};
         } else {
           ++counters_.unexpected_messages;
           return {proto::ErrorReply{

@@ -402,6 +402,14 @@ class HubCore {
   // Replaces a service's routing rules (checked by check_request), creating
   // its entry if needed; consumers following it get a push.
   proto::AdminReply set_routes(MonoTime now, const proto::AdminRequest& request);
+  // The config centre's operations and reads (hub/hub_core_config.cpp).
+  proto::AdminReply config_edit(MonoTime now, const proto::AdminRequest& request);
+  proto::AdminReply config_rollback(MonoTime now, const proto::AdminRequest& request);
+  proto::ConfigReply config_view(const proto::ConfigRequest& request) const;
+  proto::ConfigReply config_get(const proto::ConfigRequest& request,
+                                proto::ConfigReply reply) const;
+  proto::ConfigGroupSummary summary_of(const std::string& name,
+                                       const ServedConfig::Group& group) const;
   // Overrides, settings and static instances from the snapshot; before the
   // agents' instances, so the overrides apply to them as they are restored.
   void restore_admin(const HubSnapshot& snapshot);

@@ -112,6 +112,8 @@ std::string check_admin_request(const proto::AdminRequest& request) {
     if (in.health != proto::Health::kOk || !in.health_reason.empty())
       return "instance health is set by hubs, not by add_static";
   }
+  if (request.op == proto::AdminOp::kConfigEdit || request.op == proto::AdminOp::kConfigRollback)
+    return check_config_request(request);
   if (request.op == proto::AdminOp::kNotifySwitch && request.enabled &&
       (request.share_percent < 1 || request.share_percent > 100))
     return "share_percent must be from 1 to 100 (got " + std::to_string(request.share_percent) +
@@ -196,6 +198,10 @@ proto::AdminReply HubCore::carry_out(MonoTime now, const proto::AdminRequest& re
       // The file is the shell's (HandleResult::reload_keys): it reloads and
       // completes the reply with what it found.
       return ok("reloading the authorised keys");
+    case proto::AdminOp::kConfigEdit:
+      return config_edit(now, request);
+    case proto::AdminOp::kConfigRollback:
+      return config_rollback(now, request);
   }
   return refused("unknown operation");  // check_admin_request let no other value through
 }
