@@ -28,6 +28,11 @@ proto::AdminRequest make_admin_request(const proto::ServiceKey& service, const A
     r.instance->id = args.instance_id;
   }
   if (args.op == proto::AdminOp::kNotifySwitch) r.share_percent = args.share_percent;
+  if (args.op == proto::AdminOp::kConfigEdit || args.op == proto::AdminOp::kConfigRollback) {
+    r.config_group = args.config_group;
+    r.config_edits = args.config_edits;
+    r.config_version = args.config_version;
+  }
   return r;
 }
 

@@ -29,6 +29,11 @@ struct AdminArgs {
   // set-routes: the service's new complete rule set (empty: --clear).
   std::vector<proto::RouteRuleText> routes{};
   bool clear_routes = false;  // set-routes --clear: removing every rule is meant, not forgotten
+  // config set / rm / rollback: the group, the keys set (value) or removed
+  // (nullopt), applied together; the version a rollback goes back to.
+  std::string config_group{};
+  std::vector<proto::ConfigEdit> config_edits{};
+  std::uint64_t config_version = 0;
 };
 
 // The request for `args`; `service` is what instance operations and

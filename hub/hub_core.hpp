@@ -209,6 +209,9 @@ class HubCore {
     return config_centre_.edit(now, group, edits, author, wall_ms);
   }
   const ConfigCentre& config_centre() const { return config_centre_; }
+  // A read of the config centre (cascadectl config get / list / history, the
+  // HTTP API): what this hub serves, its groups, the history it keeps.
+  proto::ConfigReply config_view(const proto::ConfigRequest& request) const;
   // What `cascadectl status` shows (request id 0); what metrics sample.
   proto::StatusReply status(MonoTime now) const { return status(now, 0); }
   const IsolationTracker& isolation() const { return isolation_; }
@@ -405,7 +408,6 @@ class HubCore {
   // The config centre's operations and reads (hub/hub_core_config.cpp).
   proto::AdminReply config_edit(MonoTime now, const proto::AdminRequest& request);
   proto::AdminReply config_rollback(MonoTime now, const proto::AdminRequest& request);
-  proto::ConfigReply config_view(const proto::ConfigRequest& request) const;
   proto::ConfigReply config_get(const proto::ConfigRequest& request,
                                 proto::ConfigReply reply) const;
   proto::ConfigGroupSummary summary_of(const std::string& name,

@@ -7,10 +7,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -82,6 +85,114 @@ struct AdminCommand {
   CLI::App* app;
   proto::AdminOp op;
 };
+
+// cascadectl config ...: the config centre's commands (docs/design-config.md).
+struct ConfigCommands {
+  CLI::App* set = nullptr;
+  CLI::App* rm = nullptr;
+  CLI::App* rollback = nullptr;
+  CLI::App* get = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* history = nullptr;
+  std::string group;
+  std::string key;
+  std::string value;
+  CLI::Option* value_given = nullptr;
+  std::string file;
+  std::vector<std::string> removed_keys;
+  std::uint64_t version = 0;
+};
+
+void add_config_commands(CLI::App& app, ConfigCommands& c,
+                         const std::function<void(CLI::App*)>& add_actor) {
+  auto* config = app.add_subcommand(
+      "config",
+      "The config centre: groups of keys and values the hub serves to the instances that follow "
+      "them (set here, overridden per tier)");
+  config->require_subcommand(1);
+  const auto add_group = [&](CLI::App* sub) {
+    sub->add_option("GROUP", c.group, "Config group, e.g. orders.limits")->required();
+  };
+  c.set = config->add_subcommand("set", "Set one key of a group at this hub (a new version)");
+  add_group(c.set);
+  c.set->add_option("KEY", c.key, "Key")->required();
+  c.value_given = c.set->add_option("VALUE", c.value, "Value (or --file)");
+  c.set->add_option("--file", c.file, "Read the value from this file ('-': standard input)")
+      ->excludes(c.value_given);
+  add_actor(c.set);
+  c.rm = config->add_subcommand("rm",
+                                "Remove keys of a group at this hub (a tier above may "
+                                "still set them)");
+  add_group(c.rm);
+  c.rm->add_option("KEY", c.removed_keys, "Keys to remove")->required();
+  add_actor(c.rm);
+  c.rollback = config->add_subcommand(
+      "rollback", "Put this hub's keys of a group back as they were at a version (a new version)");
+  add_group(c.rollback);
+  c.rollback->add_option("VERSION", c.version, "The version to go back to (from config history)")
+      ->required();
+  add_actor(c.rollback);
+  c.get = config->add_subcommand(
+      "get", "A group as this hub serves it, each value with where it was set; or one key's value");
+  add_group(c.get);
+  c.get->add_option("KEY", c.key, "Only this key (prints its value)");
+  c.list = config->add_subcommand("list", "The groups this hub serves, with their sizes");
+  c.history = config->add_subcommand(
+      "history", "The changes of this hub's keys of a group, newest first, with who and when");
+  add_group(c.history);
+}
+
+// The whole of a file or of standard input ("-"); nullopt when unreadable.
+std::optional<std::string> read_value_file(const std::string& path) {
+  std::ifstream file_stream;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    file_stream.open(path, std::ios::binary);
+    if (!file_stream) return std::nullopt;
+    in = &file_stream;
+  }
+  std::ostringstream bytes;
+  bytes << in->rdbuf();
+  if (in->bad()) return std::nullopt;
+  return std::move(bytes).str();
+}
+
+// Fills `spec` from the config command that was given; "" or a usage error.
+std::string apply_config(const ConfigCommands& c, CommandSpec& spec) {
+  const auto read = [&](proto::ConfigView view) {
+    spec.command = Command::kConfig;
+    spec.config = {view, c.group, c.key};
+  };
+  const auto edit = [&](proto::AdminOp op) {
+    spec.command = Command::kAdmin;
+    spec.admin.op = op;
+    spec.admin.config_group = c.group;
+  };
+  if (c.get->parsed()) read(proto::ConfigView::kGet);
+  if (c.list->parsed()) read(proto::ConfigView::kList);
+  if (c.history->parsed()) read(proto::ConfigView::kHistory);
+  if (c.rollback->parsed()) {
+    edit(proto::AdminOp::kConfigRollback);
+    spec.admin.config_version = c.version;
+  }
+  if (c.rm->parsed()) {
+    edit(proto::AdminOp::kConfigEdit);
+    for (const auto& key : c.removed_keys)
+      spec.admin.config_edits.push_back({key, std::nullopt});
+  }
+  if (c.set->parsed()) {
+    edit(proto::AdminOp::kConfigEdit);
+    std::optional<std::string> value;
+    if (c.value_given->count() > 0) value = c.value;
+    if (!c.file.empty()) {
+      value = read_value_file(c.file);
+      if (!value) return "config set: cannot read --file " + c.file;
+    }
+    if (!value) return "config set needs a VALUE or --file";
+    spec.admin.config_edits.push_back({c.key, std::move(value)});
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -254,6 +365,8 @@ int main(int argc, char** argv) {
                                           "Remove every routing rule of the service");
   clear_flag->excludes(rule_option);
   add_actor(set_routes);
+  ConfigCommands config_commands;
+  add_config_commands(app, config_commands, add_actor);
   add_actor(add_admin("reload-keys",
                       "Make the hub re-read its authorised-keys file now (as SIGHUP does); no "
                       "connection is dropped, a bad file keeps the keys in use",
@@ -318,6 +431,7 @@ int main(int argc, char** argv) {
         return usage_error(e);
     }
   }
+  if (auto e = apply_config(config_commands, spec); !e.empty()) return usage_error(e);
   if (auto e = cascade::ctl::check_spec(spec); !e.empty()) return usage_error(e);
 
   spec.format = json ? cascade::ctl::OutputFormat::kJson : cascade::ctl::OutputFormat::kTable;

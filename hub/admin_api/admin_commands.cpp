@@ -7,6 +7,7 @@
 #include "cascade/http/instance_fields.hpp"
 #include "cascade/http/json_fields.hpp"
 #include "cascade/http/query_args.hpp"
+#include "cascade/hub/admin_api/command_submit.hpp"
 #include "cascade/hub/admin_api/handler_support.hpp"
 #include "cascade/hub/admin_checks.hpp"
 
@@ -23,8 +24,6 @@ using http::Request;
 using http::ResponderPtr;
 using http::Response;
 using proto::AdminOp;
-
-constexpr std::string_view kActorPrefix = "http:";
 
 Response invalid_request(const std::string& message) {
   return Response::error(400, "invalid_request", message);
@@ -43,40 +42,25 @@ Response invalid_rules(const std::vector<proto::RouteRuleText>& rules, const std
   return json_response(400, {{"error", std::move(error)}});
 }
 
-Response not_committed() {
-  return Response::error(
-      503, "not_committed",
-      "the hub could not write the change to its store (its log says why); it is applied in "
-      "memory and the hub retries the write, but it is not durable yet: check GET /api/v1/audit "
-      "before repeating it");
-}
-
 bool instance_present(const HubCore& core, const proto::AdminRequest& request) {
   const ServiceEntry* svc = core.registry().find(request.service);
   return svc != nullptr && svc->instances.contains(request.instance_id);
 }
 
-// The HTTP answer to the core's reply, on the owning thread right after it:
-// a refused command changed nothing, so the registry still shows why.
+// As the default answer, but a refused instance operation on an instance the
+// hub does not hold is a 404: the registry still shows why.
 Response command_response(const HubCore& core, const proto::AdminRequest& request,
                           const proto::Message& reply) {
-  if (const auto* error = std::get_if<proto::ErrorReply>(&reply)) {
-    const bool refused = error->code == proto::ErrorCode::kForbidden ||
-                         error->code == proto::ErrorCode::kUnauthenticated;
-    return Response::error(refused ? 403 : 500, proto::to_string(error->code), error->message);
-  }
-  const auto& answer = std::get<proto::AdminReply>(reply);
-  if (answer.ok)
-    return json_response(
-        200, {{"op", proto::to_string(request.op)}, {"ok", true}, {"message", answer.message}});
-  if (proto::is_instance_op(request.op) && !instance_present(core, request))
-    return Response::error(404, "unknown_instance", answer.message);
-  return Response::error(409, "refused", answer.message);
+  const auto* answer = std::get_if<proto::AdminReply>(&reply);
+  if (answer != nullptr && !answer->ok && proto::is_instance_op(request.op) &&
+      !instance_present(core, request))
+    return Response::error(404, "unknown_instance", answer->message);
+  return default_command_answer(core, request, reply);
 }
 
 class AdminCommands {
  public:
-  explicit AdminCommands(OwnerPort& owner) : owner_(owner) {}
+  explicit AdminCommands(OwnerPort& owner) : commands_(owner) {}
 
   Reply mark_out_of_service(const Request& r, const PathParams& p, const ResponderPtr& later) {
     return instance_op(r, p, later, AdminOp::kMarkOutOfService);
@@ -183,52 +167,29 @@ class AdminCommands {
   // ?dry_run=1: what PUT would refuse, or the rules as agents will read them.
   // Nothing reaches the owning thread: the checks need no state.
   Reply validate_routes(const Request& request, const PathParams& params, AdminArgs args) {
-    if (auto refused = refuse_operator(request)) return *refused;
+    if (auto refused = CommandSubmitter::refuse_operator(request)) return *refused;
     auto key = service_of(request, params);
     if (auto* error = std::get_if<Response>(&key)) return *error;
     const auto& service = std::get<proto::ServiceKey>(key);
-    args.actor = actor_of(request);
+    args.actor = CommandSubmitter::actor_of(request);
     const auto command = admin::make_admin_request(service, args, 0);
     if (auto why = check_admin_request(command); !why.empty())
       return invalid_rules(command.routes, why);
     return json_response(200, parsed_rules_json(service, command.routes));
   }
 
-  // Commands need a named operator: the server refused a request without a
-  // token already (401) when tokens are configured; without any, none may.
-  static std::optional<Response> refuse_operator(const Request& request) {
-    if (!request.token_name.empty()) return std::nullopt;
-    return Response::error(403, "no_tokens",
-                           "operator commands need a bearer token, and this hub has none: start "
-                           "cascade-hub with --http-token-file FILE (lines 'NAME TOKEN')");
-  }
-
-  static std::string actor_of(const Request& request) {
-    return std::string(kActorPrefix) + request.token_name;
-  }
-
   Reply submit(const Request& request, const proto::ServiceKey& service, const ResponderPtr& later,
                AdminArgs args) {
-    if (auto refused = refuse_operator(request)) return *refused;
-    args.actor = actor_of(request);
-    auto command = admin::make_admin_request(service, args, ++next_request_id_);
-    if (auto why = check_admin_request(command); !why.empty()) {
-      if (command.op == AdminOp::kSetRoutes) return invalid_rules(command.routes, why);
-      return invalid_request(why);
-    }
-    owner_.run([command = std::move(command), peer = request.peer.host(), later](Owner& hub) {
-      // Given once the commit was tried, which is after this task returns.
-      auto answer = std::make_shared<Response>();
-      const auto reply = hub.command(command, peer, [answer, later](bool committed) {
-        later->respond(committed ? std::move(*answer) : not_committed());
-      });
-      *answer = command_response(hub.core(), command, reply);
-    });
-    return Reply{};
+    auto command = admin::make_admin_request(service, args, 0);
+    return commands_.submit(request, std::move(command), later, command_response,
+                            [&](const std::string& why) {
+                              if (args.op == AdminOp::kSetRoutes)
+                                return invalid_rules(args.routes, why);
+                              return invalid_request(why);
+                            });
   }
 
-  OwnerPort& owner_;
-  std::atomic<std::uint64_t> next_request_id_{0};
+  CommandSubmitter commands_;
 };
 
 }  // namespace

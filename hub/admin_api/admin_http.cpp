@@ -7,6 +7,7 @@
 #include "cascade/http/host_header.hpp"
 #include "cascade/hub/admin_api/admin_commands.hpp"
 #include "cascade/hub/admin_api/admin_reads.hpp"
+#include "cascade/hub/admin_api/config_routes.hpp"
 #include "cascade/hub/admin_api/console_routes.hpp"
 
 namespace cascade::hub::admin_api {
@@ -39,6 +40,7 @@ AdminHttp::AdminHttp(const http::ApiOptions& options, OwnerPort& owner,
     : token_file_(options.token_file), tokens_(load_tokens(token_file_)), audit_(store_file) {
   add_read_routes(router_, owner, audit_, [this] { return counters_json(); });
   add_command_routes(router_, owner);
+  add_config_routes(router_, owner);
   add_console_routes(router_);
   auto config = http::server_config(options, "http");
   config.tokens = tokens_;

@@ -617,6 +617,71 @@ TEST_F(AdminHttpTest, RoutesAreSetAsCascadectlArgumentsReadBackTheSameAndCleared
   EXPECT_EQ(json_of(get("/api/v1/services/orders/routes"))["rules"], Json::array());
 }
 
+TEST_F(AdminHttpTest, ConfigKeysAreSetReadWithTheirOriginEditedTogetherAndRemoved) {
+  const auto put = call("PUT", "/api/v1/config/orders/keys/timeout_ms", R"({"value":"300"})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(json_of(put)["op"], "config_edit");
+  const auto version = json_of(put)["version"].get<std::uint64_t>();
+  EXPECT_GT(version, 0u);
+  ASSERT_EQ(call("PUT", "/api/v1/config/orders/keys/blob", R"({"value_hex":"00ff"})").status, 200);
+
+  const auto group = json_of(get("/api/v1/config/orders"));
+  ASSERT_EQ(group["entries"].size(), 2u);
+  EXPECT_EQ(group["entries"][0]["key"], "blob");
+  EXPECT_EQ(group["entries"][0]["value_hex"], "00ff");
+  EXPECT_EQ(group["entries"][1]["value"], "300");
+  EXPECT_EQ(group["entries"][1]["tier"], 1);
+  EXPECT_EQ(group["entries"][1]["version"], version);
+  EXPECT_EQ(json_of(get("/api/v1/config/orders/keys/timeout_ms"))["entries"][0]["value"], "300");
+  EXPECT_EQ(get("/api/v1/config/orders/keys/nope").status, 404);
+  EXPECT_EQ(get("/api/v1/config/payments").status, 404);
+
+  const auto edit = call("POST", "/api/v1/config/orders/edit",
+                         R"({"set":{"timeout_ms":"250","retries":"2"},"remove":["blob"]})");
+  ASSERT_EQ(edit.status, 200) << edit.body;
+  const auto after = json_of(get("/api/v1/config/orders"));
+  ASSERT_EQ(after["entries"].size(), 2u);
+  EXPECT_EQ(after["entries"][0]["key"], "retries");
+  ASSERT_EQ(call("DELETE", "/api/v1/config/orders/keys/retries", "").status, 200);
+  const auto list = json_of(get("/api/v1/config"));
+  ASSERT_EQ(list["groups"].size(), 1u);
+  EXPECT_EQ(list["groups"][0]["keys"], 1);
+  EXPECT_EQ(audit()["records"][0]["op"], "config_edit");
+  EXPECT_EQ(audit()["records"][0]["actor"], "http:alice");
+}
+
+TEST_F(AdminHttpTest, ConfigHistoryNamesWhoAndRollbackGoesBack) {
+  const auto first = call("PUT", "/api/v1/config/orders/keys/mode", R"({"value":"safe"})");
+  ASSERT_EQ(first.status, 200) << first.body;
+  const auto version = json_of(first)["version"].get<std::uint64_t>();
+  ASSERT_EQ(call("PUT", "/api/v1/config/orders/keys/mode", R"({"value":"fast"})").status, 200);
+  const auto back =
+      call("POST", "/api/v1/config/orders/rollback", Json{{"version", version}}.dump());
+  ASSERT_EQ(back.status, 200) << back.body;
+  EXPECT_EQ(json_of(get("/api/v1/config/orders/keys/mode"))["entries"][0]["value"], "safe");
+  const auto history = json_of(get("/api/v1/config/orders/history"))["history"];
+  ASSERT_EQ(history.size(), 3u);
+  EXPECT_EQ(history[0]["old"], "fast");
+  EXPECT_EQ(history[0]["new"], "safe");
+  EXPECT_EQ(history[2]["old"], nullptr);
+  EXPECT_EQ(history[2]["author"], "http:alice");
+  EXPECT_EQ(
+      call("POST", "/api/v1/config/orders/rollback", R"({"version":4611686018427387904})").status,
+      409)
+      << "a version the group never had";
+}
+
+TEST_F(AdminHttpTest, BadConfigBodiesAreRefusedBeforeTheHub) {
+  EXPECT_EQ(call("PUT", "/api/v1/config/orders/keys/k", R"({})").status, 400);
+  EXPECT_EQ(call("PUT", "/api/v1/config/orders/keys/k", R"({"value_hex":"0g"})").status, 400);
+  EXPECT_EQ(call("PUT", "/api/v1/config/orders/keys/k", R"({"value":"a","value_hex":"00"})").status,
+            400);
+  EXPECT_EQ(call("POST", "/api/v1/config/orders/edit", R"({"set":{}})").status, 400);
+  EXPECT_EQ(call("POST", "/api/v1/config/orders/rollback", R"({})").status, 400);
+  EXPECT_EQ(call("PUT", "/api/v1/config/orders/keys/k", R"({"value":"1"})", "").status, 401);
+  EXPECT_EQ(get("/api/v1/config/orders").status, 404) << "nothing was set";
+}
+
 TEST_F(AdminHttpTest, ADryRunGivesTheParseErrorOrTheParsedRulesAndChangesNothing) {
   const auto bad = call("PUT", "/api/v1/services/orders/routes?dry_run=1",
                         R"({"rules":["=> zone = dc1","host = => zone = dc1"]})");

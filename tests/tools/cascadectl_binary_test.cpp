@@ -461,5 +461,96 @@ TEST_F(CtlBinary, StatusJsonShowsIsolationAndProtection) {
   EXPECT_EQ(json["notify_share_percent"], 10);
 }
 
+// A hub whose config centre holds group "orders": {timeout_ms: 300 (set at
+// tier 2 by hub-l2), blob: bytes 00 ff}; it accepts every config edit.
+std::vector<testing::Frames> config_hub(const proto::Message& request) {
+  if (const auto* admin = std::get_if<proto::AdminRequest>(&request))
+    return {testing::frame_of(proto::AdminReply{admin->request_id, true, "group orders: done"})};
+  const auto& ask = std::get<proto::ConfigRequest>(request);
+  proto::ConfigReply reply;
+  reply.request_id = ask.request_id;
+  reply.group = ask.group;
+  if (ask.group != "orders") {
+    reply.message = "no group " + ask.group + " at hub hub-a";
+    return {testing::frame_of(reply)};
+  }
+  reply.ok = true;
+  reply.version = 77;
+  reply.entries = {{"blob", std::string("\0\xff", 2), {1, "hub-a", 70}},
+                   {"timeout_ms", "300", {2, "hub-l2", 9}}};
+  if (!ask.key.empty())
+    std::erase_if(reply.entries, [&](const auto& e) { return e.key != ask.key; });
+  return {testing::frame_of(reply)};
+}
+
+TEST_F(CtlBinary, ConfigSetSendsOneEditWithTheValueOrTheFilesBytes) {
+  testing::FakeHub hub(config_hub);
+  EXPECT_EQ(run({"--hub", hub.endpoint(), "config", "set", "orders", "timeout_ms", "250"}).code, 0);
+  const std::string bytes("\0\x01\xfe\xff", 4);
+  std::ofstream(dir_ / "value.bin", std::ios::binary) << bytes;
+  const auto file = (dir_ / "value.bin").string();
+  EXPECT_EQ(run({"--hub", hub.endpoint(), "config", "set", "orders", "blob", "--file", file}).code,
+            0);
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const auto& set = std::get<proto::AdminRequest>(requests[0]);
+  EXPECT_EQ(set.op, proto::AdminOp::kConfigEdit);
+  EXPECT_EQ(set.config_group, "orders");
+  EXPECT_EQ(set.config_edits, (std::vector<proto::ConfigEdit>{{"timeout_ms", "250"}}));
+  EXPECT_EQ(std::get<proto::AdminRequest>(requests[1]).config_edits,
+            (std::vector<proto::ConfigEdit>{{"blob", bytes}}));
+}
+
+TEST_F(CtlBinary, ConfigRmAndRollbackSendTheirOperations) {
+  testing::FakeHub hub(config_hub);
+  EXPECT_EQ(run({"--hub", hub.endpoint(), "config", "rm", "orders", "a", "b"}).code, 0);
+  EXPECT_EQ(run({"--hub", hub.endpoint(), "config", "rollback", "orders", "42"}).code, 0);
+  const auto requests = hub.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(std::get<proto::AdminRequest>(requests[0]).config_edits,
+            (std::vector<proto::ConfigEdit>{{"a", std::nullopt}, {"b", std::nullopt}}));
+  const auto& rollback = std::get<proto::AdminRequest>(requests[1]);
+  EXPECT_EQ(rollback.op, proto::AdminOp::kConfigRollback);
+  EXPECT_EQ(rollback.config_version, 42u);
+}
+
+TEST_F(CtlBinary, ConfigGetPrintsTheGroupWithOriginsOrOneValue) {
+  testing::FakeHub hub(config_hub);
+  const CtlRun group = run({"--hub", hub.endpoint(), "config", "get", "orders"});
+  EXPECT_EQ(group.code, 0) << group.err;
+  EXPECT_NE(group.out.find("group orders  version 77  2 keys"), std::string::npos) << group.out;
+  EXPECT_NE(group.out.find("timeout_ms  300"), std::string::npos) << group.out;
+  EXPECT_NE(group.out.find("hub-l2"), std::string::npos) << group.out;
+  EXPECT_NE(group.out.find("0x00ff (2 bytes)"), std::string::npos) << group.out;
+  EXPECT_EQ(run({"--hub", hub.endpoint(), "config", "get", "orders", "timeout_ms"}).out, "300\n");
+
+  const CtlRun json = run({"--hub", hub.endpoint(), "--json", "config", "get", "orders"});
+  const auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["entries"][0]["value_hex"], "00ff");
+  EXPECT_EQ(parsed["entries"][1]["hub"], "hub-l2");
+  EXPECT_EQ(parsed["entries"][1]["tier"], 2);
+}
+
+TEST_F(CtlBinary, ConfigGetOfAnUnknownGroupExitsOneWithTheHubsWords) {
+  testing::FakeHub hub(config_hub);
+  const CtlRun r = run({"--hub", hub.endpoint(), "config", "get", "payments"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "cascadectl: no group payments at hub hub-a\n");
+}
+
+TEST_F(CtlBinary, ConfigUsageErrorsExitTwoWithoutAsking) {
+  testing::FakeHub hub(config_hub);
+  const auto& ep = hub.endpoint();
+  EXPECT_EQ(run({"--hub", ep, "config", "set", "orders", "k"}).code, 2) << "no value";
+  EXPECT_EQ(run({"--hub", ep, "config", "set", "orders", "k", "v", "--file", "/etc/hosts"}).code,
+            2);
+  EXPECT_EQ(run({"--hub", ep, "config", "set", "orders", "k", "--file", "/no/such/file"}).code, 2);
+  EXPECT_EQ(run({"--hub", ep, "config", "rm", "orders"}).code, 2) << "no key";
+  EXPECT_EQ(run({"--hub", ep, "config", "rollback", "orders", "x"}).code, 2);
+  EXPECT_EQ(run({"--hub", ep, "config"}).code, 2);
+  EXPECT_TRUE(hub.requests().empty());
+}
+
 }  // namespace
 }  // namespace cascade::ctl

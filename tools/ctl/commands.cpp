@@ -4,6 +4,7 @@
 
 #include "cascade/common/validate.hpp"
 #include "cascade/tools/ctl/render.hpp"
+#include "cascade/tools/ctl/render_config.hpp"
 
 namespace cascade::ctl {
 namespace {
@@ -23,6 +24,8 @@ proto::MsgType expected_reply(Command command) {
       return proto::MsgType::kReportAck;
     case Command::kAdmin:
       return proto::MsgType::kAdminReply;
+    case Command::kConfig:
+      return proto::MsgType::kConfigReply;
   }
   return proto::MsgType::kError;
 }
@@ -58,6 +61,19 @@ std::string check_report(const CommandSpec& spec) {
   return {};
 }
 
+// The bounds the wire sets; the hub checks the rest (its limits per group).
+std::string check_config_edit(const AdminArgs& admin) {
+  if (auto e = proto::check_name("group", admin.config_group); !e.empty()) return e;
+  for (const auto& edit : admin.config_edits) {
+    if (auto e = check_id("key", edit.key); !e.empty()) return e;
+    if (edit.value && edit.value->size() > proto::kMaxConfigValueBytes)
+      return "the value of " + printable(edit.key) + " takes " +
+             std::to_string(edit.value->size()) + " bytes; at most " +
+             std::to_string(proto::kMaxConfigValueBytes);
+  }
+  return {};
+}
+
 std::string check_admin(const CommandSpec& spec) {
   const AdminArgs& admin = spec.admin;
   if (auto e = check_id("--actor", admin.actor); !e.empty()) return e;
@@ -83,6 +99,8 @@ std::string check_admin(const CommandSpec& spec) {
         return "--rule is longer than " + std::to_string(proto::kMaxRouteRuleBytes) + " bytes";
     }
   }
+  if (admin.op == proto::AdminOp::kConfigEdit || admin.op == proto::AdminOp::kConfigRollback)
+    return check_config_edit(admin);
   if (admin.op == proto::AdminOp::kNotifySwitch &&
       (admin.share_percent < 1 || admin.share_percent > 100)) {
     return "--share must be a percentage from 1 to 100 (got " +
@@ -126,6 +144,12 @@ std::string render_ok(const CommandSpec& spec, const proto::Message& reply) {
       if (json) return admin_json(spec.admin.op, r);
       return r.ok ? admin_table(r) : std::string{};  // a refusal goes to stderr only
     }
+    case Command::kConfig: {
+      const auto& r = std::get<proto::ConfigReply>(reply);
+      if (!r.ok) return {};  // "no such group" goes to stderr
+      return json ? config_json(spec.config.view, r)
+                  : config_table(spec.config.view, r, !spec.config.key.empty());
+    }
   }
   return {};
 }
@@ -162,6 +186,10 @@ std::string check_spec(const CommandSpec& spec) {
       return check_report(spec);
     case Command::kAdmin:
       return check_admin(spec);
+    case Command::kConfig:
+      if (spec.config.view != proto::ConfigView::kList)
+        return proto::check_name("group", spec.config.group);
+      return {};
     case Command::kStatus:
     case Command::kServices:
     case Command::kResolve:
@@ -185,6 +213,9 @@ proto::Message make_request(const CommandSpec& spec) {
       return proto::FailureReport{spec.request_id, {signal_of(spec)}, 0};
     case Command::kAdmin:
       return admin::make_admin_request(spec.service, spec.admin, spec.request_id);
+    case Command::kConfig:
+      return proto::ConfigRequest{spec.request_id, spec.config.view, spec.config.group,
+                                  spec.config.key};
   }
   return proto::StatusRequest{spec.request_id};
 }
@@ -206,6 +237,8 @@ ExitCode exit_code_for(const CommandSpec& spec, const proto::Message& reply) {
     }
     case Command::kAdmin:
       return std::get<proto::AdminReply>(reply).ok ? ExitCode::kOk : ExitCode::kHubError;
+    case Command::kConfig:
+      return std::get<proto::ConfigReply>(reply).ok ? ExitCode::kOk : ExitCode::kNotFound;
     case Command::kStatus:
     case Command::kServices:
     case Command::kTopology:
@@ -253,6 +286,8 @@ CommandResult render_result(const CommandSpec& spec, const std::optional<proto::
       result.err = std::string(kProgram) + "hub refused " + proto::to_string(spec.admin.op) + ": " +
                    printable(admin->message) + "\n";
     }
+    if (const auto* config = std::get_if<proto::ConfigReply>(&*reply); config && !config->ok)
+      result.err = std::string(kProgram) + printable(config->message) + "\n";
   }
   return result;
 }

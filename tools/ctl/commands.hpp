@@ -7,7 +7,7 @@
 //      forwarded by the hub; an operator command was done (AdminReply.ok)
 //   1  resolve: the service is unknown to the hub, has no instances, or every
 //      instance is isolated and hidden; report-failure: the hub knows no such
-//      address (the result is still printed)
+//      address (the result is still printed); config get: no such group or key
 //   2  usage error: bad flags, missing command, malformed --hub endpoint, a bad
 //      argument value (empty id, bad kind, bad on/off, bad metadata, ...)
 //   3  hub unreachable: no reply within --timeout-ms
@@ -49,6 +49,7 @@ enum class Command {
   kTopology,
   kReportFailure,  // a FailureReport with one signal, answered by a ReportAck
   kAdmin,          // an operator command (AdminArgs::op), answered by an AdminReply
+  kConfig,         // config get / list / history: a ConfigRequest, answered by a ConfigReply
 };
 enum class OutputFormat { kTable, kJson };
 
@@ -68,12 +69,20 @@ struct FailureArgs {
   std::uint32_t count = 1;  // failures folded into the signal, >= 1
 };
 
+// config get / list / history: what to read.
+struct ConfigArgs {
+  proto::ConfigView view = proto::ConfigView::kGet;
+  std::string group;  // get, history
+  std::string key;    // get: one key only (empty: the whole group)
+};
+
 struct CommandSpec {
   Command command = Command::kStatus;
   proto::ServiceKey service;  // resolve, report-failure, instance operations
   bool show_all = false;      // resolve: also the isolated instances
   FailureArgs failure{};      // report-failure only
   AdminArgs admin{};          // kAdmin only
+  ConfigArgs config{};        // kConfig only
   OutputFormat format = OutputFormat::kTable;
   Duration timeout = kDefaultTimeout;
   std::uint64_t request_id = 1;  // non-zero: 0 means "unknown" in an ErrorReply

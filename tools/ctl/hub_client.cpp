@@ -42,6 +42,7 @@ bool is_reply_to(const proto::Message& reply, std::uint64_t request_id) {
     case proto::MsgType::kQueryReply:
     case proto::MsgType::kReportAck:
     case proto::MsgType::kAdminReply:
+    case proto::MsgType::kConfigReply:
       return request_id_of(reply) == request_id;
     case proto::MsgType::kError: {
       const auto ref = request_id_of(reply);
