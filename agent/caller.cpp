@@ -27,6 +27,18 @@ const char* to_string(AttemptOutcome outcome) {
   return "?";
 }
 
+const char* to_string(CallRefusal refusal) {
+  switch (refusal) {
+    case CallRefusal::kNone:
+      return "none";
+    case CallRefusal::kDegraded:
+      return "degraded";
+    case CallRefusal::kOverLimit:
+      return "over-limit";
+  }
+  return "?";
+}
+
 CallOutcome breaker_outcome(AttemptOutcome outcome, bool business_errors_count) {
   switch (outcome) {
     case AttemptOutcome::kOk:

@@ -82,7 +82,20 @@ struct CallOptions {
   // (nullopt: never).
   std::optional<double> backup_after_percentile = 0.9;
   bool business_errors_count = false;  // as failures in the address's breaker
+  // Client::call() of a service an operator degraded (agent/call_levers.hpp):
+  // runs instead of any attempt, on the caller's thread; its outcome is the
+  // call's. Without one, a degraded call ends kOtherSystemError at once.
+  std::function<AttemptOutcome()> fallback{};
 };
+
+// Why Client::call() made no attempt although the service may have instances
+// (agent/call_levers.hpp): the operator's levers.
+enum class CallRefusal : std::uint8_t {
+  kNone,
+  kDegraded,   // degrade.SERVICE is on: failed fast, or the fallback ran
+  kOverLimit,  // limit.SERVICE.max_in_flight calls were already in flight
+};
+const char* to_string(CallRefusal refusal);
 
 // "" when the options are usable, else what is wrong with them.
 std::string check_call_options(const CallOptions& options);
@@ -96,8 +109,10 @@ struct CallResult {
   std::uint32_t attempts = 0;               // started, backups and retries included
   std::uint32_t backups = 0;
   std::uint32_t retries = 0;
-  bool no_instance = false;              // the pick found nothing, or every breaker refused
-  std::chrono::microseconds latency{0};  // of the whole call
+  bool no_instance = false;                  // the pick found nothing, or every breaker refused
+  CallRefusal refused = CallRefusal::kNone;  // a lever stopped the call before any attempt
+  bool fallback_ran = false;                 // kDegraded: the outcome is the fallback's
+  std::chrono::microseconds latency{0};      // of the whole call
 };
 
 enum class AttemptKind : std::uint8_t { kPrimary, kBackup, kRetry };

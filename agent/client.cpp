@@ -483,6 +483,7 @@ ClientStats Client::stats() const {
   }
   for (std::size_t i = 0; i < kPickResultCount; ++i)
     stats.picks[i] = picks_[i].load(std::memory_order_relaxed);
+  stats.levers = levers_.counters();
   // The Caller has a lock of its own, never taken inside ours.
   if (caller) {
     stats.calls = caller->totals();

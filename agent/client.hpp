@@ -44,6 +44,7 @@
 
 #include "cascade/agent/agent_core.hpp"
 #include "cascade/agent/async_resolves.hpp"
+#include "cascade/agent/call_levers.hpp"
 #include "cascade/agent/caller.hpp"
 #include "cascade/agent/client_observer.hpp"
 #include "cascade/agent/hub_keys.hpp"
@@ -120,6 +121,7 @@ struct ClientStats {
   // call(): zero until the first call() started the Caller.
   CallerTotals calls{};
   BreakerCensus breakers{};  // one pass over the addresses called lately
+  LeverCounters levers{};    // calls the operator's levers stopped (agent/call_levers.hpp)
 };
 
 class Client {
@@ -183,7 +185,10 @@ class Client {
   // agent/caller.hpp: per-address breakers, retries on another address for
   // idempotent calls, backup requests, all within the extra-request budget.
   // Failed attempts are reported to the hub and fed to the balancers; an
-  // opened breaker is reported as a fast-fail signal.
+  // opened breaker is reported as a fast-fail signal. First, the operator's
+  // levers in the config groups this client follows (agent/call_levers.hpp):
+  // a degraded service fails fast (CallResult::refused, or options.fallback
+  // runs) and a service at its in-flight limit is refused at once.
   CallResult call(const proto::ServiceKey& service, const AttemptFn& fn,
                   const CallOptions& options = {});
   CallerStats call_stats(const proto::ServiceKey& service);
@@ -280,6 +285,7 @@ class Client {
   // (caller holds mu_). Called when its list changes and before a rebuild.
   void sync_hub_routes(const proto::ServiceKey& service);
   Caller& caller();
+  CallResult degraded_call(const CallOptions& options);
   void on_attempt(const proto::ServiceKey& service, const proto::Instance& instance,
                   AttemptOutcome outcome, std::chrono::microseconds latency);
   // A list is as current as AgentCore::lookup() says: confirmed by a hub
@@ -310,6 +316,7 @@ class Client {
   std::map<proto::ServiceKey, std::vector<proto::RouteRuleText>> hub_routes_;
   std::once_flag caller_once_;
   std::unique_ptr<Caller> caller_;  // started on the first call(); set under mu_ for stats()
+  CallLevers levers_;               // from the config groups followed; its own lock
   // Picks by PickResult: any thread, one relaxed add per pick.
   std::array<std::atomic<std::uint64_t>, kPickResultCount> picks_{};
   SendTimes<1024> lookups_sent_;  // first lookups by query id; guarded by mu_

@@ -59,9 +59,36 @@ void Client::on_attempt(const proto::ServiceKey& service, const proto::Instance&
     report_failure(service, instance.address, *kind);
 }
 
+// The operator's levers come first (agent/call_levers.hpp): a degraded or
+// saturated service costs the caller no pick, no breaker and no network.
 CallResult Client::call(const proto::ServiceKey& service, const AttemptFn& fn,
                         const CallOptions& options) {
+  const Lever lever = levers_.lever(service.name);
+  if (lever.degraded) return degraded_call(options);
+  auto slot = levers_.enter(service.name, lever);
+  if (!slot) {
+    CallResult refused;
+    refused.refused = CallRefusal::kOverLimit;
+    refused.outcome = AttemptOutcome::kOtherSystemError;
+    return refused;
+  }
   return caller().call(service, fn, options);
+}
+
+CallResult Client::degraded_call(const CallOptions& options) {
+  levers_.count_degraded();
+  CallResult result;
+  result.refused = CallRefusal::kDegraded;
+  result.outcome = AttemptOutcome::kOtherSystemError;
+  if (options.fallback) {
+    result.fallback_ran = true;
+    try {
+      result.outcome = options.fallback();
+    } catch (...) {
+      result.outcome = AttemptOutcome::kOtherSystemError;  // as a throwing attempt counts
+    }
+  }
+  return result;
 }
 
 CallerStats Client::call_stats(const proto::ServiceKey& service) {
