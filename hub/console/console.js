@@ -809,6 +809,94 @@
     };
   }
 
+  // #/config: the groups this hub serves. #/config/GROUP: its values with
+  // where each was set, a form to set a key, and this hub's history of the
+  // group with a rollback to each version.
+  const configHash = (group) => `#/config/${enc(group)}`;
+  const configValue = (e) => (e.binary ? `0x${e.value_hex}` : e.value);
+
+  function configPage() {
+    const table = dataTable(['Group', 'Version', 'Keys', 'Set here', 'Bytes', 'Followers'],
+      { empty: 'No config groups: set one with cascadectl config set GROUP KEY VALUE.', className: 'config' });
+    const root = el('section', { 'aria-labelledby': 'config-title' },
+      el('h1', { id: 'config-title', text: 'Config' }),
+      el('p', { class: 'help', text: 'Groups of keys and values this hub serves to the instances that follow them: its own keys over those of the tier above.' }),
+      table.root);
+    return {
+      title: 'Config',
+      nav: 'config',
+      root,
+      async refresh() {
+        const list = await read('/config');
+        table.sync(list.groups, (g) => g.group, (cells, g) => {
+          [g.version, g.keys, g.own_keys, g.bytes, g.followers].forEach((v, i) => setText(cells[i + 1], v));
+        }, (row, g, cells) => cells[0].append(el('a', { href: configHash(g.group), text: g.group })));
+      },
+    };
+  }
+
+  function configGroupPage(group) {
+    const path = `/config/${enc(group)}`;
+    const summary = facts();
+    const values = dataTable(['Key', 'Value', 'Tier', 'Set at hub', 'Version', ''],
+      { empty: 'The group holds no key.', className: 'config-values' });
+    const changesTable = dataTable(['Version', 'Time', 'Key', 'Before', 'After', 'Author', ''],
+      { empty: 'No change of this group at this hub.', className: 'config-history' });
+    const key = el('input', { id: 'config-key', type: 'text', spellcheck: 'false', autocomplete: 'off' });
+    const value = el('input', { id: 'config-value', type: 'text', spellcheck: 'false', autocomplete: 'off' });
+    const set = async (event) => {
+      event.preventDefault();
+      if (!key.value) {
+        showResult(false, 'name the key to set');
+        return;
+      }
+      if (await act('PUT', `${path}/keys/${enc(key.value)}`, { value: value.value })) value.value = '';
+    };
+    const form = el('form', { class: 'config-set', onsubmit: set },
+      el('label', { for: 'config-key', text: 'Key ' }), key, ' ',
+      el('label', { for: 'config-value', text: 'Value ' }), value, ' ',
+      el('button', { type: 'submit', class: 'primary', dataset: { action: 'config-set' }, text: 'Set here' }));
+    const root = el('section', { 'aria-labelledby': 'config-group-title' },
+      el('p', { class: 'crumbs' }, el('a', { href: '#/config', text: 'Config' }), ' / '),
+      el('h1', { id: 'config-group-title', text: group }),
+      summary.root, values.root,
+      el('h2', { text: 'Set a key at this hub' }), form,
+      el('h2', { text: 'History at this hub' }), changesTable.root);
+    return {
+      title: `Config ${group}`,
+      nav: 'config',
+      root,
+      async refresh() {
+        let got;
+        try {
+          got = await read(path);
+        } catch (e) {
+          if (!(e instanceof ApiError) || e.status !== 404) throw e;
+          got = { version: 0, entries: [] };
+        }
+        const changes = await read(`${path}/history`);
+        summary.show([['Served version', got.version || '—'], ['Keys', got.entries.length]]);
+        values.sync(got.entries, (e) => e.key, (cells, e) => {
+          [configValue(e), e.tier, e.hub, e.version].forEach((v, i) => setText(cells[i + 1], v));
+        }, (row, e, cells) => {
+          setText(cells[0], e.key);
+          cells[5].append(el('button', {
+            type: 'button', dataset: { action: 'config-remove' }, text: 'Remove here',
+            onclick: () => act('DELETE', `${path}/keys/${enc(e.key)}`),
+          }));
+        });
+        const shown = (v) => (v === null ? '(unset)' : v);
+        changesTable.sync(changes.history, (c) => `${c.version}\n${c.key}`, (cells, c) => {
+          [c.version, c.wall_ms ? wallTime(c.wall_ms) : '—', c.key, shown(c.old), shown(c.new), c.author]
+            .forEach((v, i) => setText(cells[i], v));
+        }, (row, c, cells) => cells[6].append(el('button', {
+          type: 'button', dataset: { action: 'config-rollback' }, text: 'Roll back to this',
+          onclick: () => act('POST', `${path}/rollback`, { version: c.version }),
+        })));
+      },
+    };
+  }
+
   function notFoundPage(hash) {
     return {
       title: 'No such page',
@@ -819,7 +907,8 @@
     };
   }
 
-  // #/services, #/service/NAME[/GROUP], #/topology, #/isolated, #/switches, #/audit
+  // #/services, #/service/NAME[/GROUP], #/topology, #/isolated, #/switches,
+  // #/audit, #/config[/GROUP]
   function pageFor(hash) {
     let parts;
     try {
@@ -838,6 +927,8 @@
       case 'isolated': return isolatedPage();
       case 'switches': return switchesPage();
       case 'audit': return auditPage();
+      case 'config':
+        return rest[0] ? configGroupPage(rest[0]) : configPage();
       default: break;
     }
     return notFoundPage(hash);

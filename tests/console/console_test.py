@@ -273,16 +273,45 @@ def switches_page(browser, l1_ui, shots):
     print('  switches: the notify switch turned on at 25% without asking for the token again')
 
 
+def config_pages(browser, cluster, l1, l1_ui, shots):
+    code, out = cluster.ctl(l1, 'config', 'set', 'orders.limits', 'timeout_ms', '300')
+    check(code == 0, f'cascadectl config set: {out}')
+    browser.open(l1_ui + '#/config')
+    browser.wait_text('table.config tbody', ['orders.limits'], 'the group listed')
+    browser.find('table.config a[href="#/config/orders.limits"]').click()
+    browser.wait_text('table.config-values tbody', ['timeout_ms', '300', 'l1'],
+                      'the value with the hub that set it')
+    browser.find('#config-key').send_keys('retries')
+    browser.find('#config-value').send_keys('2')
+    browser.find('button[data-action="config-set"]').click()
+    browser.wait_text('#action-result.ok', ['set retries'], 'the hub\'s answer shown')
+    browser.wait_text('table.config-values tbody', ['retries'], 'the new key listed')
+    code, out = cluster.ctl(l1, 'config', 'get', 'orders.limits', 'retries')
+    check(code == 0 and out.strip() == '2', f'cascadectl sees the console\'s key: {code} {out}')
+    browser.wait_text('table.config-history tbody', ['http:operator', 'retries'],
+                      'the change in the history, by its author')
+    rows = browser.driver.find_elements('css selector', 'table.config-history tbody tr')
+    check(len(rows) == 2, f'two changes in the history: {len(rows)}')
+    rows[-1].find_element('css selector', 'button[data-action="config-rollback"]').click()
+    browser.wait_text('#action-result.ok', ['rolled back'], 'the rollback done')
+    eventually('retries gone after the rollback',
+               lambda: cluster.ctl(l1, 'config', 'get', 'orders.limits', 'retries')[0] == 1)
+    browser.check_no_errors('config pages')
+    browser.screenshot(shots, 'config')
+    print('  config: a key set by cascadectl and one from the console, then rolled back')
+
+
 def audit_page(browser, cluster, l1, l1_ui, shots):
     browser.open(l1_ui + '#/audit')
     browser.wait_text('table.audit tbody', ['mark_out_of_service', 'set_routes', 'notify_switch',
+                                            'config_edit', 'config_rollback',
                                             'http:operator', 'done'], 'the commands audited')
     older = browser.find('button[data-action="audit-older"]')
     check(not older.is_enabled(), 'a single page: nothing older')
     browser.check_no_errors('audit page')
     browser.screenshot(shots, 'audit')
 
-    # Twelve more records from cascadectl: pages of 10 then hold 10 and 5.
+    # Twelve more records from cascadectl: pages of 10 then hold 10 and 8.
     for _ in range(12):
         code, out = cluster.ctl(l1, 'eviction-protection', 'on', '--actor', 'ops@console-test')
         check(code == 0, f'cascadectl eviction-protection on: {out}')
@@ -290,12 +319,12 @@ def audit_page(browser, cluster, l1, l1_ui, shots):
     Select(browser.find('#audit-limit')).select_by_value('10')
     eventually('ten records on the first page, the newest first', lambda: [
         r.get_attribute('data-key') for r in browser.driver.find_elements(
-            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(15, 5, -1)])
+            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(18, 8, -1)])
     eventually('older pages', older.is_enabled)
     older.click()
-    eventually('the five oldest on the second page', lambda: [
+    eventually('the eight oldest on the second page', lambda: [
         r.get_attribute('data-key') for r in browser.driver.find_elements(
-            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(5, 0, -1)])
+            'css selector', 'table.audit tbody tr')] == [str(n) for n in range(8, 0, -1)])
     browser.wait_text('.page-label', ['page 2'], 'the page number')
     check(not older.is_enabled(), 'nothing older than the second page')
     browser.find('button[data-action="audit-newer"]').click()
@@ -327,6 +356,7 @@ def run(args, workdir):
         edit_routes(browser, cluster, l1, args.screenshots)
         topology_pages(browser, l1_ui, l2_ui, args.screenshots)
         switches_page(browser, l1_ui, args.screenshots)
+        config_pages(browser, cluster, l1, l1_ui, args.screenshots)
         audit_page(browser, cluster, l1, l1_ui, args.screenshots)
         return True
     except Exception as e:  # a Failure, or selenium's or Python's own
