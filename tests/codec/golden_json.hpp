@@ -280,7 +280,7 @@ inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
     write_delta(w, *m.delta);
   else
     w.null();
-  w.field("sender_tier", m.sender_tier);
+  w.field("sender_tier", m.sender_tier).field("on_behalf_of", m.on_behalf_of);
   w.key("configs").begin_array();
   for (const auto& c : m.configs)
     w.begin_object().field("group", c.group).field("version", c.version).end_object();
@@ -323,6 +323,7 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
 inline void write_fields(JsonWriter& w, const proto::Query& m) {
   w.field("request_id", m.request_id).field("node_id", m.node_id);
   write_key(w, m.service);
+  w.field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
@@ -340,6 +341,7 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {
   w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
+  w.field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::DeregisterAck& m) {
@@ -368,7 +370,7 @@ inline void write_fields(JsonWriter& w, const proto::StatusReply& m) {
   w.field("child_hubs", m.child_hubs).field("cross_tier_entries", m.cross_tier_entries);
   w.field("isolated", m.isolated).field("unconfirmed", m.unconfirmed);
   w.field("eviction_protection", m.eviction_protection);
-  w.field("notify_share_percent", m.notify_share_percent);
+  w.field("notify_share_percent", m.notify_share_percent).field("security", m.security);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ServicesRequest& m) {
@@ -401,7 +403,7 @@ inline void write_fields(JsonWriter& w, const proto::FailureReport& m) {
     w.field("reporter", s.reporter).field("count", s.count).end_object();
   }
   w.end_array();
-  w.field("hops", m.hops);
+  w.field("hops", m.hops).field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ReportAck& m) {
