@@ -572,11 +572,13 @@ TEST(CodecBatch, FailedItemCarriesTheSeqOrRequestIdItCouldRead) {
     std::uint64_t ref;
   };
   const std::vector<Case> cases{
-      {golden::upbeat(), 7, golden::upbeat().seq},          // uses
-      {golden::deregister(), 2, golden::deregister().seq},  // node_id
-      {golden::query(), 4, golden::query().request_id},     // service
-      {golden::status_request(), 1, 0},                     // type: read before any ref
-      {golden::downbeat(), 2, 0},                           // replies carry no ref
+      {golden::upbeat(), 7, golden::upbeat().seq},                                // uses
+      {golden::deregister(), 2, golden::deregister().seq},                        // node_id
+      {golden::query(), 4, golden::query().request_id},                           // service
+      {golden::admin_config_edit(), 13, golden::admin_config_edit().request_id},  // edits
+      {golden::config_request(), 3, golden::config_request().request_id},         // view
+      {golden::status_request(), 1, 0},  // type: read before any ref
+      {golden::downbeat(), 2, 0},        // replies carry no ref
   };
   for (const auto& c : cases) {
     auto tree = wire::parse(encode_batch(std::vector<Message>{c.message}));
