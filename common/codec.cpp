@@ -60,6 +60,7 @@ std::uint64_t best_effort_ref(std::span<const msgpack::object> items, MsgType t)
     case MsgType::kServicesRequest:
     case MsgType::kFailureReport:
     case MsgType::kAdminRequest:
+    case MsgType::kConfigRequest:
       index = 2;
       break;  // request_id
     default:

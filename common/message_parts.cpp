@@ -25,6 +25,9 @@ std::size_t record_size(const T& record) {
 std::size_t size_of(const Instance& in) {
   return record_size(in);
 }
+std::size_t size_of(const ConfigEntry& entry) {
+  return record_size(entry);
+}
 std::size_t size_of(const std::string& id) {
   return id.size() + 5;
 }
@@ -69,6 +72,37 @@ DownBeat push_part_of(const DownBeat& reply) {
   return part;
 }
 
+// An update of a service's list or of a config group, as the splitter sees
+// it: what every piece repeats (the shell), and where in a DownBeat it goes.
+ServiceUpdate shell_of(const ServiceUpdate& update) {
+  ServiceUpdate shell;
+  shell.service = update.service;
+  shell.from_version = update.from_version;
+  shell.version = update.version;
+  shell.kind = update.kind;
+  shell.routes = update.routes;
+  return shell;
+}
+ConfigUpdate shell_of(const ConfigUpdate& update) {
+  ConfigUpdate shell;
+  shell.group = update.group;
+  shell.from_version = update.from_version;
+  shell.version = update.version;
+  shell.kind = update.kind;
+  return shell;
+}
+// What the pieces after the first leave out: the first carries the rules.
+void after_first_piece(ServiceUpdate& shell) {
+  shell.routes.reset();
+}
+void after_first_piece(ConfigUpdate& /*shell*/) {}
+std::vector<ServiceUpdate>& list_of(DownBeat& part, const ServiceUpdate& /*update*/) {
+  return part.updates;
+}
+std::vector<ConfigUpdate>& list_of(DownBeat& part, const ConfigUpdate& /*update*/) {
+  return part.config_updates;
+}
+
 class DownBeatSplitter {
  public:
   DownBeatSplitter(const DownBeat& header, std::size_t max_bytes)
@@ -76,19 +110,21 @@ class DownBeatSplitter {
         push_size_(encode(push_).size()),
         out_(max_bytes, header, encode(header).size()) {}
 
-  void add(ServiceUpdate update) {
+  // Service updates, then config updates, each in the order given.
+  template <typename Update>
+  void add(Update update) {
     auto shell = shell_of(update);
     const auto shell_size = record_size(shell);
     std::size_t items = 0;
-    for (const auto& in : update.upserts)
-      items += size_of(in);
-    for (const auto& id : update.removed)
-      items += size_of(id);
+    for (const auto& item : update.upserts)
+      items += size_of(item);
+    for (const auto& key : update.removed)
+      items += size_of(key);
     const auto whole = shell_size + items;
     // Whole in this part, else whole in the next, else split from here on.
     if (!out_.fits(whole) && out_.fits_in_part_of(push_size_, whole)) next_part();
     if (out_.fits(whole)) {
-      out_.current().updates.push_back(std::move(update));
+      list_of(out_.current(), update).push_back(std::move(update));
       out_.add(whole);
       return;
     }
@@ -97,31 +133,23 @@ class DownBeatSplitter {
   std::vector<Message> take() { return out_.take(); }
 
  private:
-  static ServiceUpdate shell_of(const ServiceUpdate& update) {
-    ServiceUpdate shell;
-    shell.service = update.service;
-    shell.from_version = update.from_version;
-    shell.version = update.version;
-    shell.kind = update.kind;
-    shell.routes = update.routes;
-    return shell;
-  }
   void next_part() { out_.next(push_, push_size_); }
 
-  // One update over several parts: its instances, then its removed ids.
-  void split(ServiceUpdate update, ServiceUpdate shell, std::size_t shell_size) {
+  // One update over several parts: its upserts, then its removed ids or keys.
+  template <typename Update>
+  void split(Update update, Update shell, std::size_t shell_size) {
     const auto first = !update.upserts.empty()   ? size_of(update.upserts.front())
                        : !update.removed.empty() ? size_of(update.removed.front())
                                                  : 0;
     if (!out_.fits(shell_size + first)) next_part();
-    ServiceUpdate piece = shell;
+    Update piece = shell;
     out_.add(shell_size);
-    shell.routes.reset();  // the first piece carries the rules
+    after_first_piece(shell);
     auto place = [&](auto&& item, auto list_of_piece) {
       const auto bytes = size_of(item);
       if (!out_.fits(bytes) && !(piece.upserts.empty() && piece.removed.empty())) {
         piece.more = true;
-        out_.current().updates.push_back(std::move(piece));
+        list_of(out_.current(), piece).push_back(std::move(piece));
         next_part();
         piece = shell;
         out_.add(shell_size);
@@ -129,13 +157,13 @@ class DownBeatSplitter {
       list_of_piece(piece).push_back(std::move(item));
       out_.add(bytes);
     };
-    for (auto& in : update.upserts)
+    for (auto& item : update.upserts)
       place(
-          std::move(in), [](ServiceUpdate & p) -> auto& { return p.upserts; });
-    for (auto& id : update.removed)
+          std::move(item), [](Update & p) -> auto& { return p.upserts; });
+    for (auto& key : update.removed)
       place(
-          std::move(id), [](ServiceUpdate & p) -> auto& { return p.removed; });
-    out_.current().updates.push_back(std::move(piece));
+          std::move(key), [](Update & p) -> auto& { return p.removed; });
+    list_of(out_.current(), piece).push_back(std::move(piece));
   }
 
   DownBeat push_;
@@ -145,9 +173,13 @@ class DownBeatSplitter {
 
 std::vector<Message> split_downbeat(DownBeat whole, std::size_t max_bytes) {
   auto updates = std::move(whole.updates);
+  auto config_updates = std::move(whole.config_updates);
   whole.updates.clear();
+  whole.config_updates.clear();
   DownBeatSplitter splitter(whole, max_bytes);
   for (auto& update : updates)
+    splitter.add(std::move(update));
+  for (auto& update : config_updates)
     splitter.add(std::move(update));
   return splitter.take();
 }
@@ -172,6 +204,40 @@ std::vector<Message> split_query_reply(QueryReply whole, std::size_t max_bytes) 
   return out.take();
 }
 
+// ------------------------------------------------------------- ConfigReply
+
+std::vector<Message> split_config_reply(ConfigReply whole, std::size_t max_bytes) {
+  auto entries = std::move(whole.entries);
+  auto groups = std::move(whole.groups);
+  auto history = std::move(whole.history);
+  whole.entries.clear();
+  whole.groups.clear();
+  whole.history.clear();
+  const auto header_size = encode(whole).size();
+  PartWriter<ConfigReply> out(max_bytes, whole, header_size);
+  auto place = [&](auto&& item, auto list_of_part) {
+    const auto bytes = record_size(item);
+    const auto& part = out.current();
+    const bool empty = part.entries.empty() && part.groups.empty() && part.history.empty();
+    if (!out.fits(bytes) && !empty) {
+      out.current().more = true;
+      out.next(whole, header_size);
+    }
+    list_of_part(out.current()).push_back(std::move(item));
+    out.add(bytes);
+  };
+  for (auto& entry : entries)
+    place(
+        std::move(entry), [](ConfigReply & p) -> auto& { return p.entries; });
+  for (auto& group : groups)
+    place(
+        std::move(group), [](ConfigReply & p) -> auto& { return p.groups; });
+  for (auto& change : history)
+    place(
+        std::move(change), [](ConfigReply & p) -> auto& { return p.history; });
+  return out.take();
+}
+
 template <typename T>
 void append(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
@@ -187,14 +253,26 @@ bool continues(const QueryReply& held, const QueryReply& part) {
          held.hub_epoch == part.hub_epoch;
 }
 
+bool continues(const ConfigUpdate& held, const ConfigUpdate& part) {
+  return held.version == part.version && held.from_version == part.from_version &&
+         held.kind == part.kind;
+}
+
+bool continues(const ConfigReply& held, const ConfigReply& part) {
+  return held.version == part.version && held.group == part.group && held.ok == part.ok;
+}
+
 }  // namespace
 
 std::vector<Message> split_into_parts(Message message, std::size_t max_bytes) {
-  const bool splittable =
-      std::holds_alternative<DownBeat>(message) || std::holds_alternative<QueryReply>(message);
+  const bool splittable = std::holds_alternative<DownBeat>(message) ||
+                          std::holds_alternative<QueryReply>(message) ||
+                          std::holds_alternative<ConfigReply>(message);
   if (!splittable || encode(message).size() <= max_bytes) return {std::move(message)};
   if (auto* down = std::get_if<DownBeat>(&message))
     return split_downbeat(std::move(*down), max_bytes);
+  if (auto* config = std::get_if<ConfigReply>(&message))
+    return split_config_reply(std::move(*config), max_bytes);
   return split_query_reply(std::move(std::get<QueryReply>(message)), max_bytes);
 }
 
@@ -249,9 +327,36 @@ const QueryReply* PartAssembler::add(const QueryReply& part) {
                   });
 }
 
+const ConfigUpdate* PartAssembler::add(const ConfigUpdate& part) {
+  return assemble(config_updates_, part.group, part, assembled_config_update_, dropped_,
+                  [](ConfigUpdate& whole, const ConfigUpdate& next) {
+                    append(whole.upserts, next.upserts);
+                    append(whole.removed, next.removed);
+                    return whole.upserts.size() + whole.removed.size() <= kMaxAssembledConfigItems;
+                  });
+}
+
+const ConfigReply* PartAssembler::add(const ConfigReply& part) {
+  return assemble(config_replies_, part.request_id, part, assembled_config_reply_, dropped_,
+                  [](ConfigReply& whole, const ConfigReply& next) {
+                    append(whole.entries, next.entries);
+                    append(whole.groups, next.groups);
+                    append(whole.history, next.history);
+                    return whole.entries.size() + whole.groups.size() + whole.history.size() <=
+                           kMaxAssembledInstances;
+                  });
+}
+
+void PartAssembler::forget_reply(std::uint64_t request_id) {
+  replies_.erase(request_id);
+  config_replies_.erase(request_id);
+}
+
 void PartAssembler::clear() {
   updates_.clear();
   replies_.clear();
+  config_updates_.clear();
+  config_replies_.clear();
 }
 
 }  // namespace cascade::proto

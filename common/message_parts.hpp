@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cascade/common/protocol.hpp"
@@ -17,11 +18,14 @@ namespace cascade::proto {
 
 // `message` as it goes out: itself when it encodes within `max_bytes`;
 // otherwise, for a DownBeat, the reply (its header, its stale lists and the
-// updates that fit) followed by pushes carrying the rest, an update too large
-// for one part split into consecutive updates with `more`; for a QueryReply,
-// replies with the same request id, all but the last with `more`. A part
-// holds at least one instance, so one larger than `max_bytes` still goes.
-// Other messages are never split.
+// updates that fit) followed by pushes carrying the rest, service updates
+// before config updates, an update too large for one part split into
+// consecutive updates with `more` (a service's by its instances and removed
+// ids, a config group's by its entries and removed keys); for a QueryReply,
+// replies with the same request id, all but the last with `more`; for a
+// ConfigReply the same, its entries, group summaries and history spread over
+// them. A part holds at least one instance (entry, summary, change), so one
+// larger than `max_bytes` still goes. Other messages are never split.
 std::vector<Message> split_into_parts(Message message, std::size_t max_bytes = kMaxPartBytes);
 
 // Collects the parts of split updates and replies until the last one came.
@@ -34,25 +38,38 @@ class PartAssembler {
   // update when `part` was the last of its parts, nothing while parts are
   // missing. The reference is valid until the next call.
   const ServiceUpdate* add(const ServiceUpdate& part);
-  // The same for query replies (matched by request id).
+  // The same for config groups' updates (matched by group, revision 6).
+  const ConfigUpdate* add(const ConfigUpdate& part);
+  // The same for query and config replies (matched by request id).
   const QueryReply* add(const QueryReply& part);
-  // Forgets the parts of a query that ended without them (timed out).
-  void forget_reply(std::uint64_t request_id) { replies_.erase(request_id); }
+  const ConfigReply* add(const ConfigReply& part);
+  // Forgets the parts of a request whose reply ended without them (timed out).
+  void forget_reply(std::uint64_t request_id);
   // Forgets everything (the receiver moved to another hub).
   void clear();
 
   // Parts dropped because what followed did not continue them, or because
-  // they grew beyond kMaxAssembledInstances.
+  // they grew beyond the bounds below.
   std::uint64_t dropped() const { return dropped_; }
 
-  // A bound on what a sender can make a receiver hold: a million instances.
+  // A bound on what a sender can make a receiver hold: a million instances
+  // (or items of a config reply).
   static constexpr std::size_t kMaxAssembledInstances = 1'000'000;
+  // Entries and removed keys of one config update: a served group holds at
+  // most kMaxConfigKeysPerGroup keys of each of kMaxConfigTiers tiers, and a
+  // delta may remove all of them and set as many.
+  static constexpr std::size_t kMaxAssembledConfigItems =
+      2 * kMaxConfigKeysPerGroup * kMaxConfigTiers;
 
  private:
   std::map<ServiceKey, ServiceUpdate> updates_;
   std::map<std::uint64_t, QueryReply> replies_;
+  std::map<std::string, ConfigUpdate> config_updates_;
+  std::map<std::uint64_t, ConfigReply> config_replies_;
   ServiceUpdate assembled_update_;
   QueryReply assembled_reply_;
+  ConfigUpdate assembled_config_update_;
+  ConfigReply assembled_config_reply_;
   std::uint64_t dropped_ = 0;
 };
 

@@ -5,6 +5,10 @@
 // (empty, one byte, the maximum). Whatever a hub or an agent encodes from
 // valid state therefore decodes at its peer; what exceeds a bound is the
 // sender's bug, and the decoder's refusal of it is tested in codec_test.cpp.
+// Revision 6's lists of thousands (config uses, edits, entries) are filled to
+// their bound too, one such list per message and with short strings and
+// values inside, so that the message still fits a frame; elsewhere a config
+// value is up to its 64 KiB and holds any byte.
 
 #include <gtest/gtest.h>
 
@@ -16,6 +20,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cascade/common/codec.hpp"
@@ -25,6 +30,7 @@
 namespace cascade::proto {
 namespace {
 
+using wire::Bytes;
 using wire::MaxItems;
 using wire::Record;
 using wire::Text;
@@ -47,6 +53,13 @@ class RandomFields {
     wire::describe(*this, value);
   }
 
+  // A whole message: each message may fill one large list to its bound.
+  template <typename T>
+  void fill_message(T& value) {
+    large_list_filled_ = false;
+    fill_record(value);
+  }
+
  private:
   std::size_t below(std::size_t n) {
     return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
@@ -66,7 +79,10 @@ class RandomFields {
         return std::uniform_int_distribution<std::uint64_t>(0, max)(rng_);
     }
   }
-  std::size_t length(std::size_t min, std::size_t max) { return min + up_to(max - min); }
+  std::size_t length(std::size_t min, std::size_t max) {
+    if (compact_) max = std::min(max, std::max(min, kCompactBytes));
+    return min + up_to(max - min);
+  }
   // Lists stay short so that a message with nested lists fits a frame.
   std::size_t items(std::size_t max = 3) { return std::min<std::size_t>(max, below(4)); }
 
@@ -97,6 +113,13 @@ class RandomFields {
     for (auto& c : s)
       c = static_cast<char>(0x20 + below(0x7f - 0x20));
   }
+  // Any bytes: random, or every byte value in turn (0x00 and 0xff included).
+  void fill(std::string& s, Bytes bound) {
+    s.resize(length(0, bound.max));
+    const bool every_value = coin();
+    for (std::size_t i = 0; i < s.size(); ++i)
+      s[i] = static_cast<char>(every_value ? 255 - i % 256 : below(256));
+  }
   void fill(std::map<std::string, std::string>& metadata) {
     metadata.clear();
     const auto n = coin() ? kMaxMetadataEntries : items();
@@ -126,9 +149,21 @@ class RandomFields {
   }
   template <typename T>
   void fill(std::vector<T>& list, MaxItems bound) {
-    list.resize(coin() ? bound.max : items());
+    if (bound.max <= kMaxRouteRules) {
+      list.resize(coin() ? bound.max : items());
+      for (auto& item : list)
+        fill(item);
+      return;
+    }
+    // A large list: at its bound at most once per message, compact inside.
+    const bool full = !compact_ && !large_list_filled_ && coin();
+    list.resize(full ? bound.max : items());
+    large_list_filled_ = large_list_filled_ || full;
+    const bool outer_compact = compact_;
+    compact_ = compact_ || full;
     for (auto& item : list)
       fill(item);
+    compact_ = outer_compact;
   }
   template <typename T, typename... Bound>
   void fill(std::optional<T>& value, Bound... bound) {
@@ -138,7 +173,12 @@ class RandomFields {
       fill(value.emplace(), bound...);
   }
 
+  // Strings and values inside a large list filled to its bound stay this short.
+  static constexpr std::size_t kCompactBytes = 8;
+
   std::mt19937_64& rng_;
+  bool large_list_filled_ = false;
+  bool compact_ = false;
 };
 
 class CodecProperty : public ::testing::TestWithParam<golden::Sample> {};
@@ -148,7 +188,7 @@ TEST_P(CodecProperty, EveryMessageWithinItsBoundsSurvivesEncodeThenDecode) {
   RandomFields random(rng);
   for (int round = 0; round < 200; ++round) {
     auto message = GetParam().message;
-    std::visit([&](auto& m) { random.fill_record(m); }, message);
+    std::visit([&](auto& m) { random.fill_message(m); }, message);
     const auto bytes = encode(message);
     const auto frame = decode_frame(bytes);
     ASSERT_EQ(frame.items.size(), 1u);
@@ -159,11 +199,23 @@ TEST_P(CodecProperty, EveryMessageWithinItsBoundsSurvivesEncodeThenDecode) {
   }
 }
 
-// Every golden sample, so every message type and every record in it.
+template <std::size_t... Alternative>
+std::vector<Message> one_of_each_type(std::index_sequence<Alternative...>) {
+  return {Message(std::in_place_index<Alternative>)...};
+}
+
+// Every golden sample, so every message type and every record in it, and a
+// blank message of any type without a sample yet (named after its type).
 std::vector<golden::Sample> all_samples() {
   auto samples = golden::single_samples();
   for (auto& variant : golden::variant_samples())
     samples.push_back(std::move(variant));
+  for (auto& blank : one_of_each_type(std::make_index_sequence<std::variant_size_v<Message>>{})) {
+    const auto type = type_of(blank);
+    if (std::none_of(samples.begin(), samples.end(),
+                     [&](const auto& s) { return type_of(s.message) == type; }))
+      samples.push_back({to_string(type), "", std::move(blank)});
+  }
   return samples;
 }
 

@@ -180,19 +180,23 @@ struct RecordPath {
 std::vector<RecordPath> record_paths(MsgType t) {
   const std::size_t whole = required_field_count(t) + 2;
   switch (t) {
-    case MsgType::kUpBeat:  // registrations, uses, delta, its upserts and removed keys
-      return {{{}, whole}, {{6, kEvery}, 8},    {{7, kEvery}, 3},
-              {{8}, 4},    {{8, 2, kEvery}, 8}, {{8, 3, kEvery}, 3}};
-    case MsgType::kDownBeat:  // updates, upserts, routing rules, stale lists
+    case MsgType::kUpBeat:  // registrations, uses, delta, its upserts and removed keys, configs
+      return {{{}, whole},         {{6, kEvery}, 8},    {{7, kEvery}, 3}, {{8}, 4},
+              {{8, 2, kEvery}, 8}, {{8, 3, kEvery}, 3}, {{11, kEvery}, 2}};
+    case MsgType::kDownBeat:  // updates, upserts, routing rules, stale lists, config updates
       return {{{}, whole},
               {{8, kEvery}, 7},
               {{8, kEvery, 5, kEvery}, 6},
               {{8, kEvery, 7, kEvery}, 4},
-              {{10, kEvery}, 3}};
+              {{10, kEvery}, 3},
+              {{11, kEvery}, 6},
+              {{11, kEvery, 4, kEvery}, 5}};
     case MsgType::kQueryReply:  // instances, routing rules
       return {{{}, whole}, {{9, kEvery}, 6}, {{14, kEvery}, 4}};
-    case MsgType::kAdminRequest:  // routing rules
-      return {{{}, whole}, {{11, kEvery}, 4}};
+    case MsgType::kAdminRequest:  // routing rules, config edits
+      return {{{}, whole}, {{11, kEvery}, 4}, {{13, kEvery}, 2}};
+    case MsgType::kConfigReply:  // entries, group summaries, history
+      return {{{}, whole}, {{7, kEvery}, 5}, {{8, kEvery}, 6}, {{9, kEvery}, 6}};
     case MsgType::kStatusReply:  // upstreams
       return {{{}, whole}, {{12, kEvery}, 6}};
     case MsgType::kServicesReply:  // summaries
@@ -218,10 +222,12 @@ std::vector<RecordPath> record_paths(const GoldenCase& c) {
 }
 
 // Two values of a MessagePack family other than the node's own, never nil
-// (nil is a legal value of UpBeat.registrations).
+// (nil is a legal value of UpBeat.registrations). Bytes get a str: the same
+// content as text is still the wrong type.
 std::vector<Node> wrong_values_for(const Node& n) {
   if (std::holds_alternative<bool>(n.v)) return {u64(1), Node("true")};
   if (std::holds_alternative<std::string>(n.v)) return {u64(7), Node(true)};
+  if (const auto* bin = std::get_if<wire::Bin>(&n.v)) return {u64(7), Node(bin->bytes)};
   if (std::holds_alternative<std::uint64_t>(n.v) || std::holds_alternative<std::int64_t>(n.v))
     return {Node("7"), Node(true)};
   return {u64(1), Node(true)};  // nil, array, map
@@ -337,7 +343,8 @@ INSTANTIATE_TEST_SUITE_P(Golden, CodecMalformedSample, ::testing::ValuesIn(golde
 
 class CodecForwardCompatSample : public CodecGoldenSample {};
 
-// Trailing values of every MessagePack family v1 uses, containers included.
+// Trailing values of every MessagePack family v1 uses (bin since revision 6),
+// containers included.
 Array future_fields() {
   return {Nil{},
           Node(true),
@@ -345,6 +352,7 @@ Array future_fields() {
           Node(std::int64_t{-7}),
           Node(2.5),
           Node("future"),
+          Node(wire::Bin{std::string("\x00\xff", 2)}),
           Array{u64(1), Node("x")},
           Map{{Node("k"), Node("v")}}};
 }
@@ -564,11 +572,13 @@ TEST(CodecBatch, FailedItemCarriesTheSeqOrRequestIdItCouldRead) {
     std::uint64_t ref;
   };
   const std::vector<Case> cases{
-      {golden::upbeat(), 7, golden::upbeat().seq},          // uses
-      {golden::deregister(), 2, golden::deregister().seq},  // node_id
-      {golden::query(), 4, golden::query().request_id},     // service
-      {golden::status_request(), 1, 0},                     // type: read before any ref
-      {golden::downbeat(), 2, 0},                           // replies carry no ref
+      {golden::upbeat(), 7, golden::upbeat().seq},                                // uses
+      {golden::deregister(), 2, golden::deregister().seq},                        // node_id
+      {golden::query(), 4, golden::query().request_id},                           // service
+      {golden::admin_config_edit(), 13, golden::admin_config_edit().request_id},  // edits
+      {golden::config_request(), 3, golden::config_request().request_id},         // view
+      {golden::status_request(), 1, 0},  // type: read before any ref
+      {golden::downbeat(), 2, 0},        // replies carry no ref
   };
   for (const auto& c : cases) {
     auto tree = wire::parse(encode_batch(std::vector<Message>{c.message}));

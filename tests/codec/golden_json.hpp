@@ -215,6 +215,52 @@ inline void write_optional_routes(JsonWriter& w, std::string_view name,
     w.key(name).null();
 }
 
+// Bytes (a MessagePack bin, revision 6) as hex and as text with every byte
+// outside printable ASCII shown as '.'; an absent optional value as null.
+inline void write_bytes(JsonWriter& w, std::string_view name, std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex, ascii;
+  for (const unsigned char c : bytes) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 0xf];
+    ascii += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '.';
+  }
+  w.key(name).begin_object().field("bin_hex", hex).field("ascii", ascii).end_object();
+}
+
+inline void write_optional_bytes(JsonWriter& w, std::string_view name,
+                                 const std::optional<std::string>& bytes) {
+  if (bytes)
+    write_bytes(w, name, *bytes);
+  else
+    w.key(name).null();
+}
+
+inline const char* view_name(proto::ConfigView v) {
+  switch (v) {
+    case proto::ConfigView::kGet:
+      return "get";
+    case proto::ConfigView::kList:
+      return "list";
+    case proto::ConfigView::kHistory:
+      return "history";
+  }
+  return "unknown";
+}
+
+// A config entry is flat on the wire: key, value, then its origin's fields.
+inline void write_config_entries(JsonWriter& w, std::string_view name,
+                                 const std::vector<proto::ConfigEntry>& entries) {
+  w.key(name).begin_array();
+  for (const auto& e : entries) {
+    w.begin_object().field("key", e.key);
+    write_bytes(w, "value", e.value);
+    w.field("tier", e.origin.tier).field("hub", e.origin.hub);
+    w.field("version", e.origin.version).end_object();
+  }
+  w.end_array();
+}
+
 inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
   w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
   w.field("digest", m.digest);
@@ -234,7 +280,11 @@ inline void write_fields(JsonWriter& w, const proto::UpBeat& m) {
     write_delta(w, *m.delta);
   else
     w.null();
-  w.field("sender_tier", m.sender_tier);
+  w.field("sender_tier", m.sender_tier).field("on_behalf_of", m.on_behalf_of);
+  w.key("configs").begin_array();
+  for (const auto& c : m.configs)
+    w.begin_object().field("group", c.group).field("version", c.version).end_object();
+  w.end_array();
 }
 
 inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
@@ -258,12 +308,22 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
     write_key(w, s.service);
     w.field("age_ms", s.age_ms).end_object();
   }
+  w.end_array().key("config_updates").begin_array();
+  for (const auto& u : m.config_updates) {
+    w.begin_object().field("group", u.group);
+    w.field("from_version", u.from_version).field("version", u.version);
+    w.field("kind", enum_text(kind_name(u.kind), static_cast<unsigned>(u.kind)));
+    write_config_entries(w, "upserts", u.upserts);
+    write_strings(w, "removed", u.removed);
+    w.field("more", u.more).end_object();
+  }
   w.end_array();
 }
 
 inline void write_fields(JsonWriter& w, const proto::Query& m) {
   w.field("request_id", m.request_id).field("node_id", m.node_id);
   write_key(w, m.service);
+  w.field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
@@ -281,6 +341,7 @@ inline void write_fields(JsonWriter& w, const proto::QueryReply& m) {
 
 inline void write_fields(JsonWriter& w, const proto::Deregister& m) {
   w.field("node_id", m.node_id).field("epoch", m.epoch).field("seq", m.seq);
+  w.field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::DeregisterAck& m) {
@@ -309,7 +370,7 @@ inline void write_fields(JsonWriter& w, const proto::StatusReply& m) {
   w.field("child_hubs", m.child_hubs).field("cross_tier_entries", m.cross_tier_entries);
   w.field("isolated", m.isolated).field("unconfirmed", m.unconfirmed);
   w.field("eviction_protection", m.eviction_protection);
-  w.field("notify_share_percent", m.notify_share_percent);
+  w.field("notify_share_percent", m.notify_share_percent).field("security", m.security);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ServicesRequest& m) {
@@ -342,7 +403,7 @@ inline void write_fields(JsonWriter& w, const proto::FailureReport& m) {
     w.field("reporter", s.reporter).field("count", s.count).end_object();
   }
   w.end_array();
-  w.field("hops", m.hops);
+  w.field("hops", m.hops).field("on_behalf_of", m.on_behalf_of);
 }
 
 inline void write_fields(JsonWriter& w, const proto::ReportAck& m) {
@@ -362,10 +423,43 @@ inline void write_fields(JsonWriter& w, const proto::AdminRequest& m) {
     w.null();
   w.field("enabled", m.enabled).field("share_percent", m.share_percent);
   write_routes(w, "routes", m.routes);
+  w.field("config_group", m.config_group).key("config_edits").begin_array();
+  for (const auto& e : m.config_edits) {
+    w.begin_object().field("key", e.key);
+    write_optional_bytes(w, "value", e.value);
+    w.end_object();
+  }
+  w.end_array().field("config_version", m.config_version);
 }
 
 inline void write_fields(JsonWriter& w, const proto::AdminReply& m) {
   w.field("request_id", m.request_id).field("ok", m.ok).field("message", m.message);
+}
+
+inline void write_fields(JsonWriter& w, const proto::ConfigRequest& m) {
+  w.field("request_id", m.request_id);
+  w.field("view", enum_text(view_name(m.view), static_cast<unsigned>(m.view)));
+  w.field("group", m.group).field("key", m.key);
+}
+
+inline void write_fields(JsonWriter& w, const proto::ConfigReply& m) {
+  w.field("request_id", m.request_id).field("ok", m.ok).field("message", m.message);
+  w.field("group", m.group).field("version", m.version);
+  write_config_entries(w, "entries", m.entries);
+  w.key("groups").begin_array();
+  for (const auto& g : m.groups) {
+    w.begin_object().field("group", g.group).field("version", g.version);
+    w.field("keys", g.keys).field("own_keys", g.own_keys).field("bytes", g.bytes);
+    w.field("followers", g.followers).end_object();
+  }
+  w.end_array().key("history").begin_array();
+  for (const auto& c : m.history) {
+    w.begin_object().field("version", c.version).field("key", c.key);
+    write_optional_bytes(w, "old_value", c.old_value);
+    write_optional_bytes(w, "new_value", c.new_value);
+    w.field("author", c.author).field("wall_ms", c.wall_ms).end_object();
+  }
+  w.end_array().field("more", m.more);
 }
 
 inline void write_header(JsonWriter& w, proto::MsgType type) {

@@ -7,6 +7,7 @@
 // (schemas/README.md) and review the diff as a wire-format change.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -360,6 +361,124 @@ inline proto::AdminRequest admin_reload_keys() {
   return m;
 }
 
+// ---- Revision 6: the config centre (section 5.16).
+
+inline constexpr std::string_view kConfigGroup = "healthmanager";
+inline constexpr std::string_view kConfigSharedGroup = "shared-eu";
+inline constexpr std::string_view kUpperHubId = "l2-eu-a";
+inline constexpr std::uint64_t kUpperHubEpoch = 3;
+// Config versions, as hubs issue them: (hub_epoch << 40) | counter.
+inline constexpr std::uint64_t config_version(std::uint64_t epoch, std::uint64_t counter) {
+  return (epoch << 40) | counter;
+}
+// A binary value: a feature mask as raw bytes, 0x00 and 0xff among them.
+inline std::string feature_mask() {
+  return std::string("\x00\x01\x7f\x80\xfe\xff", 6);
+}
+
+inline proto::ConfigEntry config_entry(std::string key, std::string value, std::uint32_t tier,
+                                       std::string_view hub, std::uint64_t version) {
+  return {std::move(key), std::move(value), {tier, std::string(hub), version}};
+}
+
+// Node A's steady beat, following two groups: one it holds at a version, one
+// it has just started to follow (0: nothing held yet).
+inline UpBeat upbeat_configs() {
+  UpBeat m;
+  m.node_id = std::string(kNodeA);
+  m.epoch = kAgentEpoch;
+  m.seq = 4823;
+  m.digest = proto::digest_of(node_a_registrations());
+  m.uses = {{ingest(), 13}};
+  m.configs = {{std::string(kConfigGroup), config_version(kHubEpoch, 12)},
+               {std::string(kConfigSharedGroup), 0}};
+  return m;
+}
+
+// The hub's answer to upbeat_configs(): the new group whole (one value set
+// above, at L2, one binary value set here), the held one as a delta that
+// changes a key and removes two.
+inline DownBeat downbeat_config_updates() {
+  auto m = reply_to_node_a(4823);
+  proto::ConfigUpdate full{
+      std::string(kConfigSharedGroup),
+      0,
+      config_version(kHubEpoch, 31),
+      UpdateKind::kFull,
+      {config_entry("log.level", "info", 2, kUpperHubId, config_version(kUpperHubEpoch, 88)),
+       config_entry("features.mask", feature_mask(), 1, kHubId, config_version(kHubEpoch, 30))},
+      {}};
+  proto::ConfigUpdate delta{
+      std::string(kConfigGroup),
+      config_version(kHubEpoch, 12),
+      config_version(kHubEpoch, 14),
+      UpdateKind::kDelta,
+      {config_entry("cache.ttl_ms", "30000", 1, kHubId, config_version(kHubEpoch, 14))},
+      {"degrade.hm-query", "limit.hm-query.max_in_flight"}};
+  m.config_updates = {full, delta};
+  return m;
+}
+
+// An operator sets one key and removes another of a group, in one change.
+inline proto::AdminRequest admin_config_edit() {
+  proto::AdminRequest m;
+  m.request_id = 35;
+  m.op = proto::AdminOp::kConfigEdit;
+  m.actor = "ops@bastion-eu1";
+  m.config_group = std::string(kConfigGroup);
+  m.config_edits = {{"cache.ttl_ms", "30000"}, {"degrade.hm-query", std::nullopt}};
+  return m;
+}
+
+// An operator puts this hub's keys of the group back as they were at a version.
+inline proto::AdminRequest admin_config_rollback() {
+  proto::AdminRequest m;
+  m.request_id = 36;
+  m.op = proto::AdminOp::kConfigRollback;
+  m.actor = "ops@bastion-eu1";
+  m.config_group = std::string(kConfigGroup);
+  m.config_version = config_version(kHubEpoch, 12);
+  return m;
+}
+
+inline proto::ConfigRequest config_request() {
+  return {37, proto::ConfigView::kGet, std::string(kConfigGroup), "cache.ttl_ms"};
+}
+
+// The answer to a get of the whole group: this hub's keys over L2's, each
+// with its origin.
+inline proto::ConfigReply config_reply() {
+  proto::ConfigReply m;
+  m.request_id = 38;
+  m.ok = true;
+  m.group = std::string(kConfigGroup);
+  m.version = config_version(kHubEpoch, 14);
+  m.entries = {
+      config_entry("cache.ttl_ms", "30000", 1, kHubId, config_version(kHubEpoch, 14)),
+      config_entry("limit.hm-cache-q.max_in_flight", "64", 2, kUpperHubId,
+                   config_version(kUpperHubEpoch, 90)),
+  };
+  return m;
+}
+
+// The history of this hub's own keys of the group, newest first: a key
+// removed, a key changed, the same key first set (no old value).
+inline proto::ConfigReply config_reply_history() {
+  proto::ConfigReply m;
+  m.request_id = 39;
+  m.ok = true;
+  m.group = std::string(kConfigGroup);
+  m.history = {
+      {config_version(kHubEpoch, 14), "degrade.hm-query", "on", std::nullopt, "ops@bastion-eu1",
+       1733043600000},
+      {config_version(kHubEpoch, 13), "cache.ttl_ms", "20000", "30000", "ops@bastion-eu1",
+       1733040000000},
+      {config_version(kHubEpoch, 12), "degrade.hm-query", std::nullopt, "on", "ops@bastion-eu2",
+       1732957200000},
+  };
+  return m;
+}
+
 inline proto::AdminReply admin_reply() {
   return proto::AdminReply{32, true, "hm01-cache-q is OUT_OF_SERVICE until marked back in"};
 }
@@ -418,6 +537,22 @@ inline std::vector<Sample> variant_samples() {
        error_forbidden()},
       {"26-admin-reload-keys", "operator asks the hub to re-read its authorised keys",
        admin_reload_keys()},
+      {"27-upbeat-configs",
+       "agent beat following two config groups, one held at a version, one not yet",
+       upbeat_configs()},
+      {"28-downbeat-config-updates",
+       "reply to 27-upbeat-configs: a full group with a binary value, a delta removing keys",
+       downbeat_config_updates()},
+      {"29-admin-config-edit", "operator sets one key of a group and removes another at once",
+       admin_config_edit()},
+      {"30-admin-config-rollback", "operator puts the hub's keys of a group back to a version",
+       admin_config_rollback()},
+      {"31-config-request", "tool reads one key of a group as the hub serves it", config_request()},
+      {"32-config-reply", "answer to a read of a whole group: values from two tiers, with origins",
+       config_reply()},
+      {"33-config-reply-history",
+       "answer to a history read: a removal, a change, a first set (no old value)",
+       config_reply_history()},
   };
 }
 

@@ -26,9 +26,14 @@ using Map = std::vector<std::pair<Node, Node>>;
 struct Nil {
   bool operator==(const Nil&) const = default;
 };
+// A MessagePack bin (revision 6: config values), not a str.
+struct Bin {
+  std::string bytes;
+  bool operator==(const Bin&) const = default;
+};
 
 struct Node {
-  std::variant<Nil, bool, std::uint64_t, std::int64_t, double, std::string, Array, Map> v;
+  std::variant<Nil, bool, std::uint64_t, std::int64_t, double, std::string, Bin, Array, Map> v;
 
   Node() = default;
   template <typename T>
@@ -58,6 +63,8 @@ inline Node from_object(const msgpack::object& o) {
       return o.via.f64;
     case msgpack::type::STR:
       return std::string(o.via.str.ptr, o.via.str.size);
+    case msgpack::type::BIN:
+      return Bin{std::string(o.via.bin.ptr, o.via.bin.size)};
     case msgpack::type::ARRAY: {
       Array a;
       for (std::uint32_t i = 0; i < o.via.array.size; ++i)
@@ -108,6 +115,10 @@ inline void pack_node(msgpack::packer<Sink>& pk, Sink& sink, const Node& n) {
     void operator()(const std::string& s) {
       pk.pack_str(static_cast<std::uint32_t>(s.size()));
       pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
+    }
+    void operator()(const Bin& b) {
+      pk.pack_bin(static_cast<std::uint32_t>(b.bytes.size()));
+      pk.pack_bin_body(b.bytes.data(), static_cast<std::uint32_t>(b.bytes.size()));
     }
     void operator()(const Array& a) {
       pk.pack_array(static_cast<std::uint32_t>(a.size()));
