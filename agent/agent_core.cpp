@@ -397,7 +397,10 @@ void AgentCore::apply_updates(MonoTime now, const std::vector<proto::ServiceUpda
 void AgentCore::apply_config_updates(MonoTime now, const std::vector<proto::ConfigUpdate>& updates,
                                      AgentActions& out) {
   if (updates.empty()) return;
-  auto applied = configs_.apply(now, updates);
+  std::vector<proto::ConfigUpdate> whole;  // a group in parts applies once all came
+  for (const auto& update : updates)
+    if (const auto* assembled = parts_.add(update)) whole.push_back(*assembled);
+  auto applied = configs_.apply(now, whole);
   append(out.config_changed, std::move(applied.changed));
   if (applied.missed_base) repair_soon(now);
 }

@@ -86,6 +86,10 @@ Client::Client(ClientOptions options)
     store_ = SqliteSnapshotStore::open(*options_.data_dir);
     core_.restore_snapshot(store_->load_all(), clock_.now());
   }
+  for (const auto& group : options_.config_groups) {
+    require(proto::check_name("config group", group));
+    core_.pin_config(clock_.now(), group);
+  }
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
   io_ = std::thread([this] { io_loop(); });
@@ -723,6 +727,7 @@ void Client::dispatch(AgentActions actions) {
   }
   persist(actions);
   notify_changes(actions.changed);
+  config_changed(actions);
 }
 
 void Client::send(const Outgoing& out) {

@@ -85,6 +85,9 @@ struct ClientOptions {
   // that service ("NAME@GROUP"); priorities decide between them, and among
   // equal priorities these come first.
   std::vector<RouteRuleSpec> routes;
+  // Config groups followed from the start and never dropped: where the
+  // operator's levers for this client live (agent/call_levers.hpp).
+  std::vector<std::string> config_groups;
   ConsumerContext consumer;             // host, zone, tier, metadata (method comes with each pick)
   FailureReporterConfig reports;        // fast-fail reports: batching and per-address limits
   bool report_business_errors = false;  // call(): business errors count as failures
@@ -111,6 +114,23 @@ struct ClientStatus {
 // What the Client counted since it started, and its cache and breakers now,
 // read in one go: the daemon's metrics take one per scrape
 // (agent/agent_metrics.hpp).
+// A config group as the client holds it (Client::config).
+struct ConfigSnapshot {
+  std::string group;
+  std::uint64_t version = 0;
+  // Key -> value, each with where it was set (tier, hub, the group's version there).
+  proto::ConfigValues values;
+  bool gone = false;   // the hub said no tier has the group (values empty)
+  bool stale = false;  // not confirmed by a hub within three beat intervals
+  Duration age{0};     // since a hub last confirmed the group
+  // The value of `key`, nullopt when the group does not hold it.
+  std::optional<std::string> value(std::string_view key) const {
+    auto it = values.find(key);
+    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second.value);
+  }
+};
+using ConfigCallback = std::function<void(const ConfigSnapshot&)>;
+
 struct ClientStats {
   ClientStatus status;
   std::size_t registered_instances = 0;
@@ -207,6 +227,19 @@ class Client {
   // short, and do not call resolve() of an uncached service or shutdown() from it.
   void on_change(std::function<void(const Resolution&)> callback);
 
+  // The config centre (docs/design-config.md). A group is followed from its
+  // first config() on, kept current by the beats and pushes, and dropped when
+  // unused for subscription_ttl; levers in it (degrade.SERVICE,
+  // limit.SERVICE.max_in_flight) apply to call(). The first config() of a
+  // group waits for the hub's answer, up to query_timeout (not when the hubs
+  // are known unreachable); nullopt when no answer came and nothing is held.
+  std::optional<ConfigSnapshot> config(std::string_view group);
+  // One value of a group (config()'s rules); nullopt when not held.
+  std::optional<std::string> config_value(std::string_view group, std::string_view key);
+  // Follows `group` for good (never dropped) and calls `callback` on the I/O
+  // thread with the new snapshot whenever its values change. Keep it short.
+  void on_config_change(std::string_view group, ConfigCallback callback);
+
   // Removes every instance of this process at the hub in one acknowledged
   // message, then stops the I/O thread. Idempotent; true if the hub acknowledged.
   bool shutdown();
@@ -246,6 +279,11 @@ class Client {
                       const std::vector<proto::ServiceKey>& drop);
   void notify_changes(const std::vector<proto::ServiceKey>& changed);
   void wake();
+  // Client's config centre (agent/client_config.cpp); the caller holds mu_.
+  std::optional<ConfigSnapshot> config_snapshot(MonoTime now, std::string_view group) const;
+  bool config_answered(std::string_view group) const;
+  // The I/O thread after config groups changed: levers, waiters, callbacks.
+  void config_changed(const AgentActions& actions);
   template <typename Fn>
   void with_core(Fn&& fn);  // locks, runs fn(core, now), queues its actions, wakes the I/O thread
   bool wait_for_query(std::unique_lock<std::mutex>& lock, std::uint64_t id);
@@ -308,6 +346,7 @@ class Client {
   bool deregistered_ = false;
   bool shut_down_ = false;
   std::function<void(const Resolution&)> on_change_;
+  std::map<std::string, std::vector<ConfigCallback>, std::less<>> config_callbacks_;  // under mu_
   std::map<proto::ServiceKey, ServiceBalancers> balancers_;  // guarded by mu_
   Rng pick_rng_;
   Router router_;  // thread-safe on its own

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cascade/agent/client.hpp"
+#include "cascade/common/codec.hpp"
 #include "cascade/tests/agent/running_hub.hpp"
 
 namespace cascade::agent::testing {
@@ -44,6 +45,34 @@ class ClientWithHubTest : public ::testing::Test {
     o.shutdown_timeout = Duration{1000};
     return o;
   }
+  // What cascadectl sends for an operator command, and the hub's answer
+  // (a failed test and an empty reply when none came within 3 s).
+  proto::AdminReply admin(proto::AdminRequest request) {
+    request.request_id = 77;
+    request.actor = "test@localhost";
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.connect(hub->endpoint());
+    const auto bytes = proto::encode(request);
+    socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(3000));
+    zmq::message_t frame;
+    if (!(item.revents & ZMQ_POLLIN) || !socket.recv(frame, zmq::recv_flags::dontwait)) {
+      ADD_FAILURE() << "the hub did not answer the AdminRequest";
+      return {};
+    }
+    const auto decoded = proto::decode_frame(frame.to_string_view());
+    const auto* message = std::get_if<proto::Message>(&decoded.items.at(0));
+    const auto* reply = message != nullptr ? std::get_if<proto::AdminReply>(message) : nullptr;
+    if (reply == nullptr) {
+      ADD_FAILURE() << "the hub's answer is not an AdminReply";
+      return {};
+    }
+    return *reply;
+  }
+
   void TearDown() override {
     hub.reset();
     std::filesystem::remove_all(hub_dir);

@@ -35,6 +35,20 @@ std::optional<std::uint64_t> request_id_of(const proto::Message& m) {
       m);
 }
 
+// The reply once every part of it came (a QueryReply or ConfigReply larger
+// than a frame comes in parts, protocol 5.13); nullopt while parts are missing.
+std::optional<proto::Message> assemble(proto::PartAssembler& parts, const proto::Message& reply) {
+  if (const auto* query = std::get_if<proto::QueryReply>(&reply)) {
+    const auto* whole = parts.add(*query);
+    return whole ? std::optional<proto::Message>(*whole) : std::nullopt;
+  }
+  if (const auto* config = std::get_if<proto::ConfigReply>(&reply)) {
+    const auto* whole = parts.add(*config);
+    return whole ? std::optional<proto::Message>(*whole) : std::nullopt;
+  }
+  return reply;
+}
+
 bool is_reply_to(const proto::Message& reply, std::uint64_t request_id) {
   switch (proto::type_of(reply)) {
     case proto::MsgType::kStatusReply:
@@ -119,11 +133,10 @@ std::optional<proto::Message> HubClient::request(const proto::Message& request, 
       const auto* message = std::get_if<proto::Message>(&item);
       if (message == nullptr || !is_reply_to(*message, id)) continue;
       used = true;
-      const auto* query = std::get_if<proto::QueryReply>(message);
-      const auto* whole = query != nullptr ? parts.add(*query) : nullptr;
-      if (query != nullptr && whole == nullptr) continue;  // more parts to come
+      auto whole = assemble(parts, *message);
+      if (!whole) continue;  // more parts to come
       discarded_ += skipped;
-      return whole != nullptr ? proto::Message(*whole) : *message;
+      return whole;
     }
     if (!used) ++skipped;
   }
