@@ -28,6 +28,8 @@ void AgentActions::merge(AgentActions&& other) {
   append(timed_out, std::move(other.timed_out));
   append(refused, std::move(other.refused));
   append(keepalive, std::move(other.keepalive));
+  append(config_changed, std::move(other.config_changed));
+  append(config_dropped, std::move(other.config_dropped));
   deregistered |= other.deregistered;
 }
 
@@ -35,7 +37,8 @@ AgentCore::AgentCore(AgentCoreConfig config, std::uint64_t rng_seed)
     : config_(std::move(config)),
       rng_(rng_seed),
       keepalive_rng_(rng_seed ^ 0x9e3779b97f4a7c15ULL),
-      reporter_(config_.reports, config_.node_id) {
+      reporter_(config_.reports, config_.node_id),
+      configs_(config_.subscription_ttl) {
   if (all_mode()) mirrors_.resize(config_.hub_count);
 }
 
@@ -107,6 +110,7 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     }
   }
   expire_unused(now, out);
+  append(out.config_dropped, configs_.expire(now));
   send_beat(now, out);
   return out;
 }
@@ -158,6 +162,11 @@ proto::UpBeat AgentCore::beat_header() {
       held = it->second.version_trusted ? it->second.version : kUnverifiedVersion;
     beat.uses.push_back({key, held});
   }
+  beat.configs = configs_.uses();
+  if (configs_.size() > beat.configs.size())
+    counters_.config_groups_left_out += configs_.size() - beat.configs.size();
+  configs_declared_ = beat.configs;
+  configs_declared_seq_ = beat.seq;
   if (config_.send_deltas) {
     change_no_at_seq_[beat.seq] = change_no_;
     // Unanswered beats (hub down) must not grow this without bound.
@@ -336,6 +345,7 @@ void AgentCore::emit_mirror_beats(AgentActions& out) {
     Mirror& m = mirrors_[hub];
     auto beat = beat_header();
     beat.uses.clear();  // read from the current hub only: versions are per hub
+    beat.configs.clear();
     if (m.need_full) {
       beat.registrations = registrations();
       m.full_sent_seq = beat.seq;
@@ -362,6 +372,7 @@ void AgentCore::on_push(MonoTime now, std::size_t from_hub, const proto::DownBea
                         AgentActions& out) {
   if (from_hub != current_hub_ || push.hub_id != hub_id_ || push.hub_epoch != hub_epoch_) return;
   apply_updates(now, push.updates, out);
+  apply_config_updates(now, push.config_updates, out);
 }
 
 // An update that builds on a version we do not hold, newer than ours, means
@@ -377,7 +388,22 @@ void AgentCore::apply_updates(MonoTime now, const std::vector<proto::ServiceUpda
   for (const auto& update : updates)
     if (const auto* whole = parts_.add(update))  // a list in parts applies once all came
       missed |= apply_update(now, *whole, out) == UpdateOutcome::kMissedBase;
-  if (!missed || deregister_ || (last_repair_ && now - *last_repair_ < kRepairSpacing)) return;
+  if (missed) repair_soon(now);
+}
+
+// Config updates apply as service updates do (common/config_copy.hpp); one
+// that missed its base leaves the group declared at version 0, and the beat
+// that declares it goes now rather than at the end of the interval.
+void AgentCore::apply_config_updates(MonoTime now, const std::vector<proto::ConfigUpdate>& updates,
+                                     AgentActions& out) {
+  if (updates.empty()) return;
+  auto applied = configs_.apply(now, updates);
+  append(out.config_changed, std::move(applied.changed));
+  if (applied.missed_base) repair_soon(now);
+}
+
+void AgentCore::repair_soon(MonoTime now) {
+  if (deregister_ || (last_repair_ && now - *last_repair_ < kRepairSpacing)) return;
   last_repair_ = now;
   next_beat_at_ = std::min(next_beat_at_, now);
 }
@@ -408,7 +434,8 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   hub_id_ = down.hub_id;
   if (other_hub) {
     hub_holds_set_ = false;
-    parts_.clear();  // parts of the other hub's lists will never be completed
+    parts_.clear();       // parts of the other hub's lists will never be completed
+    configs_.distrust();  // its versions are not the other hub's
   }
   if (down.send_full) {
     // A reply to a beat sent before our newest set (or before its last chunk)
@@ -426,6 +453,10 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     need_full_ = false;
   }
   apply_updates(now, down.updates, out);
+  apply_config_updates(now, down.config_updates, out);
+  // Every group the beat declared is current as of this reply (unless the
+  // reply moved it on); a reply to an older beat says nothing of them.
+  if (down.ack_seq == configs_declared_seq_ && !other_hub) configs_.confirm(now, configs_declared_);
   // Every entry the beat declared is now confirmed current by the hub, but
   // for those it serves stale, which are as old as it says.
   for (auto& [key, entry] : cache_) {
@@ -589,6 +620,19 @@ void AgentCore::registration_changed(MonoTime now, const proto::InstanceKey& key
 
 void AgentCore::pin(const proto::ServiceKey& service) {
   pinned_.insert(service);
+}
+
+void AgentCore::use_config(MonoTime now, std::string_view group) {
+  const bool first = !configs_.follows(group);
+  configs_.use(now, group);
+  // Its first answer travels now (after the coalescing delay), not at the next interval.
+  if (first && !stopped_ && !deregister_)
+    next_beat_at_ = std::min(next_beat_at_, now + config_.change_delay);
+}
+
+void AgentCore::pin_config(MonoTime now, std::string_view group) {
+  use_config(now, group);
+  configs_.pin(now, group);
 }
 
 Resolution AgentCore::resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,

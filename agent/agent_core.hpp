@@ -11,17 +11,25 @@
 // beat left unanswered when the next one is due is a miss; after
 // `misses_before_failover` misses the agent moves to the next hub after a
 // capped, jittered exponential backoff. A registration change beats at once.
+//
+// Config groups (docs/design-config.md) are followed the way used services
+// are: a ConfigCopy (common/config_copy.hpp) says what each beat declares,
+// takes the updates of replies and pushes, and drops a group unused for
+// subscription_ttl. A group followed for the first time beats within
+// change_delay, so its first answer does not wait a whole interval.
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cascade/agent/failure_reporter.hpp"
 #include "cascade/agent/snapshot_store.hpp"
 #include "cascade/common/clock.hpp"
+#include "cascade/common/config_copy.hpp"
 #include "cascade/common/digest.hpp"
 #include "cascade/common/message_parts.hpp"
 #include "cascade/common/protocol.hpp"
@@ -89,6 +97,10 @@ struct AgentActions {
   // What hubs refused because of this agent's key (unauthenticated,
   // forbidden): the shell logs it; a refused query also ends in timed_out.
   std::vector<proto::ErrorReply> refused;
+  // Config groups whose values changed (or whose first answer came), and
+  // those dropped (unused for subscription_ttl).
+  std::vector<std::string> config_changed;
+  std::vector<std::string> config_dropped;
   void merge(AgentActions&& other);
 };
 
@@ -134,6 +146,9 @@ struct AgentCoreCounters {
   std::uint64_t lookups_refused = 0;
   std::uint64_t lookups_unavailable = 0;  // the hub could not answer (its upper tier unreachable)
   std::uint64_t fast_fail_reports = 0;    // FailureReport messages sent (each with 1+ signals)
+  // Config groups left out of beats: past kMaxConfigUsesPerBeat followed
+  // groups, the least recently used are not declared (summed over beats).
+  std::uint64_t config_groups_left_out = 0;
 };
 
 // The cache as operators watch it (AgentCore::cache_ages()).
@@ -169,6 +184,14 @@ class AgentCore {
 
   // Keeps a service fresh regardless of use (the daemon's --use).
   void pin(const proto::ServiceKey& service);
+
+  // Follows a config group from now on (the beats declare it) and marks it
+  // used; one followed for the first time beats within change_delay.
+  void use_config(MonoTime now, std::string_view group);
+  // Follows a config group whether used or not (it is never dropped).
+  void pin_config(MonoTime now, std::string_view group);
+  // The config groups followed, as the hub's replies and pushes left them.
+  const proto::ConfigCopy& configs() const { return configs_; }
 
   // A cached answer our hub stood by within the last three beat intervals (and
   // marks the entry used), or nothing: then a query is worth sending. The
@@ -300,6 +323,11 @@ class AgentCore {
   void on_query_reply(MonoTime now, const proto::QueryReply& reply, AgentActions& out);
   void apply_updates(MonoTime now, const std::vector<proto::ServiceUpdate>& updates,
                      AgentActions& out);
+  void apply_config_updates(MonoTime now, const std::vector<proto::ConfigUpdate>& updates,
+                            AgentActions& out);
+  // An update missed its base: beat now (at most once per kRepairSpacing) so
+  // that the reply repairs what we hold.
+  void repair_soon(MonoTime now);
   enum class UpdateOutcome { kApplied, kIgnored, kMissedBase };
   UpdateOutcome apply_update(MonoTime now, const proto::ServiceUpdate& update, AgentActions& out);
   void expire_unused(MonoTime now, AgentActions& out);
@@ -360,6 +388,10 @@ class AgentCore {
 
   std::map<proto::ServiceKey, CacheEntry> cache_;
   std::set<proto::ServiceKey> pinned_;
+  proto::ConfigCopy configs_;
+  // The config groups the newest beat declared: its reply confirms them.
+  std::vector<proto::ConfigUse> configs_declared_;
+  std::uint64_t configs_declared_seq_ = 0;
   std::map<std::uint64_t, PendingQuery> pending_;
 
   std::size_t current_hub_ = 0;

@@ -115,6 +115,11 @@ std::vector<std::string> ConfigCopy::expire(MonoTime now) {
   return dropped;
 }
 
+void ConfigCopy::distrust() {
+  for (auto& [group, held] : held_)
+    held.version_trusted = false;
+}
+
 void ConfigCopy::restore(MonoTime now, std::string_view group, std::uint64_t version,
                          ConfigValues entries) {
   auto& held = held_[std::string(group)];

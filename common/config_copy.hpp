@@ -69,6 +69,11 @@ class ConfigCopy {
   // Groups not used for the TTL (and not pinned) are dropped; their names.
   std::vector<std::string> expire(MonoTime now);
 
+  // The versions held were issued by another hub than the one answering from
+  // now on (the subscriber moved): the beats declare 0, so each group comes
+  // whole once. The values are kept and served meanwhile.
+  void distrust();
+
   // A group restored from a snapshot: its values, not yet confirmed by a hub
   // (its version is not trusted: the first beat asks for the whole group).
   void restore(MonoTime now, std::string_view group, std::uint64_t version, ConfigValues entries);

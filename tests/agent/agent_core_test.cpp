@@ -376,6 +376,142 @@ TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
   EXPECT_EQ(r->instances[0].id, "i2");
 }
 
+// ---------------------------------------------------------------- config groups
+
+proto::ConfigEntry config_entry(const std::string& key, const std::string& value) {
+  return {key, value, {1, "hub-a", 3}};
+}
+
+// Starts, and follows "orders" from hub-a's first answer: version 7, a = 1.
+class AgentCoreConfigTest : public AgentCoreTest {
+ protected:
+  void follow_orders_at_7() {
+    core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+    core.use_config(clock.now(), "orders");
+    auto down = down_for(next_beat());
+    down.config_updates.push_back(
+        {"orders", 0, 7, proto::UpdateKind::kFull, {config_entry("a", "1")}, {}});
+    core.on_message(clock.now(), 0, down);
+  }
+  proto::DownBeat config_push(proto::ConfigUpdate update) {
+    proto::DownBeat d;
+    d.hub_id = "hub-a";
+    d.hub_epoch = 1;
+    d.node_id = "agent-1";
+    d.push = true;
+    d.config_updates.push_back(std::move(update));
+    return d;
+  }
+};
+
+TEST_F(AgentCoreConfigTest, AGroupFollowedForTheFirstTimeIsDeclaredByABeatAtOnce) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  clock.advance(Duration{300});
+  core.use_config(clock.now(), "orders");
+  EXPECT_EQ(core.next_deadline(), clock.now()) << "not at the end of the interval";
+  const auto beat = last_beat(core.on_timer(clock.now()));
+  EXPECT_EQ(beat.configs, (std::vector<proto::ConfigUse>{{"orders", 0}}));
+  core.use_config(clock.now(), "orders");
+  EXPECT_GT(core.next_deadline(), clock.now() + Duration{1000}) << "a group followed already";
+}
+
+TEST_F(AgentCoreConfigTest, ABeatReplysUpdateAppliesAndTheNextBeatDeclaresItsVersion) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  core.use_config(clock.now(), "orders");
+  auto down = down_for(next_beat());
+  down.config_updates.push_back(
+      {"orders", 0, 7, proto::UpdateKind::kFull, {config_entry("a", "1")}, {}});
+  const auto actions = core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(actions.config_changed, std::vector<std::string>{"orders"});
+  const auto* held = core.configs().find("orders");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->entries.at("a").value, "1");
+  EXPECT_EQ(held->confirmed_at, clock.now());
+  const auto beat = next_beat();
+  EXPECT_EQ(beat.configs, (std::vector<proto::ConfigUse>{{"orders", 7}}));
+  // The reply without updates confirms the group as current.
+  core.on_message(clock.now(), 0, down_for(beat));
+  EXPECT_EQ(core.configs().find("orders")->confirmed_at, clock.now());
+}
+
+TEST_F(AgentCoreConfigTest, APushedChangeAppliesBetweenBeats) {
+  follow_orders_at_7();
+  const auto interval_beat = core.next_deadline();
+  const auto actions = core.on_message(
+      clock.now(), 0,
+      config_push({"orders", 7, 8, proto::UpdateKind::kDelta, {config_entry("a", "2")}, {}}));
+  EXPECT_EQ(actions.config_changed, std::vector<std::string>{"orders"});
+  EXPECT_EQ(core.configs().find("orders")->entries.at("a").value, "2");
+  EXPECT_EQ(core.next_deadline(), interval_beat);
+  EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"orders", 8}}));
+}
+
+TEST_F(AgentCoreConfigTest, ADeltaOnAVersionWeMissedAsksForTheWholeGroupAtOnce) {
+  follow_orders_at_7();
+  // 7 -> 8 never came: 8 -> 9 cannot apply.
+  const auto actions = core.on_message(
+      clock.now(), 0,
+      config_push({"orders", 8, 9, proto::UpdateKind::kDelta, {config_entry("b", "2")}, {}}));
+  EXPECT_TRUE(actions.config_changed.empty());
+  EXPECT_FALSE(core.configs().find("orders")->entries.contains("b"));
+  EXPECT_EQ(core.next_deadline(), clock.now()) << "not at the interval beat";
+  const auto beat = last_beat(core.on_timer(clock.now()));
+  EXPECT_EQ(beat.configs, (std::vector<proto::ConfigUse>{{"orders", 0}}))
+      << "version 0: the hub sends the group whole";
+}
+
+TEST_F(AgentCoreConfigTest, APushFromAnotherIncarnationOfTheHubIsNotApplied) {
+  follow_orders_at_7();
+  auto push =
+      config_push({"orders", 7, 8, proto::UpdateKind::kDelta, {config_entry("a", "2")}, {}});
+  push.hub_epoch = 2;
+  EXPECT_TRUE(core.on_message(clock.now(), 0, push).config_changed.empty());
+  EXPECT_EQ(core.configs().find("orders")->entries.at("a").value, "1");
+}
+
+TEST_F(AgentCoreConfigTest, AGroupNotUsedForTheTtlIsDroppedAndNoLongerDeclared) {
+  follow_orders_at_7();
+  core.pin_config(clock.now(), "flags");
+  std::vector<std::string> dropped;
+  const auto until = clock.now() + Duration{62'000};
+  while (core.next_deadline() <= until) {
+    clock.set(core.next_deadline());
+    auto a = core.on_timer(clock.now());
+    dropped.insert(dropped.end(), a.config_dropped.begin(), a.config_dropped.end());
+    for (const auto& o : a.send)
+      if (const auto* b = std::get_if<proto::UpBeat>(&o.message))
+        core.on_message(clock.now(), 0, down_for(*b));
+  }
+  EXPECT_EQ(dropped, std::vector<std::string>{"orders"});
+  EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"flags", 0}}))
+      << "a pinned group stays";
+}
+
+TEST_F(AgentCoreConfigTest, PastTheCapABeatDeclaresTheMostRecentlyUsedGroupsAndCountsTheRest) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  const auto groups = proto::kMaxConfigUsesPerBeat + 6;
+  for (std::size_t i = 0; i < groups; ++i) {
+    clock.advance(Duration{1});
+    core.use_config(clock.now(), "g" + std::to_string(i));
+  }
+  const auto beat = last_beat(core.on_timer(clock.now()));
+  EXPECT_EQ(beat.configs.size(), proto::kMaxConfigUsesPerBeat);
+  EXPECT_EQ(core.counters().config_groups_left_out, 6u);
+  EXPECT_FALSE(std::any_of(beat.configs.begin(), beat.configs.end(), [](const proto::ConfigUse& u) {
+    return u.group == "g0";
+  })) << "the least recently used is left out";
+}
+
+TEST_F(AgentCoreConfigTest, AfterMovingToAnotherHubEveryGroupIsDeclaredAtVersionZero) {
+  follow_orders_at_7();
+  auto down = down_for(next_beat());
+  down.hub_id = "hub-b";
+  down.hub_epoch = 9;
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(core.configs().find("orders")->entries.at("a").value, "1") << "kept and served";
+  EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"orders", 0}}));
+}
+
 // ---------------------------------------------------------------- routing rules
 
 std::vector<proto::RouteRuleText> dc1_rules() {
