@@ -6,7 +6,10 @@ namespace cascade::proto {
 
 void ConfigCopy::use(MonoTime now, std::string_view group) {
   auto it = held_.find(group);
-  if (it == held_.end()) it = held_.emplace(std::string(group), HeldConfig{}).first;
+  if (it == held_.end()) {
+    it = held_.emplace(std::string(group), HeldConfig{}).first;
+    it->second.followed_since = now;
+  }
   it->second.last_used = now;
 }
 

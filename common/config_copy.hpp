@@ -39,6 +39,7 @@ struct HeldConfig {
   bool version_trusted = true;
   MonoTime confirmed_at{};  // the last reply that covered the group
   MonoTime last_used{};
+  MonoTime followed_since{};  // when the copy started following it (how long an answer takes)
 };
 
 struct ConfigApplied {

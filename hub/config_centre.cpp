@@ -10,8 +10,13 @@ ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushCon
 
 std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
                                        std::vector<proto::ConfigUpdate>& out) {
-  auto update = groups_.update_for(group, held);
-  if (!update) return held;
+  const bool first = held == kUnanswered;
+  auto update = groups_.update_for(group, first ? 0 : held);
+  if (!update) {
+    if (!first) return held;
+    // A first answer for a group no tier has.
+    update = proto::ConfigUpdate{std::string(group), 0, 0, proto::UpdateKind::kGone, {}, {}};
+  }
   switch (update->kind) {
     case proto::UpdateKind::kFull:
       ++counters_.updates_full;
@@ -28,12 +33,25 @@ std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t hel
 }
 
 void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
-                           std::vector<proto::ConfigUpdate>& out) {
+                           std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper) {
   std::vector<proto::ConfigUse> held;
   held.reserve(uses.size());
-  for (const auto& use : uses)
-    held.push_back({use.group, add_update(use.group, use.version, out)});
+  for (const auto& use : uses) {
+    const auto version = held_by(node, use);
+    if (awaits_upper && awaits_upper(use.group))
+      held.push_back({use.group, version});  // answered by push once the copy came
+    else
+      held.push_back({use.group, add_update(use.group, version, out)});
+  }
   follow(node, held);
+}
+
+std::uint64_t ConfigCentre::held_by(const std::string& node, const proto::ConfigUse& use) const {
+  if (use.version != 0) return use.version;
+  auto holders = followers_.find(use.group);
+  if (holders == followers_.end()) return kUnanswered;
+  auto it = holders->second.find(node);
+  return it == holders->second.end() ? kUnanswered : it->second;
 }
 
 // The groups a node follows change rarely: the index is rebuilt only when its
@@ -99,11 +117,19 @@ ConfigGroups::Outcome ConfigCentre::rollback(MonoTime now, std::string_view grou
 
 void ConfigCentre::set_upper(MonoTime now, std::string_view group,
                              std::optional<ConfigEntries> entries) {
-  const auto* before = groups_.served(group);
-  const auto version = before ? before->version : 0;
   groups_.set_upper(group, std::move(entries));
-  const auto* after = groups_.served(group);
-  if ((after ? after->version : 0) != version) push_gate_.mark(now, std::string(group));
+  // Its followers hear of a change, and those left waiting for the copy of
+  // their first answer (see on_beat) hear of it whatever it brought.
+  if (followers_behind(group)) push_gate_.mark(now, std::string(group));
+}
+
+bool ConfigCentre::followers_behind(std::string_view group) const {
+  auto holders = followers_.find(group);
+  if (holders == followers_.end()) return false;
+  const auto* served = groups_.served(group);
+  const auto version = served ? served->version : 0;
+  return std::any_of(holders->second.begin(), holders->second.end(),
+                     [version](const auto& holder) { return holder.second != version; });
 }
 
 std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(MonoTime now) {

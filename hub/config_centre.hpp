@@ -8,6 +8,13 @@
 // service uses are. Each follower's held version is what the hub last sent
 // it (or, before that, what it declared), so a push is a delta from there.
 //
+// First answers. A follower's first beat for a group (declared at version 0)
+// is answered even when no tier has the group: `gone` at version 0, so it
+// knows it waits for nothing. A tiered hub may not know yet: while its upper
+// tier's copy of the group is on its way (the beat's `awaits_upper` says so),
+// the group is left out of the reply and the follower hears by push once the
+// copy came (set_upper), whatever it brought.
+//
 // Pushes. A change marks its group in a PushGate of its own (coalescing delay,
 // per-second cap, notify switch: hub/push_gate.hpp); when the gate fires,
 // every follower of every marked group gets one pushed DownBeat with the
@@ -16,6 +23,7 @@
 // capped flush reaches the same followers in every replay.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,10 +48,15 @@ class ConfigCentre {
   ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
                ConfigLimits limits = {});
 
+  // Whether the upper tier's copy of a group is still on its way (empty: no
+  // upper tier, nothing to wait for).
+  using AwaitsUpper = std::function<bool(std::string_view group)>;
+
   // The updates a beat's reply carries for the groups it declared; the node
   // follows exactly these groups from now on (none: it follows nothing).
+  // Groups `awaits_upper` names are left out (see "First answers").
   void on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
-               std::vector<proto::ConfigUpdate>& out);
+               std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper = {});
   // The node is gone (expired, deregistered): it follows nothing.
   void forget(const std::string& node);
 
@@ -54,7 +67,7 @@ class ConfigCentre {
                              WallMs wall_ms);
   ConfigGroups::Outcome rollback(MonoTime now, std::string_view group, std::uint64_t version,
                                  const std::string& author, WallMs wall_ms);
-  // The upper tier's copy of a group changed (nullopt: it has none).
+  // The upper tier's copy of a group changed, or came (nullopt: it has none).
   void set_upper(MonoTime now, std::string_view group, std::optional<ConfigEntries> entries);
 
   // Followers to push to now, each with its updates (empty before the gate fires).
@@ -74,9 +87,17 @@ class ConfigCentre {
   }
 
  private:
+  // Held by a follower this hub has not answered for the group yet.
+  static constexpr std::uint64_t kUnanswered = ~std::uint64_t{0};
+
   // Adds the update for a holder of `held`, if it needs one; the version it then holds.
   std::uint64_t add_update(std::string_view group, std::uint64_t held,
                            std::vector<proto::ConfigUpdate>& out);
+  // What the node holds of the group as the hub knows it; kUnanswered for a
+  // declared 0 the hub never answered.
+  std::uint64_t held_by(const std::string& node, const proto::ConfigUse& use) const;
+  // Some follower does not hold the version served (or waits for its first answer).
+  bool followers_behind(std::string_view group) const;
   void follow(const std::string& node, const std::vector<proto::ConfigUse>& uses);
   ConfigGroups::Outcome changed(MonoTime now, std::string_view group,
                                 ConfigGroups::Outcome outcome);

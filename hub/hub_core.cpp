@@ -330,14 +330,53 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   else
     collect_updates(now, node, beat.uses, reply);
   // Beats that follow no group cost nothing here.
-  if (!beat.configs.empty() || node.follows_config) {
-    config_centre_.on_beat(node.id, beat.configs, reply.config_updates);
-    node.follows_config = !beat.configs.empty();
-  }
+  if (!beat.configs.empty() || node.follows_config) follow_configs(now, node, beat.configs, reply);
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
   return {std::move(reply),
           state_changed || beat.registrations.has_value() || beat.delta.has_value()};
+}
+
+// A tiered hub follows upstream every group its followers follow. Until the
+// upper tier's first answer for a group came (or the wait is over: the upper
+// tier is down, or took query_timeout), the group is left out of the reply,
+// own keys included, so a follower's first answer is the whole group; the
+// follower gets it by push when the upper copy arrives.
+void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::ConfigUse>& uses,
+                             proto::DownBeat& reply) {
+  node.follows_config = !uses.empty();
+  if (!uplink_) {
+    config_centre_.on_beat(node.id, uses, reply.config_updates);
+    return;
+  }
+  for (const auto& use : uses)
+    uplink_->follow_config(now, use.group);
+  config_centre_.on_beat(node.id, uses, reply.config_updates, [this, now](std::string_view group) {
+    return uplink_->config_pending(now, group);
+  });
+}
+
+void HubCore::take_upper_configs(MonoTime now) {
+  for (const auto& group : uplink_->take_config_changes())
+    config_centre_.set_upper(now, group, uplink_->upper_config(group));
+}
+
+// Past kMaxConfigUsesPerBeat groups followed here, the least recently used
+// are not declared upstream: they keep the upper copy last received, if any,
+// over this hub's own keys.
+void HubCore::log_configs_left_out(MonoTime now) {
+  const auto left_out = uplink_->config_groups_left_out();
+  if (left_out == configs_left_out_logged_) return;
+  std::uint64_t suppressed = 0;
+  if (!config_cap_log_.allow(now, suppressed)) return;
+  log_event(spdlog::level::warn,
+            "more config groups followed than one beat may declare upstream: the least recently "
+            "used are not followed upstream",
+            {{"hub", config_.hub_id},
+             {"cap", proto::kMaxConfigUsesPerBeat},
+             {"left_out", left_out - configs_left_out_logged_},
+             {"suppressed", suppressed}});
+  configs_left_out_logged_ = left_out;
 }
 
 bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration> regs) {
@@ -765,6 +804,7 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
   }
   uplink_->on_message(now, index, message);
   collect_answers();
+  take_upper_configs(now);
   // What the upper tier changed in a cross-tier list (an isolation, pushed
   // or in the reply to our beat) is pushed on to this tier's consumers at
   // once, not left for their next beat.
@@ -820,6 +860,8 @@ void HubCore::tick(MonoTime now) {
   if (uplink_) {
     uplink_->on_timer(now);
     collect_answers();
+    take_upper_configs(now);
+    log_configs_left_out(now);
     log_upstream_state(now);
   }
   departed_.prune(now);

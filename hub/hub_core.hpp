@@ -309,6 +309,13 @@ class HubCore {
   bool answers_locally(const ServiceEntry* svc) const;
   void collect_answers();
   void feed_uplink(MonoTime now);
+  // Config groups from the upper tier (docs/design-config.md): a beat's
+  // groups followed upstream, and its reply; each upper copy that came,
+  // changed or was dropped served under this hub's own keys.
+  void follow_configs(MonoTime now, Node& node, const std::vector<proto::ConfigUse>& uses,
+                      proto::DownBeat& reply);
+  void take_upper_configs(MonoTime now);
+  void log_configs_left_out(MonoTime now);
   void log_upstream_state(MonoTime now);
   HandleResult on_deregister(MonoTime now, const proto::Deregister& msg, const Caller& caller);
   // Answers from running totals and fixed-size lists only (plus the few
@@ -456,6 +463,8 @@ class HubCore {
   std::set<Node*, ByNodeId> child_hubs_;  // nodes whose tier > 0: the lower tiers' hubs
   std::vector<NodeMessage> node_messages_;
   RateLimit refusal_log_{10, Duration{10'000}};
+  RateLimit config_cap_log_{1, Duration{60'000}};
+  std::uint64_t configs_left_out_logged_ = 0;  // Uplink::config_groups_left_out() when last logged
 };
 
 }  // namespace cascade::hub

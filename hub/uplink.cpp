@@ -68,6 +68,10 @@ void Uplink::take_actions(MonoTime now, std::size_t core, agent::AgentActions&& 
     finish(id, true);
   for (const auto id : actions.timed_out)
     finish(id, false);
+  for (auto& group : actions.config_changed)
+    config_changes_.insert(std::move(group));
+  for (auto& group : actions.config_dropped)
+    config_changes_.insert(std::move(group));
 }
 
 void Uplink::upsert(MonoTime now, proto::Registration reg) {
@@ -84,6 +88,48 @@ void Uplink::remove(MonoTime now, const proto::InstanceKey& key) {
 void Uplink::touch(MonoTime now, const proto::ServiceKey& service) {
   for (auto& core : cores_)
     core.touch(now, service);
+}
+
+void Uplink::follow_config(MonoTime now, std::string_view group) {
+  for (auto& core : cores_)
+    core.use_config(now, group);
+}
+
+bool Uplink::config_pending(MonoTime now, std::string_view group) const {
+  if (known_down(now)) return false;
+  bool asked_lately = false;
+  for (const auto& core : cores_) {
+    const auto* held = core.configs().find(group);
+    if (held == nullptr) continue;
+    if (held->received) return false;
+    asked_lately |= now - held->followed_since < config_.query_timeout;
+  }
+  return asked_lately;
+}
+
+std::optional<proto::ConfigValues> Uplink::upper_config(std::string_view group) const {
+  const proto::HeldConfig* best = nullptr;
+  for (const auto& core : cores_) {
+    const auto* held = core.configs().find(group);
+    if (held != nullptr && held->received &&
+        (best == nullptr || held->confirmed_at > best->confirmed_at))
+      best = held;
+  }
+  if (best == nullptr || best->entries.empty()) return std::nullopt;
+  return best->entries;
+}
+
+std::vector<std::string> Uplink::take_config_changes() {
+  std::vector<std::string> out(config_changes_.begin(), config_changes_.end());
+  config_changes_.clear();
+  return out;
+}
+
+std::uint64_t Uplink::config_groups_left_out() const {
+  std::uint64_t n = 0;
+  for (const auto& core : cores_)
+    n += core.counters().config_groups_left_out;
+  return n;
 }
 
 std::optional<CrossTierAnswer> Uplink::lookup(MonoTime now, const proto::ServiceKey& service,

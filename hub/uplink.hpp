@@ -23,13 +23,21 @@
 //   asked wait for the same answer.
 // - Multi-homing: `kAll` beats to every upstream (each holds this tier's
 //   state independently); `kFailover` beats to one and moves on after misses.
+// - Config groups (docs/design-config.md): the links follow upstream the
+//   groups this tier's followers declare, each link's ConfigCopy holding the
+//   upper tier's copy (confirmed by every reply, changed by replies and
+//   pushes). A copy is never dropped because the upper tier is silent, only
+//   when no follower below declared its group for `unused_ttl`. A `gone` from
+//   above is an empty copy.
 //
 // Sans-IO: time comes in as `now`; messages go out through take_outgoing().
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cascade/agent/agent_core.hpp"
@@ -49,8 +57,10 @@ struct UplinkConfig {
   Duration cache_ttl{0};      // 0: half the lease the upstream grants
   Duration negative_ttl{1000};
   Duration max_stale{std::chrono::minutes(5)};
-  Duration unused_ttl{
-      std::chrono::seconds(30)};  // a list no consumer declared this long is dropped
+  // A list (or config group) no consumer declared this long is dropped.
+  Duration unused_ttl{std::chrono::seconds(30)};
+  // Also how long a follower's first answer for a config group waits for the
+  // upper tier's copy before the hub answers with what it holds.
   Duration query_timeout{1000};
   std::size_t max_negative_entries = 100'000;
   std::size_t max_registrations_per_beat = 2000;  // larger sets and deltas go in chunks
@@ -118,6 +128,22 @@ class Uplink {
   // The upstream said recently that it has no such service.
   bool known_missing(MonoTime now, const proto::ServiceKey& service) const;
 
+  // A follower below declared this config group: follow it upstream (the
+  // links' beats declare it with the version of the upper copy held); a group
+  // not followed before beats within change_delay.
+  void follow_config(MonoTime now, std::string_view group);
+  // The upper tier's first answer for the group is still to come: followed,
+  // no copy yet, asked less than query_timeout ago, and the upper tier not
+  // known to be down.
+  bool config_pending(MonoTime now, std::string_view group) const;
+  // The upper tier's copy of the group (the most recently confirmed link's);
+  // nullopt when none is held or the upper tier has no such group.
+  std::optional<proto::ConfigValues> upper_config(std::string_view group) const;
+  // Groups whose upper copy came, changed or was dropped since the last call.
+  std::vector<std::string> take_config_changes();
+  // Followed groups the links' beats left out (past kMaxConfigUsesPerBeat), summed over beats.
+  std::uint64_t config_groups_left_out() const;
+
   // The upper tier listed this address for the service (in what we hold of it).
   bool knows_address(MonoTime now, const proto::ServiceKey& service,
                      std::string_view address) const;
@@ -174,6 +200,7 @@ class Uplink {
   NegativeCache missing_;
   std::vector<UplinkOutgoing> outgoing_;
   std::vector<AnsweredWaiter> answered_;
+  std::set<std::string, std::less<>> config_changes_;
   // Lookups answered from the cache: fresh, "not found", stale (the upper
   // tier down); unavailable (down, nothing held); misses went to ask.
   struct LookupCounts {

@@ -104,6 +104,27 @@ TEST(ConfigCopy, ARestoredGroupServesItsValuesButAsksForTheWholeGroup) {
   EXPECT_EQ(copy.uses(), (std::vector<ConfigUse>{{"orders", 0}}));
 }
 
+TEST(ConfigCopy, DistrustedVersionsAreDeclaredAsZeroAndTheValuesKept) {
+  ConfigCopy copy(kTtl);
+  copy.use(kT0, "orders");
+  copy.apply(kT0, {full("orders", 7, {entry("a", "1")})});
+  copy.distrust();  // another hub answers from now on
+  EXPECT_EQ(copy.uses(), (std::vector<ConfigUse>{{"orders", 0}}));
+  EXPECT_EQ(copy.find("orders")->entries.at("a").value, "1");
+  EXPECT_TRUE(copy.apply(kT0, {delta("orders", 7, 8, {entry("a", "2")})}).missed_base)
+      << "a delta on the other hub's version does not apply";
+  copy.apply(kT0, {full("orders", 31, {entry("a", "2")})});
+  EXPECT_EQ(copy.uses(), (std::vector<ConfigUse>{{"orders", 31}}));
+}
+
+TEST(ConfigCopy, AGroupRemembersWhenItWasFirstFollowed) {
+  ConfigCopy copy(kTtl);
+  copy.use(kT0, "orders");
+  copy.use(kT0 + Duration{500}, "orders");
+  EXPECT_EQ(copy.find("orders")->followed_since, kT0);
+  EXPECT_EQ(copy.find("orders")->last_used, kT0 + Duration{500});
+}
+
 TEST(ConfigCopy, ABeatDeclaresAtMostTheBoundMostRecentlyUsedFirst) {
   ConfigCopy copy(kTtl);
   for (std::size_t i = 0; i <= kMaxConfigUsesPerBeat; ++i)

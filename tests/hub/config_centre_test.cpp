@@ -156,6 +156,41 @@ TEST_F(ConfigCentreTest, AnUpperChangeToAKeyOverriddenHereReachesNobody) {
   EXPECT_EQ(pushes.at("n1")[0].upserts.at(0).key, "retries");
 }
 
+TEST_F(ConfigCentreTest, AFirstBeatForAGroupNoTierHasIsAnsweredGoneAtVersionZeroOnce) {
+  const auto first = beat("n1", {{"flags", 0}});
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].kind, UpdateKind::kGone);
+  EXPECT_EQ(first[0].version, 0u);
+  EXPECT_TRUE(beat("n1", {{"flags", 0}}).empty()) << "answered already";
+  EXPECT_EQ(beat("n2", {{"flags", 0}}).size(), 1u) << "another follower's first answer";
+  EXPECT_EQ(centre.counters().updates_gone, 2u);
+}
+
+TEST_F(ConfigCentreTest, AGroupAwaitingItsUpperCopyIsLeftOutAndPushedOnceTheCopyCame) {
+  const ConfigCentre::AwaitsUpper awaits = [](std::string_view group) {
+    return group == "orders" || group == "flags";
+  };
+  std::vector<proto::ConfigUpdate> out;
+  centre.on_beat("n1", {{"orders", 0}, {"flags", 0}}, out, awaits);
+  EXPECT_TRUE(out.empty()) << "no gone while the upper tier may have them";
+  EXPECT_EQ(centre.followers("orders"), 1u);
+
+  const proto::ConfigOrigin l2{2, "hub-l2", 9};
+  centre.set_upper(now, "orders", ConfigEntries{{"timeout_ms", {"timeout_ms", "900", l2}}});
+  centre.set_upper(now, "flags", std::nullopt);  // the upper tier has no such group
+  const auto pushes = pushes_after_delay();
+  ASSERT_EQ(pushes.count("n1"), 1u);
+  const auto& updates = pushes.at("n1");
+  ASSERT_EQ(updates.size(), 2u);  // in group order
+  EXPECT_EQ(updates[0].group, "flags");
+  EXPECT_EQ(updates[0].kind, UpdateKind::kGone);
+  EXPECT_EQ(updates[1].group, "orders");
+  EXPECT_EQ(updates[1].kind, UpdateKind::kFull);
+  EXPECT_EQ(updates[1].upserts.at(0).origin, l2);
+  EXPECT_TRUE(beat("n1", {{"orders", version("orders")}, {"flags", 0}}).empty());
+  EXPECT_TRUE(pushes_after_delay().empty());
+}
+
 TEST_F(ConfigCentreTest, RollbackIsPushedAndRecordedLikeAnEdit) {
   set("orders", "a", "1");
   const auto good = version("orders");

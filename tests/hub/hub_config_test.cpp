@@ -61,6 +61,15 @@ TEST_F(HubConfigTest, ABeatFollowingAGroupGetsItInTheReplyWithItsOrigin) {
   EXPECT_EQ(counter("config_groups"), 1u);
 }
 
+// The top tier (no uplink) has nothing to wait for: every first answer is at once.
+TEST_F(HubConfigTest, AFirstBeatForAGroupNobodySetIsAnsweredGoneAtVersionZeroAtOnce) {
+  const auto down = follow("n1", 1, {{"flags", 0}});
+  ASSERT_EQ(down.config_updates.size(), 1u);
+  EXPECT_EQ(down.config_updates[0].kind, proto::UpdateKind::kGone);
+  EXPECT_EQ(down.config_updates[0].version, 0u);
+  EXPECT_TRUE(follow("n1", 2, {{"flags", 0}}).config_updates.empty());
+}
+
 TEST_F(HubConfigTest, AChangeIsPushedToFollowersBetweenBeatsOnAPushOfItsOwn) {
   set("orders", "timeout_ms", "300");
   const auto held = follow("n1", 1, {{"orders", 0}}).config_updates.at(0).version;

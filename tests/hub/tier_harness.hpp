@@ -4,7 +4,8 @@
 // comes straight back, unless the link is cut. What a hub sends a node between
 // beats (HubCore::take_node_messages) goes down the same way: to the child hub
 // of that id, or to the test's agent, whose pushes are kept for inspection.
-// Agents are played by the test (beats and queries handed to a hub's core).
+// Agents are played by the test (beats and queries handed to a hub's core);
+// those that follow config groups keep them in a proto::ConfigCopy, as agents do.
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "cascade/common/clock.hpp"
+#include "cascade/common/config_copy.hpp"
 #include "cascade/common/digest.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/tests/hub/hub_test_util.hpp"
@@ -33,6 +35,7 @@ class TierHarness {
     std::size_t max_registrations_per_beat = 2000;
     std::uint32_t min_local_up = 1;
     std::uint64_t epoch = 1;
+    Duration unused_ttl{std::chrono::seconds(30)};
   };
 
   HubCore& add(const HubSpec& spec) {
@@ -46,6 +49,7 @@ class TierHarness {
       up.endpoints = spec.upstreams;
       up.mode = spec.mode;
       up.max_registrations_per_beat = spec.max_registrations_per_beat;
+      up.unused_ttl = spec.unused_ttl;
       config.uplink = up;
     }
     upstreams_[spec.id] = spec.upstreams;
@@ -101,6 +105,47 @@ class TierHarness {
     a.uses = std::move(services);
     beat_agent(node, std::vector<proto::Registration>{});
   }
+  // An agent of `hub_id` following config `groups` (it registers and uses
+  // nothing), beating every 2 s from now on and keeping the groups it is sent,
+  // pushes included.
+  void follower(const std::string& hub_id, const std::string& node,
+                std::vector<std::string> groups) {
+    auto& a = agents_[node];
+    a.hub = hub_id;
+    a.digest = proto::digest_of({});
+    a.groups = std::move(groups);
+    beat_agent(node, std::vector<proto::Registration>{});
+  }
+  // From its next beat on, the follower declares these groups only.
+  void follow(const std::string& node, std::vector<std::string> groups) {
+    agents_.at(node).groups = std::move(groups);
+  }
+  // What a follower holds of a group (nullptr: not followed).
+  const proto::HeldConfig* config(const std::string& node, const std::string& group) const {
+    return agents_.at(node).configs.find(group);
+  }
+  // The entry of `key` a follower holds, or nullptr.
+  const proto::ConfigEntry* config_value(const std::string& node, const std::string& group,
+                                         const std::string& key) const {
+    const auto* held = config(node, group);
+    if (held == nullptr) return nullptr;
+    auto it = held->entries.find(key);
+    return it == held->entries.end() ? nullptr : &it->second;
+  }
+  // The config updates of each beat reply a follower got, in order.
+  const std::vector<std::vector<proto::ConfigUpdate>>& config_replies(
+      const std::string& node) const {
+    return agents_.at(node).config_replies;
+  }
+  // An operator sets (or, with nullopt, removes) a key of `group` at `hub_id`.
+  void set_config(const std::string& hub_id, const std::string& group, const std::string& key,
+                  std::optional<std::string> value) {
+    const auto outcome =
+        hub(hub_id).edit_config(clock.now(), group, {{key, std::move(value)}}, "ops", 0);
+    EXPECT_TRUE(std::holds_alternative<std::vector<ConfigHistoryRecord>>(outcome))
+        << std::get<std::string>(outcome);
+  }
+
   // A FailureReport of one signal handed to `hub_id`: `reporter` saw calls to
   // `address` fail. Returns the hub's reply (empty for request_id 0).
   HandleResult report(const std::string& hub_id, const std::string& reporter,
@@ -228,6 +273,7 @@ class TierHarness {
     }
     for (const auto& update : push->updates)
       apply_update(agent->second.lists[update.service.name], update);
+    agent->second.configs.apply(clock.now(), push->config_updates);
     agent->second.pushes.push_back(*push);
     agent->second.pushed_at.push_back(clock.now());
   }
@@ -254,6 +300,9 @@ class TierHarness {
     std::vector<proto::DownBeat> pushes{};
     std::vector<MonoTime> pushed_at{};
     std::vector<proto::StaleList> stale{};  // of the last beat reply
+    std::vector<std::string> groups{};      // config groups followed
+    proto::ConfigCopy configs{std::chrono::hours(1)};
+    std::vector<std::vector<proto::ConfigUpdate>> config_replies{};
   };
   static constexpr Duration kAgentInterval{2000};
 
@@ -268,12 +317,22 @@ class TierHarness {
     for (const auto& service : a.uses)
       b.uses.push_back(proto::ServiceUse{
           proto::ServiceKey{service, std::string(proto::kDefaultGroup)}, a.lists[service].version});
+    for (const auto& group : a.groups)
+      a.configs.use(clock.now(), group);
+    for (const auto& use : a.configs.uses())
+      if (std::find(a.groups.begin(), a.groups.end(), use.group) != a.groups.end())
+        b.configs.push_back(use);
     a.last_beat = clock.now();
     auto result = hub(a.hub).handle(clock.now(), b);
     if (const auto* down = std::get_if<proto::DownBeat>(&result.reply)) {
       for (const auto& update : down->updates)
         apply_update(a.lists[update.service.name], update);
       a.stale = down->stale;
+      if (!b.configs.empty() || !down->config_updates.empty()) {
+        a.configs.apply(clock.now(), down->config_updates);
+        a.configs.confirm(clock.now(), b.configs);
+        a.config_replies.push_back(down->config_updates);
+      }
     }
     pump();
   }
