@@ -71,34 +71,37 @@ ConfigGroups::Outcome ConfigGroups::edit(std::string_view group,
   return apply(group, mine, edits, author, wall_ms);
 }
 
+// What changes is decided first: an edit that changes nothing issues no version.
 std::vector<ConfigHistoryRecord> ConfigGroups::apply(std::string_view group, Own& own,
                                                      const std::vector<ConfigEdit>& edits,
                                                      const std::string& author, WallMs wall_ms) {
-  const auto version = served_.issue();
   std::vector<ConfigHistoryRecord> records;
   for (const auto& [key, edit] : last_edit_of_each_key(edits)) {
-    auto it = own.entries.find(key);
     std::optional<std::string> old;
-    if (it != own.entries.end()) old = it->second.value;
+    if (auto it = own.entries.find(key); it != own.entries.end()) old = it->second.value;
     if (old == edit->value) continue;
     records.push_back(
-        {std::string(group), version, std::string(key), old, edit->value, author, wall_ms});
-    if (it != own.entries.end()) {
-      own.bytes -= bytes_of(key, it->second.value);
+        {std::string(group), 0, std::string(key), std::move(old), edit->value, author, wall_ms});
+  }
+  if (records.empty()) return records;
+  const auto version = served_.issue();
+  for (auto& r : records) {
+    r.version = version;
+    if (auto it = own.entries.find(r.key); it != own.entries.end()) {
+      own.bytes -= bytes_of(r.key, it->second.value);
       own.entries.erase(it);
     }
-    if (edit->value) {
-      own.bytes += bytes_of(key, *edit->value);
+    if (r.new_value) {
+      own.bytes += bytes_of(r.key, *r.new_value);
       own.entries.emplace(
-          std::string(key),
-          proto::ConfigEntry{std::string(key), *edit->value,
-                             proto::ConfigOrigin{self_.tier, self_.hub_id, version}});
+          r.key, proto::ConfigEntry{r.key, *r.new_value,
+                                    proto::ConfigOrigin{self_.tier, self_.hub_id, version}});
     }
   }
-  if (!records.empty()) {
-    remember(own, records);
-    publish(group, version);
-  }
+  remember(own, records);
+  // A change of this hub's keys always changes what is served: each entry
+  // carries its origin, so even a value equal to the upper tier's differs.
+  publish(group, version);
   return records;
 }
 
@@ -139,10 +142,10 @@ void ConfigGroups::set_upper(std::string_view group, std::optional<ConfigEntries
     upper_.insert_or_assign(std::string(group), std::move(*entries));
   else if (auto it = upper_.find(group); it != upper_.end())
     upper_.erase(it);
-  publish(group, served_.issue());
+  publish(group, std::nullopt);  // a version only if what is served changes
 }
 
-void ConfigGroups::publish(std::string_view group, std::uint64_t version) {
+void ConfigGroups::publish(std::string_view group, std::optional<std::uint64_t> version) {
   ConfigEntries merged;
   if (auto up = upper_.find(group); up != upper_.end()) merged = up->second;
   if (auto mine = own_.find(group); mine != own_.end())

@@ -97,12 +97,15 @@ class ConfigGroups {
   };
 
   std::string check(const Own& own, const std::vector<ConfigEdit>& edits) const;
-  // Applies the edits that change something under a new version; the records.
+  // Applies the edits that change something under one new version, issued
+  // only when one does; the records.
   std::vector<ConfigHistoryRecord> apply(std::string_view group, Own& own,
                                          const std::vector<ConfigEdit>& edits,
                                          const std::string& author, WallMs wall_ms);
   void remember(Own& own, std::vector<ConfigHistoryRecord> records);
-  void publish(std::string_view group, std::uint64_t version);
+  // Serves this hub's keys over the upper copy, under `version` or, when
+  // nullopt, under a version issued only if what is served changes.
+  void publish(std::string_view group, std::optional<std::uint64_t> version);
   Own& own(std::string_view group);
 
   ConfigIdentity self_;

@@ -137,6 +137,26 @@ TEST(ConfigGroups, SettingAKeyToTheValueItHasChangesNothing) {
   EXPECT_EQ(config.history("orders").size(), 1u);
 }
 
+// Versions come from one counter per hub; one is issued only once a change
+// is certain, so the next change takes the very next one.
+TEST(ConfigGroups, AnEditOrAnUpperCopyThatChangesNothingIssuesNoVersion) {
+  auto config = l1();
+  const proto::ConfigOrigin l2{2, "hub-l2", 99};
+  const ConfigEntries upper{{"retries", {"retries", "3", l2}}};
+  config.set_upper("orders", upper);
+  const auto first = version_of(config, "orders");
+
+  config.set_upper("orders", upper);  // the same copy again
+  EXPECT_EQ(changes(config.edit("orders", set({{"k", "v"}}), "ops", kWall)).size(), 1u);
+  EXPECT_EQ(version_of(config, "orders"), first + 1);
+
+  EXPECT_TRUE(changes(config.edit("orders", set({{"k", "v"}}), "ops", kWall)).empty());
+  EXPECT_TRUE(changes(config.edit("orders", {{"absent", std::nullopt}}, "ops", kWall)).empty());
+  config.set_upper("unused", std::nullopt);  // no copy before, none now
+  changes(config.edit("orders", set({{"k", "w"}}), "ops", kWall));
+  EXPECT_EQ(version_of(config, "orders"), first + 2);
+}
+
 TEST(ConfigGroups, AnEditPastALimitIsRefusedWholeWithWhatIsWrongAndChangesNothing) {
   ConfigLimits limits;
   limits.max_value_bytes = 8;
