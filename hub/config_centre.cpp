@@ -27,31 +27,31 @@ std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t hel
   return out.back().version;
 }
 
+// A beat whose groups are those of the last one only moves the held versions,
+// in place: no allocation on the beat path while nothing changes.
 void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
                            std::vector<proto::ConfigUpdate>& out) {
-  std::vector<proto::ConfigUse> held;
-  held.reserve(uses.size());
-  for (const auto& use : uses)
-    held.push_back({use.group, add_update(use.group, use.version, out)});
-  follow(node, held);
+  follow(node, uses);
+  for (const auto& use : uses) {
+    auto& held = followers_.find(use.group)->second.find(node)->second;
+    held = add_update(use.group, use.version, out);
+  }
 }
 
 // The groups a node follows change rarely: the index is rebuilt only when its
-// beat declared other groups than last time; otherwise only the held versions move.
+// beat declared other groups than last time.
 void ConfigCentre::follow(const std::string& node, const std::vector<proto::ConfigUse>& uses) {
   auto known = followed_by_.find(node);
   const bool same_groups =
       known != followed_by_.end() &&
       std::equal(uses.begin(), uses.end(), known->second.begin(), known->second.end(),
                  [](const proto::ConfigUse& use, const std::string& g) { return use.group == g; });
-  if (!same_groups) {
-    forget(node);
-    if (uses.empty()) return;
-    known = followed_by_.emplace(node, std::vector<std::string>{}).first;
-  }
+  if (same_groups) return;
+  forget(node);
+  if (uses.empty()) return;
+  known = followed_by_.emplace(node, std::vector<std::string>{}).first;
   for (const auto& use : uses) {
-    auto& holders = followers_[use.group];
-    if (holders.insert_or_assign(node, use.version).second) {
+    if (followers_[use.group].emplace(node, use.version).second) {
       known->second.push_back(use.group);
       ++subscriptions_;
     }

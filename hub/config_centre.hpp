@@ -77,6 +77,8 @@ class ConfigCentre {
   // Adds the update for a holder of `held`, if it needs one; the version it then holds.
   std::uint64_t add_update(std::string_view group, std::uint64_t held,
                            std::vector<proto::ConfigUpdate>& out);
+  // Makes the node follow exactly the groups of `uses` (held versions are
+  // set by on_beat).
   void follow(const std::string& node, const std::vector<proto::ConfigUse>& uses);
   ConfigGroups::Outcome changed(MonoTime now, std::string_view group,
                                 ConfigGroups::Outcome outcome);
