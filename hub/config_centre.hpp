@@ -23,17 +23,10 @@
 #include <vector>
 
 #include "cascade/hub/config_groups.hpp"
+#include "cascade/hub/metrics.hpp"
 #include "cascade/hub/push_gate.hpp"
 
 namespace cascade::hub {
-
-struct ConfigCentreCounters {
-  std::uint64_t updates_full = 0;
-  std::uint64_t updates_delta = 0;
-  std::uint64_t updates_gone = 0;
-  std::uint64_t edits = 0;  // edits and rollbacks that changed something
-  std::uint64_t edits_refused = 0;
-};
 
 class ConfigCentre {
  public:

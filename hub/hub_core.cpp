@@ -835,15 +835,11 @@ void HubCore::tick(MonoTime now) {
 
 void HubCore::add_config_counters(
     std::vector<std::pair<std::string, std::uint64_t>>& counters) const {
-  const auto& c = config_centre_.counters();
   const auto& push = config_centre_.push_counters();
   counters.emplace_back("config_groups", config_centre_.groups().served().groups().size());
   counters.emplace_back("config_subscriptions", config_centre_.subscriptions());
-  counters.emplace_back("config_updates_delta", c.updates_delta);
-  counters.emplace_back("config_updates_full", c.updates_full);
-  counters.emplace_back("config_updates_gone", c.updates_gone);
-  counters.emplace_back("config_edits", c.edits);
-  counters.emplace_back("config_edits_refused", c.edits_refused);
+  for (auto& counter : config_centre_.counters().list())
+    counters.push_back(std::move(counter));
   counters.emplace_back("config_pushes_over_rate", push.over_rate);
   counters.emplace_back("config_pushes_held_by_switch", push.by_switch);
 }

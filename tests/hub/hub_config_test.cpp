@@ -100,5 +100,20 @@ TEST_F(HubConfigTest, ABeatThatStopsFollowingEndsTheSubscription) {
   EXPECT_TRUE(pushes_soon().empty());
 }
 
+TEST_F(HubConfigTest, StatusListsEveryConfigCentreCounterUnderItsConfigName) {
+  set("orders", "k", "1");
+  hub.edit_config(clock.now(), "orders", {{"bad\nkey", "1"}}, "ops", kWall);
+  follow("n1", 1, {{"orders", 0}});
+  const auto listed = hub.config_centre().counters().list();
+  ASSERT_EQ(listed.size(), 5u);
+  for (const auto& [name, value] : listed) {
+    EXPECT_EQ(name.rfind("config_", 0), 0u) << name;
+    EXPECT_EQ(counter(name), value) << name;
+  }
+  EXPECT_EQ(counter("config_edits"), 1u);
+  EXPECT_EQ(counter("config_edits_refused"), 1u);
+  EXPECT_EQ(counter("config_updates_full"), 1u);
+}
+
 }  // namespace
 }  // namespace cascade::hub
