@@ -4,9 +4,9 @@
 
 namespace cascade::hub {
 
-ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
                            ConfigLimits limits)
-    : groups_(std::move(self), hub_epoch, limits), push_gate_(push) {}
+    : groups_(std::move(self), hub_epoch, limits), push_gate_(push_delay) {}
 
 std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
                                        std::vector<proto::ConfigUpdate>& out) {
@@ -106,8 +106,9 @@ void ConfigCentre::set_upper(MonoTime now, std::string_view group,
   if ((after ? after->version : 0) != version) push_gate_.mark(now, std::string(group));
 }
 
-std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(MonoTime now) {
-  auto groups = push_gate_.take(now);
+std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(
+    MonoTime now, PushBudget& budget) {
+  auto groups = push_gate_.take(now, budget);
   std::sort(groups.begin(), groups.end());
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes;
   for (const auto& group : groups) {
@@ -115,7 +116,7 @@ std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushe
     if (holders == followers_.end()) continue;
     std::size_t ordinal = 0;
     for (auto& [node, held] : holders->second) {
-      if (!push_gate_.admit(ordinal++)) continue;
+      if (!push_gate_.admit(budget, ordinal++)) continue;
       auto& updates = pushes[node];
       held = add_update(group, held, updates);
       if (updates.empty()) pushes.erase(node);

@@ -8,12 +8,14 @@
 // service uses are. Each follower's held version is what the hub last sent
 // it (or, before that, what it declared), so a push is a delta from there.
 //
-// Pushes. A change marks its group in a PushGate of its own (coalescing delay,
-// per-second cap, notify switch: hub/push_gate.hpp); when the gate fires,
-// every follower of every marked group gets one pushed DownBeat with the
-// updates of all its marked groups. Followers over the cap learn at their
-// next beat. Groups go in name order and followers in node-id order, so a
-// capped flush reaches the same followers in every replay.
+// Pushes. A change marks its group in a PushGate of its own (its coalescing
+// delay: hub/push_gate.hpp); when the gate fires, every follower of every
+// marked group gets one pushed DownBeat with the updates of all its marked
+// groups, as far as the hub's PushBudget allows: the notify switch and the
+// per-second cap are the hub's, shared with the service lists' pushes, and
+// passed in at each flush. Followers held back learn at their next beat.
+// Groups go in name order and followers in node-id order, so a capped flush
+// reaches the same followers in every replay.
 
 #include <cstdint>
 #include <map>
@@ -30,7 +32,8 @@ namespace cascade::hub {
 
 class ConfigCentre {
  public:
-  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+  // `push_delay`: how long changes coalesce before they are pushed (PushConfig::delay).
+  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
                ConfigLimits limits = {});
 
   // The updates a beat's reply carries for the groups it declared; the node
@@ -50,8 +53,11 @@ class ConfigCentre {
   // The upper tier's copy of a group changed (nullopt: it has none).
   void set_upper(MonoTime now, std::string_view group, std::optional<ConfigEntries> entries);
 
-  // Followers to push to now, each with its updates (empty before the gate fires).
-  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now);
+  // Followers to push to now, each with its updates (empty before the gate
+  // fires), as many as `budget` (the hub's, shared with the service lists'
+  // pushes) admits.
+  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now,
+                                                                      PushBudget& budget);
   std::optional<MonoTime> next_deadline() const { return push_gate_.next_deadline(); }
   // History records of the changes since the last call, to persist.
   std::vector<ConfigHistoryRecord> take_records();
@@ -61,10 +67,8 @@ class ConfigCentre {
   std::size_t followers(std::string_view group) const;
   std::size_t subscriptions() const { return subscriptions_; }
   const ConfigCentreCounters& counters() const { return counters_; }
+  // What this centre's flushes pushed and held back (by the shared budget).
   const PushCounters& push_counters() const { return push_gate_.counters(); }
-  void set_notify_switch(bool on, std::uint32_t share_percent) {
-    push_gate_.set_switch(on, share_percent);
-  }
 
  private:
   // Adds the update for a holder of `held`, if it needs one; the version it then holds.

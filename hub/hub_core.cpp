@@ -71,8 +71,9 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
       guard_(config_.eviction),
       probes_(config_.probes),
-      push_gate_(config_.push),
-      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push) {
+      push_budget_(config_.push),
+      push_gate_(config_.push.delay),
+      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push.delay) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
                     hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
@@ -902,7 +903,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   }
   s.isolated = totals.isolated;
   s.unconfirmed = totals.unconfirmed;
-  const auto& push = push_gate_.config();
+  const auto& push = push_budget_.config();
   s.notify_share_percent = push.notify_switch ? push.share_percent : 100;
   s.eviction_protection = guard_.enabled();
   return s;

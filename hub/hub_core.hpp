@@ -244,7 +244,7 @@ class HubCore {
   ListedInstances unconfirmed_instances(MonoTime now, std::size_t limit) const;
   // The switches as the operator left them (eviction-protection, notify-switch).
   bool eviction_protection() const { return guard_.enabled(); }
-  const PushConfig& push_settings() const { return push_gate_.config(); }
+  const PushConfig& push_settings() const { return push_budget_.config(); }
 
  private:
   struct OwnedInstance {
@@ -439,6 +439,9 @@ class HubCore {
   IsolationTracker isolation_;
   EvictionGuard guard_;
   LivenessProbes probes_;
+  // The notify switch and the per-second cap, shared by the service lists'
+  // pushes (push_gate_) and the config groups' (the config centre's gate).
+  PushBudget push_budget_;
   PushGate<const ServiceEntry*> push_gate_;
   ConfigCentre config_centre_;
   // Who uses each service: the consumers a push goes to, in node-id order

@@ -53,7 +53,8 @@ const MonoTime kStart = mono_from_ms(1'000'000);
 
 class ConfigCentreTest : public ::testing::Test {
  protected:
-  explicit ConfigCentreTest(PushConfig push = {}) : centre({"hub-dc1", 1}, 3, push) {}
+  explicit ConfigCentreTest(PushConfig push = {})
+      : budget(push), centre({"hub-dc1", 1}, 3, push.delay) {}
 
   // A beat from `node` declaring `uses`; the updates its reply carries.
   std::vector<proto::ConfigUpdate> beat(const std::string& node,
@@ -73,10 +74,11 @@ class ConfigCentreTest : public ::testing::Test {
   // Moves past the coalescing delay; the pushes then due.
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes_after_delay() {
     now += Duration{50};
-    return centre.take_pushes(now);
+    return centre.take_pushes(now, budget);
   }
 
   MonoTime now = kStart;
+  PushBudget budget;  // the hub's, shared with the service lists' pushes
   ConfigCentre centre;
 };
 
@@ -115,7 +117,7 @@ TEST_F(ConfigCentreTest, AChangeIsPushedToEveryFollowerAfterTheDelayAsADeltaFrom
 
   set("orders", "a", "2");
   set("orders", "c", "3");  // coalesced with the change before
-  EXPECT_TRUE(centre.take_pushes(now).empty()) << "not before the coalescing delay";
+  EXPECT_TRUE(centre.take_pushes(now, budget).empty()) << "not before the coalescing delay";
   const auto pushes = pushes_after_delay();
   ASSERT_EQ(pushes.size(), 2u);  // n1 and n2, not n3
   for (const auto* node : {"n1", "n2"}) {
