@@ -129,6 +129,22 @@ std::vector<ConfigHistoryRecord> ConfigCentre::take_records() {
   return std::exchange(records_, {});
 }
 
+void ConfigCentre::stamp(std::vector<ConfigHistoryRecord>& records, WallMs wall_ms) {
+  std::map<std::string_view, std::size_t> per_group;
+  for (auto& r : records) {
+    r.wall_ms = wall_ms;
+    ++per_group[r.group];
+  }
+  // Records are taken in the order they were made, so those not yet
+  // committed are the newest of each group's history.
+  for (const auto& [group, count] : per_group)
+    groups_.stamp_latest(group, count, wall_ms);
+}
+
+void ConfigCentre::requeue_records(const std::vector<ConfigHistoryRecord>& failed) {
+  records_.insert(records_.begin(), failed.begin(), failed.end());
+}
+
 std::size_t ConfigCentre::followers(std::string_view group) const {
   auto it = followers_.find(group);
   return it == followers_.end() ? 0 : it->second.size();

@@ -59,8 +59,14 @@ class ConfigCentre {
   std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now,
                                                                       PushBudget& budget);
   std::optional<MonoTime> next_deadline() const { return push_gate_.next_deadline(); }
-  // History records of the changes since the last call, to persist.
+  // History records of the changes since the last call, to persist, in the
+  // order they were made.
   std::vector<ConfigHistoryRecord> take_records();
+  // Stamps the commit's wall time on `records` (the last take_records()) and
+  // on the same records in the groups' history, which `config history` shows.
+  void stamp(std::vector<ConfigHistoryRecord>& records, WallMs wall_ms);
+  // Records of a batch that failed to commit: taken again first, in order.
+  void requeue_records(const std::vector<ConfigHistoryRecord>& failed);
 
   const ConfigGroups& groups() const { return groups_; }
   // Groups followed, with how many nodes follow each.

@@ -145,6 +145,14 @@ void ConfigGroups::set_upper(std::string_view group, std::optional<ConfigEntries
   publish(group, std::nullopt);  // a version only if what is served changes
 }
 
+void ConfigGroups::stamp_latest(std::string_view group, std::size_t count, WallMs wall_ms) {
+  auto it = own_.find(group);
+  if (it == own_.end()) return;
+  auto& history = it->second.history;
+  for (auto r = history.rbegin(); r != history.rend() && count > 0; ++r, --count)
+    r->wall_ms = wall_ms;
+}
+
 void ConfigGroups::publish(std::string_view group, std::optional<std::uint64_t> version) {
   ConfigEntries merged;
   if (auto up = upper_.find(group); up != upper_.end()) merged = up->second;

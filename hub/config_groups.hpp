@@ -28,23 +28,12 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/hub/served_config.hpp"
+#include "cascade/hub/store.hpp"
 
 namespace cascade::hub {
 
 // One key of an edit: the value to set, or nullopt to remove the key.
 using ConfigEdit = proto::ConfigEdit;
-
-// One key's change by this hub, as the history shows it and the store keeps it.
-struct ConfigHistoryRecord {
-  std::string group;
-  std::uint64_t version = 0;  // the group's served version the change made
-  std::string key;
-  std::optional<std::string> old_value;  // nullopt: the key was not set here
-  std::optional<std::string> new_value;  // nullopt: removed
-  std::string author;
-  WallMs wall_ms = 0;
-  bool operator==(const ConfigHistoryRecord&) const = default;
-};
 
 struct ConfigIdentity {
   std::string hub_id;
@@ -78,6 +67,11 @@ class ConfigGroups {
   // The upper tier's copy of the group, as this hub's uplink holds it; nullopt
   // when the upper tier has no such group.
   void set_upper(std::string_view group, std::optional<ConfigEntries> entries);
+
+  // Stamps the commit's wall time on the group's last `count` records: those
+  // of a batch taken for commit (records are committed in the order they are
+  // made, so the ones not yet committed are always the newest).
+  void stamp_latest(std::string_view group, std::size_t count, WallMs wall_ms);
 
   std::optional<proto::ConfigUpdate> update_for(std::string_view group, std::uint64_t held) const {
     return served_.update_for(group, held);

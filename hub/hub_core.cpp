@@ -952,9 +952,10 @@ void HubCore::requeue(const PersistBatch& failed) {
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
   requeue_admin(failed);
+  config_centre_.requeue_records(failed.config_changes);
 }
 
-PersistBatch HubCore::take_persist_batch() {
+PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   PersistBatch batch;
   std::sort(dirty_nodes_.begin(), dirty_nodes_.end());
   dirty_nodes_.erase(std::unique(dirty_nodes_.begin(), dirty_nodes_.end()), dirty_nodes_.end());
@@ -976,6 +977,11 @@ PersistBatch HubCore::take_persist_batch() {
   for (const auto* svc : registry_.take_dirty_services())
     batch.service_versions.push_back({svc->key, svc->version});
   take_admin_changes(batch);
+  batch.config_changes = config_centre_.take_records();
+  if (wall_ms != 0) {
+    batch.wall_ms = wall_ms;
+    config_centre_.stamp(batch.config_changes, wall_ms);
+  }
   return batch;
 }
 

@@ -191,9 +191,14 @@ class HubCore {
   // When tick() next has work; nullopt when nothing is pending.
   std::optional<MonoTime> next_deadline() const;
 
-  PersistBatch take_persist_batch();
+  // What must be written since the last batch. `wall_ms`, the commit's wall
+  // time (the server reads it just before apply()), becomes the batch's
+  // wall_ms and the time of its config changes, in the batch and in the
+  // history `config history` shows; 0 leaves both unstamped.
+  PersistBatch take_persist_batch(WallMs wall_ms = 0);
   // Marks everything in a batch that failed to commit dirty again, so the
-  // next batch writes its current values.
+  // next batch writes its current values; its audit records and config
+  // changes come first in the next batch, in their order.
   void requeue(const PersistBatch& failed);
 
   // The shell reloaded the authorised keys an operator asked for
