@@ -116,6 +116,21 @@ struct ConfigHistoryRecord {
   bool operator==(const ConfigHistoryRecord&) const = default;
 };
 
+// One of this hub's own config keys as the store keeps it (schema 5). Its
+// origin is this hub, at `version`.
+struct ConfigEntryRecord {
+  std::string group;
+  std::string key;
+  std::string value;          // bytes
+  std::uint64_t version = 0;  // the group's version when it was set (the origin version)
+  bool operator==(const ConfigEntryRecord&) const = default;
+};
+
+// History records per group a snapshot holds, newest kept: what a hub keeps
+// in memory by default (ConfigLimits::history_per_group), how far a rollback
+// after a restart reaches. The store keeps them all.
+inline constexpr std::size_t kConfigHistoryRestored = 256;
+
 // Everything that changed since the previous batch. Upserts carry current
 // values; deletes carry keys. A key appears in at most one list per batch.
 struct PersistBatch {
@@ -160,6 +175,10 @@ struct HubSnapshot {
   std::vector<OverrideRecord> overrides;
   std::vector<SettingRecord> settings;
   std::vector<RouteSetRecord> routes{};  // services with at least one rule
+  // This hub's own config keys, by group and key, each with its origin version.
+  std::vector<ConfigEntryRecord> config_entries{};
+  // Per group (by name), its last kConfigHistoryRestored changes, oldest first.
+  std::vector<ConfigHistoryRecord> config_history{};
   // The audit log is not part of the snapshot: nothing is restored from it.
 };
 
