@@ -145,6 +145,21 @@ void ConfigCentre::requeue_records(const std::vector<ConfigHistoryRecord>& faile
   records_.insert(records_.begin(), failed.begin(), failed.end());
 }
 
+void ConfigCentre::restore(const std::vector<ConfigEntryRecord>& entries,
+                           const std::vector<ConfigHistoryRecord>& history) {
+  struct Stored {
+    std::vector<ConfigEntryRecord> entries;
+    std::vector<ConfigHistoryRecord> history;
+  };
+  std::map<std::string, Stored, std::less<>> groups;
+  for (const auto& e : entries)
+    groups[e.group].entries.push_back(e);
+  for (const auto& r : history)
+    groups[r.group].history.push_back(r);
+  for (auto& [name, stored] : groups)
+    groups_.restore(name, std::move(stored.entries), std::move(stored.history));
+}
+
 std::size_t ConfigCentre::followers(std::string_view group) const {
   auto it = followers_.find(group);
   return it == followers_.end() ? 0 : it->second.size();

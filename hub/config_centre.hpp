@@ -67,6 +67,10 @@ class ConfigCentre {
   void stamp(std::vector<ConfigHistoryRecord>& records, WallMs wall_ms);
   // Records of a batch that failed to commit: taken again first, in order.
   void requeue_records(const std::vector<ConfigHistoryRecord>& failed);
+  // A restart: this hub's keys and their history as the store kept them
+  // (HubSnapshot::config_entries, config_history), group by group.
+  void restore(const std::vector<ConfigEntryRecord>& entries,
+               const std::vector<ConfigHistoryRecord>& history);
 
   const ConfigGroups& groups() const { return groups_; }
   // Groups followed, with how many nodes follow each.

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "cascade/common/validate.hpp"
 
 namespace cascade::hub {
@@ -119,9 +122,12 @@ ConfigGroups::Outcome ConfigGroups::rollback(std::string_view group, std::uint64
   auto it = own_.find(group);
   if (it == own_.end()) return fmt::format("this hub has never set a key of group '{}'", group);
   auto& mine = it->second;
+  // A group whose keys were all removed before a restart is not served, yet
+  // its history still reaches back.
   const auto* served = served_.find(group);
-  if (served == nullptr || version > served->version)
-    return fmt::format("group '{}' has no version {} yet", group, version);
+  const auto latest = std::max(served != nullptr ? served->version : 0,
+                               mine.history.empty() ? 0 : mine.history.back().version);
+  if (version > latest) return fmt::format("group '{}' has no version {} yet", group, version);
   if (version < mine.history_floor)
     return fmt::format("the history of group '{}' before version {} is no longer kept", group,
                        mine.history_floor);
@@ -143,6 +149,36 @@ void ConfigGroups::set_upper(std::string_view group, std::optional<ConfigEntries
   else if (auto it = upper_.find(group); it != upper_.end())
     upper_.erase(it);
   publish(group, std::nullopt);  // a version only if what is served changes
+}
+
+void ConfigGroups::restore(std::string_view group, std::vector<ConfigEntryRecord> entries,
+                           std::vector<ConfigHistoryRecord> history) {
+  auto& mine = own(group);
+  mine.entries.clear();
+  mine.bytes = 0;
+  for (auto& e : entries) {
+    mine.bytes += bytes_of(e.key, e.value);
+    auto key = e.key;
+    mine.entries.insert_or_assign(
+        std::move(key),
+        proto::ConfigEntry{std::move(e.key), std::move(e.value),
+                           proto::ConfigOrigin{self_.tier, self_.hub_id, e.version}});
+  }
+  mine.history.assign(std::make_move_iterator(history.begin()),
+                      std::make_move_iterator(history.end()));
+  mine.history_floor = 0;
+  if (!mine.history.empty()) {
+    const auto oldest = mine.history.front().version;
+    // A snapshot holds at most kConfigHistoryRestored records of a group.
+    const bool maybe_cut =
+        mine.history.size() >= std::min(limits_.history_per_group, kConfigHistoryRestored);
+    mine.history_floor = maybe_cut ? oldest : oldest - 1;
+  }
+  while (mine.history.size() > limits_.history_per_group) {
+    mine.history_floor = mine.history.front().version;
+    mine.history.pop_front();
+  }
+  publish(group, std::nullopt);
 }
 
 void ConfigGroups::stamp_latest(std::string_view group, std::size_t count, WallMs wall_ms) {

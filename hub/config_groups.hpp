@@ -45,8 +45,9 @@ struct ConfigLimits {
   std::size_t max_value_bytes = proto::kMaxConfigValueBytes;
   std::size_t max_group_bytes = proto::kMaxConfigGroupBytes;  // keys and values of one tier
   std::size_t max_keys_per_group = proto::kMaxConfigKeysPerGroup;
-  std::size_t history_per_group = 256;  // records kept in memory (rollback reaches this far)
-  std::size_t log_per_group = 64;       // versions a subscriber can be behind and get a delta
+  // Records kept in memory (a rollback reaches this far); a restart restores as many.
+  std::size_t history_per_group = kConfigHistoryRestored;
+  std::size_t log_per_group = 64;  // versions a subscriber can be behind and get a delta
 };
 
 class ConfigGroups {
@@ -68,6 +69,15 @@ class ConfigGroups {
   // when the upper tier has no such group.
   void set_upper(std::string_view group, std::optional<ConfigEntries> entries);
 
+  // A restart: this hub's keys of `group` and their history as the store kept
+  // them (HubSnapshot). The keys keep their origin version, the records their
+  // order and times; the group is served under a version of this
+  // incarnation (followers get it whole). Of the history the last
+  // history_per_group records are kept; a rollback reaches back to the
+  // version before the oldest, or, when the history came cut at the limit
+  // (the records before may share its version), to the oldest's own version.
+  void restore(std::string_view group, std::vector<ConfigEntryRecord> entries,
+               std::vector<ConfigHistoryRecord> history);
   // Stamps the commit's wall time on the group's last `count` records: those
   // of a batch taken for commit (records are committed in the order they are
   // made, so the ones not yet committed are always the newest).

@@ -83,6 +83,10 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
 
 void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   restore_admin(snapshot);
+  config_centre_.restore(snapshot.config_entries, snapshot.config_history);
+  if (!snapshot.config_entries.empty() || !snapshot.config_history.empty())
+    spdlog::info("restored {} config keys set at this hub and {} records of their history",
+                 snapshot.config_entries.size(), snapshot.config_history.size());
   for (const auto& rec : snapshot.services)
     registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {

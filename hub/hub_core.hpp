@@ -157,6 +157,8 @@ class HubCore {
 
   // Loads a persisted snapshot. Every restored agent gets one full lease of
   // grace from `now`: a crashed agent expires after it, a live one renews.
+  // The config centre gets this hub's keys and their recent history back,
+  // each group served under a version of this incarnation.
   void restore(const HubSnapshot& snapshot, MonoTime now);
 
   // `peer` says who sent the message (Peer): its key decides what the message
