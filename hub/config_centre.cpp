@@ -4,9 +4,9 @@
 
 namespace cascade::hub {
 
-ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
                            ConfigLimits limits)
-    : groups_(std::move(self), hub_epoch, limits), push_gate_(push) {}
+    : groups_(std::move(self), hub_epoch, limits), push_gate_(push_delay) {}
 
 std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
                                        std::vector<proto::ConfigUpdate>& out) {
@@ -32,44 +32,36 @@ std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t hel
   return out.back().version;
 }
 
+// A beat whose groups are those of the last one only moves the held versions,
+// in place: no allocation on the beat path while nothing changes.
 void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
                            std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper) {
-  std::vector<proto::ConfigUse> held;
-  held.reserve(uses.size());
+  follow(node, uses);
   for (const auto& use : uses) {
-    const auto version = held_by(node, use);
-    if (awaits_upper && awaits_upper(use.group))
-      held.push_back({use.group, version});  // answered by push once the copy came
-    else
-      held.push_back({use.group, add_update(use.group, version, out)});
+    auto& held = followers_.find(use.group)->second.find(node)->second;
+    // A declared version is what the node holds; a declared 0 is "what you
+    // sent me" (kUnanswered until the hub answered the group once).
+    if (use.version != 0) held = use.version;
+    if (awaits_upper && awaits_upper(use.group)) continue;  // answered by push once the copy came
+    held = add_update(use.group, held, out);
   }
-  follow(node, held);
-}
-
-std::uint64_t ConfigCentre::held_by(const std::string& node, const proto::ConfigUse& use) const {
-  if (use.version != 0) return use.version;
-  auto holders = followers_.find(use.group);
-  if (holders == followers_.end()) return kUnanswered;
-  auto it = holders->second.find(node);
-  return it == holders->second.end() ? kUnanswered : it->second;
 }
 
 // The groups a node follows change rarely: the index is rebuilt only when its
-// beat declared other groups than last time; otherwise only the held versions move.
+// beat declared other groups than last time.
 void ConfigCentre::follow(const std::string& node, const std::vector<proto::ConfigUse>& uses) {
   auto known = followed_by_.find(node);
   const bool same_groups =
       known != followed_by_.end() &&
       std::equal(uses.begin(), uses.end(), known->second.begin(), known->second.end(),
                  [](const proto::ConfigUse& use, const std::string& g) { return use.group == g; });
-  if (!same_groups) {
-    forget(node);
-    if (uses.empty()) return;
-    known = followed_by_.emplace(node, std::vector<std::string>{}).first;
-  }
+  if (same_groups) return;
+  forget(node);
+  if (uses.empty()) return;
+  known = followed_by_.emplace(node, std::vector<std::string>{}).first;
   for (const auto& use : uses) {
-    auto& holders = followers_[use.group];
-    if (holders.insert_or_assign(node, use.version).second) {
+    const auto held = use.version != 0 ? use.version : kUnanswered;
+    if (followers_[use.group].emplace(node, held).second) {
       known->second.push_back(use.group);
       ++subscriptions_;
     }
@@ -132,8 +124,9 @@ bool ConfigCentre::followers_behind(std::string_view group) const {
                      [version](const auto& holder) { return holder.second != version; });
 }
 
-std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(MonoTime now) {
-  auto groups = push_gate_.take(now);
+std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(
+    MonoTime now, PushBudget& budget) {
+  auto groups = push_gate_.take(now, budget);
   std::sort(groups.begin(), groups.end());
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes;
   for (const auto& group : groups) {
@@ -141,7 +134,7 @@ std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushe
     if (holders == followers_.end()) continue;
     std::size_t ordinal = 0;
     for (auto& [node, held] : holders->second) {
-      if (!push_gate_.admit(ordinal++)) continue;
+      if (!push_gate_.admit(budget, ordinal++)) continue;
       auto& updates = pushes[node];
       held = add_update(group, held, updates);
       if (updates.empty()) pushes.erase(node);
@@ -152,6 +145,37 @@ std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushe
 
 std::vector<ConfigHistoryRecord> ConfigCentre::take_records() {
   return std::exchange(records_, {});
+}
+
+void ConfigCentre::stamp(std::vector<ConfigHistoryRecord>& records, WallMs wall_ms) {
+  std::map<std::string_view, std::size_t> per_group;
+  for (auto& r : records) {
+    r.wall_ms = wall_ms;
+    ++per_group[r.group];
+  }
+  // Records are taken in the order they were made, so those not yet
+  // committed are the newest of each group's history.
+  for (const auto& [group, count] : per_group)
+    groups_.stamp_latest(group, count, wall_ms);
+}
+
+void ConfigCentre::requeue_records(const std::vector<ConfigHistoryRecord>& failed) {
+  records_.insert(records_.begin(), failed.begin(), failed.end());
+}
+
+void ConfigCentre::restore(const std::vector<ConfigEntryRecord>& entries,
+                           const std::vector<ConfigHistoryRecord>& history) {
+  struct Stored {
+    std::vector<ConfigEntryRecord> entries;
+    std::vector<ConfigHistoryRecord> history;
+  };
+  std::map<std::string, Stored, std::less<>> groups;
+  for (const auto& e : entries)
+    groups[e.group].entries.push_back(e);
+  for (const auto& r : history)
+    groups[r.group].history.push_back(r);
+  for (auto& [name, stored] : groups)
+    groups_.restore(name, std::move(stored.entries), std::move(stored.history));
 }
 
 std::size_t ConfigCentre::followers(std::string_view group) const {

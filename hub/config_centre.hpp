@@ -15,12 +15,14 @@
 // the group is left out of the reply and the follower hears by push once the
 // copy came (set_upper), whatever it brought.
 //
-// Pushes. A change marks its group in a PushGate of its own (coalescing delay,
-// per-second cap, notify switch: hub/push_gate.hpp); when the gate fires,
-// every follower of every marked group gets one pushed DownBeat with the
-// updates of all its marked groups. Followers over the cap learn at their
-// next beat. Groups go in name order and followers in node-id order, so a
-// capped flush reaches the same followers in every replay.
+// Pushes. A change marks its group in a PushGate of its own (its coalescing
+// delay: hub/push_gate.hpp); when the gate fires, every follower of every
+// marked group gets one pushed DownBeat with the updates of all its marked
+// groups, as far as the hub's PushBudget allows: the notify switch and the
+// per-second cap are the hub's, shared with the service lists' pushes, and
+// passed in at each flush. Followers held back learn at their next beat.
+// Groups go in name order and followers in node-id order, so a capped flush
+// reaches the same followers in every replay.
 
 #include <cstdint>
 #include <functional>
@@ -31,21 +33,15 @@
 #include <vector>
 
 #include "cascade/hub/config_groups.hpp"
+#include "cascade/hub/metrics.hpp"
 #include "cascade/hub/push_gate.hpp"
 
 namespace cascade::hub {
 
-struct ConfigCentreCounters {
-  std::uint64_t updates_full = 0;
-  std::uint64_t updates_delta = 0;
-  std::uint64_t updates_gone = 0;
-  std::uint64_t edits = 0;  // edits and rollbacks that changed something
-  std::uint64_t edits_refused = 0;
-};
-
 class ConfigCentre {
  public:
-  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, PushConfig push,
+  // `push_delay`: how long changes coalesce before they are pushed (PushConfig::delay).
+  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
                ConfigLimits limits = {});
 
   // Whether the upper tier's copy of a group is still on its way (empty: no
@@ -70,21 +66,32 @@ class ConfigCentre {
   // The upper tier's copy of a group changed, or came (nullopt: it has none).
   void set_upper(MonoTime now, std::string_view group, std::optional<ConfigEntries> entries);
 
-  // Followers to push to now, each with its updates (empty before the gate fires).
-  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now);
+  // Followers to push to now, each with its updates (empty before the gate
+  // fires), as many as `budget` (the hub's, shared with the service lists'
+  // pushes) admits.
+  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now,
+                                                                      PushBudget& budget);
   std::optional<MonoTime> next_deadline() const { return push_gate_.next_deadline(); }
-  // History records of the changes since the last call, to persist.
+  // History records of the changes since the last call, to persist, in the
+  // order they were made.
   std::vector<ConfigHistoryRecord> take_records();
+  // Stamps the commit's wall time on `records` (the last take_records()) and
+  // on the same records in the groups' history, which `config history` shows.
+  void stamp(std::vector<ConfigHistoryRecord>& records, WallMs wall_ms);
+  // Records of a batch that failed to commit: taken again first, in order.
+  void requeue_records(const std::vector<ConfigHistoryRecord>& failed);
+  // A restart: this hub's keys and their history as the store kept them
+  // (HubSnapshot::config_entries, config_history), group by group.
+  void restore(const std::vector<ConfigEntryRecord>& entries,
+               const std::vector<ConfigHistoryRecord>& history);
 
   const ConfigGroups& groups() const { return groups_; }
   // Groups followed, with how many nodes follow each.
   std::size_t followers(std::string_view group) const;
   std::size_t subscriptions() const { return subscriptions_; }
   const ConfigCentreCounters& counters() const { return counters_; }
+  // What this centre's flushes pushed and held back (by the shared budget).
   const PushCounters& push_counters() const { return push_gate_.counters(); }
-  void set_notify_switch(bool on, std::uint32_t share_percent) {
-    push_gate_.set_switch(on, share_percent);
-  }
 
  private:
   // Held by a follower this hub has not answered for the group yet.
@@ -93,11 +100,10 @@ class ConfigCentre {
   // Adds the update for a holder of `held`, if it needs one; the version it then holds.
   std::uint64_t add_update(std::string_view group, std::uint64_t held,
                            std::vector<proto::ConfigUpdate>& out);
-  // What the node holds of the group as the hub knows it; kUnanswered for a
-  // declared 0 the hub never answered.
-  std::uint64_t held_by(const std::string& node, const proto::ConfigUse& use) const;
   // Some follower does not hold the version served (or waits for its first answer).
   bool followers_behind(std::string_view group) const;
+  // Makes the node follow exactly the groups of `uses` (held versions are
+  // set by on_beat).
   void follow(const std::string& node, const std::vector<proto::ConfigUse>& uses);
   ConfigGroups::Outcome changed(MonoTime now, std::string_view group,
                                 ConfigGroups::Outcome outcome);

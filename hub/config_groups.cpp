@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "cascade/common/validate.hpp"
 
 namespace cascade::hub {
@@ -71,34 +74,37 @@ ConfigGroups::Outcome ConfigGroups::edit(std::string_view group,
   return apply(group, mine, edits, author, wall_ms);
 }
 
+// What changes is decided first: an edit that changes nothing issues no version.
 std::vector<ConfigHistoryRecord> ConfigGroups::apply(std::string_view group, Own& own,
                                                      const std::vector<ConfigEdit>& edits,
                                                      const std::string& author, WallMs wall_ms) {
-  const auto version = served_.issue();
   std::vector<ConfigHistoryRecord> records;
   for (const auto& [key, edit] : last_edit_of_each_key(edits)) {
-    auto it = own.entries.find(key);
     std::optional<std::string> old;
-    if (it != own.entries.end()) old = it->second.value;
+    if (auto it = own.entries.find(key); it != own.entries.end()) old = it->second.value;
     if (old == edit->value) continue;
     records.push_back(
-        {std::string(group), version, std::string(key), old, edit->value, author, wall_ms});
-    if (it != own.entries.end()) {
-      own.bytes -= bytes_of(key, it->second.value);
+        {std::string(group), 0, std::string(key), std::move(old), edit->value, author, wall_ms});
+  }
+  if (records.empty()) return records;
+  const auto version = served_.issue();
+  for (auto& r : records) {
+    r.version = version;
+    if (auto it = own.entries.find(r.key); it != own.entries.end()) {
+      own.bytes -= bytes_of(r.key, it->second.value);
       own.entries.erase(it);
     }
-    if (edit->value) {
-      own.bytes += bytes_of(key, *edit->value);
+    if (r.new_value) {
+      own.bytes += bytes_of(r.key, *r.new_value);
       own.entries.emplace(
-          std::string(key),
-          proto::ConfigEntry{std::string(key), *edit->value,
-                             proto::ConfigOrigin{self_.tier, self_.hub_id, version}});
+          r.key, proto::ConfigEntry{r.key, *r.new_value,
+                                    proto::ConfigOrigin{self_.tier, self_.hub_id, version}});
     }
   }
-  if (!records.empty()) {
-    remember(own, records);
-    publish(group, version);
-  }
+  remember(own, records);
+  // A change of this hub's keys always changes what is served: each entry
+  // carries its origin, so even a value equal to the upper tier's differs.
+  publish(group, version);
   return records;
 }
 
@@ -116,9 +122,12 @@ ConfigGroups::Outcome ConfigGroups::rollback(std::string_view group, std::uint64
   auto it = own_.find(group);
   if (it == own_.end()) return fmt::format("this hub has never set a key of group '{}'", group);
   auto& mine = it->second;
+  // A group whose keys were all removed before a restart is not served, yet
+  // its history still reaches back.
   const auto* served = served_.find(group);
-  if (served == nullptr || version > served->version)
-    return fmt::format("group '{}' has no version {} yet", group, version);
+  const auto latest = std::max(served != nullptr ? served->version : 0,
+                               mine.history.empty() ? 0 : mine.history.back().version);
+  if (version > latest) return fmt::format("group '{}' has no version {} yet", group, version);
   if (version < mine.history_floor)
     return fmt::format("the history of group '{}' before version {} is no longer kept", group,
                        mine.history_floor);
@@ -139,10 +148,48 @@ void ConfigGroups::set_upper(std::string_view group, std::optional<ConfigEntries
     upper_.insert_or_assign(std::string(group), std::move(*entries));
   else if (auto it = upper_.find(group); it != upper_.end())
     upper_.erase(it);
-  publish(group, served_.issue());
+  publish(group, std::nullopt);  // a version only if what is served changes
 }
 
-void ConfigGroups::publish(std::string_view group, std::uint64_t version) {
+void ConfigGroups::restore(std::string_view group, std::vector<ConfigEntryRecord> entries,
+                           std::vector<ConfigHistoryRecord> history) {
+  auto& mine = own(group);
+  mine.entries.clear();
+  mine.bytes = 0;
+  for (auto& e : entries) {
+    mine.bytes += bytes_of(e.key, e.value);
+    auto key = e.key;
+    mine.entries.insert_or_assign(
+        std::move(key),
+        proto::ConfigEntry{std::move(e.key), std::move(e.value),
+                           proto::ConfigOrigin{self_.tier, self_.hub_id, e.version}});
+  }
+  mine.history.assign(std::make_move_iterator(history.begin()),
+                      std::make_move_iterator(history.end()));
+  mine.history_floor = 0;
+  if (!mine.history.empty()) {
+    const auto oldest = mine.history.front().version;
+    // A snapshot holds at most kConfigHistoryRestored records of a group.
+    const bool maybe_cut =
+        mine.history.size() >= std::min(limits_.history_per_group, kConfigHistoryRestored);
+    mine.history_floor = maybe_cut ? oldest : oldest - 1;
+  }
+  while (mine.history.size() > limits_.history_per_group) {
+    mine.history_floor = mine.history.front().version;
+    mine.history.pop_front();
+  }
+  publish(group, std::nullopt);
+}
+
+void ConfigGroups::stamp_latest(std::string_view group, std::size_t count, WallMs wall_ms) {
+  auto it = own_.find(group);
+  if (it == own_.end()) return;
+  auto& history = it->second.history;
+  for (auto r = history.rbegin(); r != history.rend() && count > 0; ++r, --count)
+    r->wall_ms = wall_ms;
+}
+
+void ConfigGroups::publish(std::string_view group, std::optional<std::uint64_t> version) {
   ConfigEntries merged;
   if (auto up = upper_.find(group); up != upper_.end()) merged = up->second;
   if (auto mine = own_.find(group); mine != own_.end())

@@ -28,23 +28,12 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/hub/served_config.hpp"
+#include "cascade/hub/store.hpp"
 
 namespace cascade::hub {
 
 // One key of an edit: the value to set, or nullopt to remove the key.
 using ConfigEdit = proto::ConfigEdit;
-
-// One key's change by this hub, as the history shows it and the store keeps it.
-struct ConfigHistoryRecord {
-  std::string group;
-  std::uint64_t version = 0;  // the group's served version the change made
-  std::string key;
-  std::optional<std::string> old_value;  // nullopt: the key was not set here
-  std::optional<std::string> new_value;  // nullopt: removed
-  std::string author;
-  WallMs wall_ms = 0;
-  bool operator==(const ConfigHistoryRecord&) const = default;
-};
 
 struct ConfigIdentity {
   std::string hub_id;
@@ -56,8 +45,9 @@ struct ConfigLimits {
   std::size_t max_value_bytes = proto::kMaxConfigValueBytes;
   std::size_t max_group_bytes = proto::kMaxConfigGroupBytes;  // keys and values of one tier
   std::size_t max_keys_per_group = proto::kMaxConfigKeysPerGroup;
-  std::size_t history_per_group = 256;  // records kept in memory (rollback reaches this far)
-  std::size_t log_per_group = 64;       // versions a subscriber can be behind and get a delta
+  // Records kept in memory (a rollback reaches this far); a restart restores as many.
+  std::size_t history_per_group = kConfigHistoryRestored;
+  std::size_t log_per_group = 64;  // versions a subscriber can be behind and get a delta
 };
 
 class ConfigGroups {
@@ -79,6 +69,20 @@ class ConfigGroups {
   // when the upper tier has no such group.
   void set_upper(std::string_view group, std::optional<ConfigEntries> entries);
 
+  // A restart: this hub's keys of `group` and their history as the store kept
+  // them (HubSnapshot). The keys keep their origin version, the records their
+  // order and times; the group is served under a version of this
+  // incarnation (followers get it whole). Of the history the last
+  // history_per_group records are kept; a rollback reaches back to the
+  // version before the oldest, or, when the history came cut at the limit
+  // (the records before may share its version), to the oldest's own version.
+  void restore(std::string_view group, std::vector<ConfigEntryRecord> entries,
+               std::vector<ConfigHistoryRecord> history);
+  // Stamps the commit's wall time on the group's last `count` records: those
+  // of a batch taken for commit (records are committed in the order they are
+  // made, so the ones not yet committed are always the newest).
+  void stamp_latest(std::string_view group, std::size_t count, WallMs wall_ms);
+
   std::optional<proto::ConfigUpdate> update_for(std::string_view group, std::uint64_t held) const {
     return served_.update_for(group, held);
   }
@@ -97,12 +101,15 @@ class ConfigGroups {
   };
 
   std::string check(const Own& own, const std::vector<ConfigEdit>& edits) const;
-  // Applies the edits that change something under a new version; the records.
+  // Applies the edits that change something under one new version, issued
+  // only when one does; the records.
   std::vector<ConfigHistoryRecord> apply(std::string_view group, Own& own,
                                          const std::vector<ConfigEdit>& edits,
                                          const std::string& author, WallMs wall_ms);
   void remember(Own& own, std::vector<ConfigHistoryRecord> records);
-  void publish(std::string_view group, std::uint64_t version);
+  // Serves this hub's keys over the upper copy, under `version` or, when
+  // nullopt, under a version issued only if what is served changes.
+  void publish(std::string_view group, std::optional<std::uint64_t> version);
   Own& own(std::string_view group);
 
   ConfigIdentity self_;

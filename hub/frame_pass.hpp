@@ -34,9 +34,9 @@ class FramePass {
   // microseconds a frame costs.
   bool another() {
     if (frames_left_ == 0) return false;
-    const bool first = frames_taken_ == 0;
     --frames_left_;
-    ++frames_taken_;
+    const bool first = first_;
+    first_ = false;
     return first || clock_.now() < until_;
   }
 
@@ -44,7 +44,7 @@ class FramePass {
   const Clock& clock_;
   MonoTime until_;
   std::size_t frames_left_;
-  std::size_t frames_taken_ = 0;
+  bool first_ = true;  // no frame taken yet
 };
 
 }  // namespace cascade::hub

@@ -71,8 +71,9 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
       guard_(config_.eviction),
       probes_(config_.probes),
-      push_gate_(config_.push),
-      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push) {
+      push_budget_(config_.push),
+      push_gate_(config_.push.delay),
+      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push.delay) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
                     hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
@@ -82,6 +83,10 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
 
 void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   restore_admin(snapshot);
+  config_centre_.restore(snapshot.config_entries, snapshot.config_history);
+  if (!snapshot.config_entries.empty() || !snapshot.config_history.empty())
+    spdlog::info("restored {} config keys set at this hub and {} records of their history",
+                 snapshot.config_entries.size(), snapshot.config_history.size());
   for (const auto& rec : snapshot.services)
     registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {
@@ -877,15 +882,11 @@ void HubCore::tick(MonoTime now) {
 
 void HubCore::add_config_counters(
     std::vector<std::pair<std::string, std::uint64_t>>& counters) const {
-  const auto& c = config_centre_.counters();
   const auto& push = config_centre_.push_counters();
   counters.emplace_back("config_groups", config_centre_.groups().served().groups().size());
   counters.emplace_back("config_subscriptions", config_centre_.subscriptions());
-  counters.emplace_back("config_updates_delta", c.updates_delta);
-  counters.emplace_back("config_updates_full", c.updates_full);
-  counters.emplace_back("config_updates_gone", c.updates_gone);
-  counters.emplace_back("config_edits", c.edits);
-  counters.emplace_back("config_edits_refused", c.edits_refused);
+  for (auto& counter : config_centre_.counters().list())
+    counters.push_back(std::move(counter));
   counters.emplace_back("config_pushes_over_rate", push.over_rate);
   counters.emplace_back("config_pushes_held_by_switch", push.by_switch);
 }
@@ -948,7 +949,7 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   }
   s.isolated = totals.isolated;
   s.unconfirmed = totals.unconfirmed;
-  const auto& push = push_gate_.config();
+  const auto& push = push_budget_.config();
   s.notify_share_percent = push.notify_switch ? push.share_percent : 100;
   s.eviction_protection = guard_.enabled();
   return s;
@@ -997,9 +998,10 @@ void HubCore::requeue(const PersistBatch& failed) {
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
   requeue_admin(failed);
+  config_centre_.requeue_records(failed.config_changes);
 }
 
-PersistBatch HubCore::take_persist_batch() {
+PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   PersistBatch batch;
   std::sort(dirty_nodes_.begin(), dirty_nodes_.end());
   dirty_nodes_.erase(std::unique(dirty_nodes_.begin(), dirty_nodes_.end()), dirty_nodes_.end());
@@ -1021,6 +1023,11 @@ PersistBatch HubCore::take_persist_batch() {
   for (const auto* svc : registry_.take_dirty_services())
     batch.service_versions.push_back({svc->key, svc->version});
   take_admin_changes(batch);
+  batch.config_changes = config_centre_.take_records();
+  if (wall_ms != 0) {
+    batch.wall_ms = wall_ms;
+    config_centre_.stamp(batch.config_changes, wall_ms);
+  }
   return batch;
 }
 

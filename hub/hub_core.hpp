@@ -157,6 +157,8 @@ class HubCore {
 
   // Loads a persisted snapshot. Every restored agent gets one full lease of
   // grace from `now`: a crashed agent expires after it, a live one renews.
+  // The config centre gets this hub's keys and their recent history back,
+  // each group served under a version of this incarnation.
   void restore(const HubSnapshot& snapshot, MonoTime now);
 
   // `peer` says who sent the message (Peer): its key decides what the message
@@ -191,9 +193,14 @@ class HubCore {
   // When tick() next has work; nullopt when nothing is pending.
   std::optional<MonoTime> next_deadline() const;
 
-  PersistBatch take_persist_batch();
+  // What must be written since the last batch. `wall_ms`, the commit's wall
+  // time (the server reads it just before apply()), becomes the batch's
+  // wall_ms and the time of its config changes, in the batch and in the
+  // history `config history` shows; 0 leaves both unstamped.
+  PersistBatch take_persist_batch(WallMs wall_ms = 0);
   // Marks everything in a batch that failed to commit dirty again, so the
-  // next batch writes its current values.
+  // next batch writes its current values; its audit records and config
+  // changes come first in the next batch, in their order.
   void requeue(const PersistBatch& failed);
 
   // The shell reloaded the authorised keys an operator asked for
@@ -247,7 +254,7 @@ class HubCore {
   ListedInstances unconfirmed_instances(MonoTime now, std::size_t limit) const;
   // The switches as the operator left them (eviction-protection, notify-switch).
   bool eviction_protection() const { return guard_.enabled(); }
-  const PushConfig& push_settings() const { return push_gate_.config(); }
+  const PushConfig& push_settings() const { return push_budget_.config(); }
 
  private:
   struct OwnedInstance {
@@ -448,6 +455,9 @@ class HubCore {
   IsolationTracker isolation_;
   EvictionGuard guard_;
   LivenessProbes probes_;
+  // The notify switch and the per-second cap, shared by the service lists'
+  // pushes (push_gate_) and the config groups' (the config centre's gate).
+  PushBudget push_budget_;
   PushGate<const ServiceEntry*> push_gate_;
   ConfigCentre config_centre_;
   // Who uses each service: the consumers a push goes to, in node-id order

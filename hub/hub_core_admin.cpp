@@ -333,16 +333,19 @@ proto::AdminReply HubCore::set_eviction_protection(bool enabled) {
 }
 
 proto::AdminReply HubCore::set_notify_switch(bool enabled, std::uint32_t share_percent) {
-  const auto& current = push_gate_.config();
+  const auto& current = push_budget_.config();
   // Off keeps the share it had, for the next time it is switched on.
   const std::uint32_t share = enabled ? share_percent : current.share_percent;
   if (current.notify_switch == enabled && current.share_percent == share)
     return ok(std::string("notify switch is already ") + on_off(enabled));
-  push_gate_.set_switch(enabled, share);
+  push_budget_.set_switch(enabled, share);  // service and config pushes alike
   settings_dirty_ = true;
-  if (!enabled) return ok("notify switch off: isolations are pushed to every consumer");
-  return ok("notify switch on: isolations are pushed to " + std::to_string(share) +
-            "% of each service's consumers per push; the others learn at their next beat");
+  if (!enabled)
+    return ok("notify switch off: isolations and config changes are pushed to every consumer");
+  return ok("notify switch on: isolations and config changes are pushed to " +
+            std::to_string(share) +
+            "% of each service's consumers or group's followers per push; the others learn at "
+            "their next beat");
 }
 
 proto::AdminReply HubCore::set_routes(MonoTime now, const proto::AdminRequest& request) {
@@ -385,7 +388,7 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
     registry_.restore_routes(set.service, set.routes);
   }
   std::optional<bool> notify;
-  std::uint32_t share = push_gate_.config().share_percent;
+  std::uint32_t share = push_budget_.config().share_percent;
   for (const auto& setting : snapshot.settings) {
     if (setting.key == kSettingEvictionProtection) {
       guard_.set_enabled(setting.value != 0);
@@ -400,13 +403,13 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
       spdlog::warn("ignored the stored setting {}: unknown to this build", setting.key);
     }
   }
-  push_gate_.set_switch(notify.value_or(push_gate_.config().notify_switch), share);
+  push_budget_.set_switch(notify.value_or(push_budget_.config().notify_switch), share);
   if (!snapshot.overrides.empty() || statics > 0 || !snapshot.settings.empty() || rules > 0)
     spdlog::info(
         "restored operator state: {} out-of-service marks, {} static instances, {} routing "
         "rules of {} services; eviction protection {}, notify switch {} ({}%)",
         snapshot.overrides.size(), statics, rules, snapshot.routes.size(), on_off(guard_.enabled()),
-        on_off(push_gate_.config().notify_switch), push_gate_.config().share_percent);
+        on_off(push_budget_.config().notify_switch), push_budget_.config().share_percent);
 }
 
 void HubCore::take_admin_changes(PersistBatch& batch) {
@@ -422,7 +425,7 @@ void HubCore::take_admin_changes(PersistBatch& batch) {
   }
   dirty_overrides_.clear();
   if (settings_dirty_) {
-    const auto& push = push_gate_.config();
+    const auto& push = push_budget_.config();
     batch.settings = {
         {std::string(kSettingEvictionProtection), guard_.enabled() ? 1 : 0},
         {std::string(kSettingNotifySwitch), push.notify_switch ? 1 : 0},

@@ -4,11 +4,14 @@
 // - config_edit: sets and removes keys of one group at once, all or nothing
 //   (hub/config_groups.hpp checks the limits); the change is a new version of
 //   the group, pushed to its followers, and its history records are persisted
-//   in the same batch as the audit record, so the reply is durable.
+//   in the same batch as the audit record, so the reply is durable. The core
+//   reads no clock: the records get their wall time when that batch is taken
+//   for its commit (take_persist_batch), in memory as in the store.
 // - config_rollback: this hub's keys of a group as they were at a version, as
 //   a new change (recorded and pushed like any edit).
 // - ConfigRequest: reads of what the hub serves, its groups and the history
-//   it keeps in memory (ConfigLimits::history_per_group records per group).
+//   it keeps in memory (ConfigLimits::history_per_group records per group,
+//   restored from the store at a restart).
 
 #include <fmt/format.h>
 

@@ -189,7 +189,7 @@ void HubCore::drain_health_changes(MonoTime now) {
 // Services go in key order and consumers in id order (consumers_), never in
 // the order of pointer-keyed containers, so a flush replays from a seed.
 void HubCore::flush_pushes(MonoTime now) {
-  auto services = push_gate_.take(now);
+  auto services = push_gate_.take(now, push_budget_);
   if (services.empty()) return;
   std::sort(services.begin(), services.end(),
             [](const ServiceEntry* a, const ServiceEntry* b) { return a->key < b->key; });
@@ -199,7 +199,7 @@ void HubCore::flush_pushes(MonoTime now) {
     if (consumers == consumers_.end()) continue;
     std::size_t ordinal = 0;
     for (Node* node : consumers->second) {
-      if (!push_gate_.admit(ordinal++)) continue;
+      if (!push_gate_.admit(push_budget_, ordinal++)) continue;
       auto& [who, updates] = per_node[node->id];
       who = node;
       for (auto& use : node->uses) {
@@ -224,7 +224,7 @@ void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
 // Config changes go out on pushes of their own (a DownBeat with only
 // config_updates), one per follower, in node-id order.
 void HubCore::flush_config_pushes(MonoTime now) {
-  for (auto& [node, updates] : config_centre_.take_pushes(now)) {
+  for (auto& [node, updates] : config_centre_.take_pushes(now, push_budget_)) {
     auto push = push_for(node);
     push.config_updates = std::move(updates);
     node_messages_.push_back({node, std::move(push)});

@@ -467,9 +467,9 @@ void HubServer::flush() {
 }
 
 bool HubServer::commit() {
-  auto batch = core_.take_persist_batch();
+  // The commit's wall time: of the batch's audit records and config changes.
+  auto batch = core_.take_persist_batch(clock_.wall_ms());
   if (batch.empty()) return true;
-  batch.wall_ms = clock_.wall_ms();  // the time of the batch's audit records
   try {
     const metrics::Stopwatch commit;
     store_.apply(batch);

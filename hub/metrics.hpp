@@ -63,4 +63,27 @@ struct HubCounters {
   }
 };
 
+// The config centre's (hub/config_centre.hpp), named in status with a
+// "config_" prefix: config_updates_delta, ...
+#define CASCADE_CONFIG_COUNTERS(X)                                             \
+  X(updates_delta) /* group updates sent to followers as deltas */             \
+  X(updates_full)  /* ... as the whole group */                                \
+  X(updates_gone)  /* ... as "gone" (never set here, or every key removed) */  \
+  X(edits)         /* operators' edits and rollbacks that changed something */ \
+  X(edits_refused) /* ... refused whole (a limit, a name, a version not kept) */
+
+struct ConfigCentreCounters {
+#define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;
+  CASCADE_CONFIG_COUNTERS(CASCADE_DECLARE_COUNTER)
+#undef CASCADE_DECLARE_COUNTER
+
+  std::vector<std::pair<std::string, std::uint64_t>> list() const {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+#define CASCADE_LIST_COUNTER(name) out.emplace_back("config_" #name, name);
+    CASCADE_CONFIG_COUNTERS(CASCADE_LIST_COUNTER)
+#undef CASCADE_LIST_COUNTER
+    return out;
+  }
+};
+
 }  // namespace cascade::hub

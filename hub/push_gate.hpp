@@ -1,24 +1,31 @@
 #pragma once
 // Decides when and to whom a hub pushes urgent updates between beats.
 //
-// An isolation (or readmission) should reach every consumer of the service
-// within milliseconds, not at its next beat. Why these rules:
+// An isolation (or readmission), or a config change, should reach every
+// consumer of the service or follower of the group within milliseconds, not
+// at its next beat. Why these rules:
 // - Coalescing: the first change arms a short timer (`delay`); everything
 //   that changes until it fires goes out together, one DownBeat per consumer.
+//   Each kind of push has a gate of its own (PushGate): service lists and
+//   config groups are marked, timed and flushed apart.
 // - Storm cap: at most `max_per_second` pushes per second across all
 //   consumers (a token bucket, so a quiet hub can push a burst at once).
 //   Consumers over the cap are not lost: their next beat brings the change.
 // - The notify switch: with it on, only `share_percent` of a service's
-//   consumers are pushed to per flush, rotating, so during a storm the hub
-//   spends a bounded share of its work on pushes and the rest learn by beat.
+//   consumers (or a group's followers) are pushed to per flush, rotating, so
+//   during a storm the hub spends a bounded share of its work on pushes and
+//   the rest learn by beat.
+// The cap and the switch are the hub's, not a gate's: one PushBudget, which
+// every gate's flush draws from, so the switch holds back every kind of push
+// and all kinds together stay within max_per_second.
 //
 // Sans-IO: time comes in as `now`.
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "cascade/common/clock.hpp"
@@ -35,6 +42,7 @@ struct PushConfig {
 // "" when usable, else what is wrong.
 std::string check_push_config(const PushConfig& config);
 
+// Per gate: what its flushes pushed and held back.
 struct PushCounters {
   std::uint64_t flushes = 0;
   std::uint64_t sent = 0;       // consumers pushed to
@@ -42,68 +50,80 @@ struct PushCounters {
   std::uint64_t by_switch = 0;  // consumers skipped by the notify switch
 };
 
-// `Key` identifies a service (the hub uses its registry entry's address).
-template <typename Key>
-class PushGate {
+// The notify switch and the per-second cap of one hub, shared by its gates.
+class PushBudget {
  public:
-  explicit PushGate(PushConfig config) : config_(config) {}
+  enum class Verdict { kPush, kOverRate, kBySwitch };
 
-  void mark(MonoTime now, Key service) {
-    if (pending_.insert(service).second && !due_) due_ = now + config_.delay;
-  }
-  std::optional<MonoTime> next_deadline() const { return due_; }
+  explicit PushBudget(PushConfig config) : config_(config) {}
 
-  // The services to push now (empty before the coalescing timer fired).
-  std::vector<Key> take(MonoTime now) {
-    if (!due_ || now < *due_) return {};
-    due_.reset();
-    ++rotation_;
-    ++counters_.flushes;
-    refill(now);
-    std::vector<Key> out(pending_.begin(), pending_.end());
-    pending_.clear();
-    return out;
-  }
-
-  // Whether the `ordinal`-th consumer of a service gets this flush's push.
-  bool admit(std::size_t ordinal) {
-    if (config_.notify_switch && (ordinal + rotation_) % 100 >= config_.share_percent) {
-      ++counters_.by_switch;
-      return false;
-    }
-    if (tokens_ < 1.0) {
-      ++counters_.over_rate;
-      return false;
-    }
-    tokens_ -= 1.0;
-    ++counters_.sent;
-    return true;
-  }
+  // Adds the tokens earned since the last refill (a full bucket the first time).
+  void refill(MonoTime now);
+  // Whether the `ordinal`-th consumer of a key gets a push in a flush whose
+  // rotation is `rotation` (the switch's share moves with it); a push takes
+  // a token.
+  Verdict admit(std::size_t ordinal, std::uint64_t rotation);
 
   void set_switch(bool on, std::uint32_t share_percent) {
     config_.notify_switch = on;
     config_.share_percent = share_percent;
   }
   const PushConfig& config() const { return config_; }
+
+ private:
+  PushConfig config_;
+  std::optional<MonoTime> last_refill_;
+  double tokens_ = 0;
+};
+
+// `Key` identifies what changed: a service (the hub uses its registry
+// entry's address) or a config group (its name).
+template <typename Key>
+class PushGate {
+ public:
+  explicit PushGate(Duration delay) : delay_(delay) {}
+
+  void mark(MonoTime now, Key key) {
+    if (pending_.insert(std::move(key)).second && !due_) due_ = now + delay_;
+  }
+  std::optional<MonoTime> next_deadline() const { return due_; }
+
+  // The keys to push now (empty before the coalescing timer fired); `budget`
+  // is topped up for the flush.
+  std::vector<Key> take(MonoTime now, PushBudget& budget) {
+    if (!due_ || now < *due_) return {};
+    due_.reset();
+    ++rotation_;
+    ++counters_.flushes;
+    budget.refill(now);
+    std::vector<Key> out(pending_.begin(), pending_.end());
+    pending_.clear();
+    return out;
+  }
+
+  // Whether the `ordinal`-th consumer of a key gets this flush's push, as
+  // `budget` (the hub's, shared by every gate) decides.
+  bool admit(PushBudget& budget, std::size_t ordinal) {
+    switch (budget.admit(ordinal, rotation_)) {
+      case PushBudget::Verdict::kPush:
+        ++counters_.sent;
+        return true;
+      case PushBudget::Verdict::kOverRate:
+        ++counters_.over_rate;
+        return false;
+      case PushBudget::Verdict::kBySwitch:
+        ++counters_.by_switch;
+        return false;
+    }
+    return false;
+  }
+
   const PushCounters& counters() const { return counters_; }
 
  private:
-  void refill(MonoTime now) {
-    const double rate = static_cast<double>(config_.max_per_second);
-    if (last_refill_) {
-      const auto elapsed = static_cast<double>((now - *last_refill_).count()) / 1000.0;
-      tokens_ = std::min(rate, tokens_ + elapsed * rate);
-    } else {
-      tokens_ = rate;
-    }
-    last_refill_ = now;
-  }
-
-  PushConfig config_;
+  Duration delay_;
   std::unordered_set<Key> pending_;
   std::optional<MonoTime> due_;
-  std::optional<MonoTime> last_refill_;
-  double tokens_ = 0;
   std::uint64_t rotation_ = 0;
   PushCounters counters_;
 };

@@ -17,7 +17,8 @@ std::set<std::string, std::less<>> ServedConfig::changed_keys(const ConfigEntrie
   return keys;
 }
 
-bool ServedConfig::publish(std::string_view group, ConfigEntries entries, std::uint64_t version) {
+bool ServedConfig::publish(std::string_view group, ConfigEntries entries,
+                           std::optional<std::uint64_t> version) {
   auto it = groups_.find(group);
   if (it == groups_.end()) {
     if (entries.empty()) return false;  // nothing served, nothing to serve
@@ -26,9 +27,10 @@ bool ServedConfig::publish(std::string_view group, ConfigEntries entries, std::u
   auto& g = it->second;
   auto keys = changed_keys(g.entries, entries);
   if (keys.empty()) return false;
+  if (!version) version = issue();
   g.entries = std::move(entries);
-  g.log.push_back({version, std::move(keys)});
-  g.version = version;
+  g.log.push_back({*version, std::move(keys)});
+  g.version = *version;
   while (g.log.size() > log_capacity_) {
     g.log_floor = g.log.front().version;
     g.log.pop_front();

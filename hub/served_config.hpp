@@ -41,9 +41,11 @@ class ServedConfig {
   // A version no group has had: the one the next change publishes with.
   std::uint64_t issue() { return (epoch_ << 40) | ++counter_; }
 
-  // Serves `entries` as the group from now on, under `version` (from issue())
-  // when they differ from what is served; returns whether they did.
-  bool publish(std::string_view group, ConfigEntries entries, std::uint64_t version);
+  // Serves `entries` as the group from now on when they differ from what is
+  // served, under `version` (from issue()), or under a version issued only
+  // then (nullopt); returns whether they differed.
+  bool publish(std::string_view group, ConfigEntries entries,
+               std::optional<std::uint64_t> version = std::nullopt);
 
   // What a holder of `held` needs; nullopt when it is current. A group never
   // served, or served empty, is `gone` (a group never served has version 0).

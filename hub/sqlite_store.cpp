@@ -16,8 +16,9 @@ namespace {
 using sqlite::from_u64;
 using sqlite::to_u64;
 
-constexpr std::int64_t kSchemaVersion = 4;
-// 1 -> 2 -> 3 only add tables; 3 -> 4 adds columns (upgrade_to_4).
+constexpr std::int64_t kSchemaVersion = 5;
+// 1 -> 2 -> 3 only add tables; 3 -> 4 adds columns (upgrade_to_4); 4 -> 5
+// only adds tables.
 constexpr std::int64_t kOldestUpgradable = 1;
 constexpr const char* kFileName = "hub.db";
 
@@ -87,7 +88,27 @@ std::string schema_sql() {
          "  force INTEGER NOT NULL CHECK (force IN (0, 1)),"
          "  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),"
          "  PRIMARY KEY (name, group_name, position)"
-         ") WITHOUT ROWID;";
+         ") WITHOUT ROWID;"
+         // Version 5.
+         "CREATE TABLE IF NOT EXISTS config_entries("
+         "  group_name TEXT NOT NULL,"
+         "  key TEXT NOT NULL,"
+         "  value BLOB NOT NULL,"
+         "  version INTEGER NOT NULL,"
+         "  PRIMARY KEY (group_name, key)"
+         ") WITHOUT ROWID;"
+         // A rowid table: the id is the order of the history.
+         "CREATE TABLE IF NOT EXISTS config_history("
+         "  id INTEGER PRIMARY KEY,"
+         "  group_name TEXT NOT NULL,"
+         "  version INTEGER NOT NULL,"
+         "  key TEXT NOT NULL,"
+         "  old_value BLOB,"
+         "  new_value BLOB,"
+         "  author TEXT NOT NULL,"
+         "  wall_ms INTEGER NOT NULL"
+         ");"
+         "CREATE INDEX IF NOT EXISTS config_history_by_group ON config_history(group_name, id);";
 }
 
 void add_column_if_missing(sqlite::Db& db, const std::string& table, const std::string& column,
@@ -171,7 +192,15 @@ struct SqliteHubStore::Statements {
         delete_routes(db, "DELETE FROM routes WHERE name = ?1 AND group_name = ?2"),
         insert_route(db,
                      "INSERT INTO routes(name, group_name, position, text, priority, force, "
-                     "enabled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)") {}
+                     "enabled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+        upsert_config_entry(db,
+                            "INSERT INTO config_entries(group_name, key, value, version) "
+                            "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(group_name, key) DO UPDATE SET "
+                            "value = excluded.value, version = excluded.version"),
+        delete_config_entry(db, "DELETE FROM config_entries WHERE group_name = ?1 AND key = ?2"),
+        append_config_history(db,
+                              "INSERT INTO config_history(group_name, version, key, old_value, "
+                              "new_value, author, wall_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)") {}
 
   sqlite::Statement upsert_node;
   sqlite::Statement delete_node;
@@ -184,6 +213,9 @@ struct SqliteHubStore::Statements {
   sqlite::Statement append_audit;
   sqlite::Statement delete_routes;
   sqlite::Statement insert_route;
+  sqlite::Statement upsert_config_entry;
+  sqlite::Statement delete_config_entry;
+  sqlite::Statement append_config_history;
 };
 
 std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
@@ -243,6 +275,7 @@ void SqliteHubStore::apply(const PersistBatch& batch) {
   write_instances(batch);
   write_services(batch);
   write_admin(batch);
+  write_config(batch);
   txn.commit();
 }
 
@@ -337,13 +370,55 @@ void SqliteHubStore::write_admin(const PersistBatch& batch) {
   }
 }
 
+namespace {
+
+// A value, or NULL for nullopt (a key not set before, or removed). Values are
+// bytes: a BLOB, never TEXT, so they come back exactly.
+void bind_value(sqlite::Statement& statement, int index, const std::optional<std::string>& value) {
+  if (value)
+    statement.bind_blob(index, *value);
+  else
+    statement.bind_null(index);
+}
+
+std::optional<std::string> value_column(const sqlite::Statement& row, int index) {
+  if (row.column_is_null(index)) return std::nullopt;
+  return row.column_blob(index);
+}
+
+}  // namespace
+
+// Changes in the order they were made: a key changed twice in one batch ends
+// as the second change left it.
+void SqliteHubStore::write_config(const PersistBatch& batch) {
+  for (const auto& change : batch.config_changes) {
+    if (change.new_value) {
+      sql_->upsert_config_entry.bind_text(1, change.group)
+          .bind_text(2, change.key)
+          .bind_blob(3, *change.new_value)
+          .bind_int64(4, from_u64(change.version))
+          .run();
+    } else {
+      sql_->delete_config_entry.bind_text(1, change.group).bind_text(2, change.key).run();
+    }
+    auto& append = sql_->append_config_history;
+    append.bind_text(1, change.group)
+        .bind_int64(2, from_u64(change.version))
+        .bind_text(3, change.key);
+    bind_value(append, 4, change.old_value);
+    bind_value(append, 5, change.new_value);
+    append.bind_text(6, change.author).bind_int64(7, batch.wall_ms).run();
+  }
+}
+
 // ----------------------------------------------------------------- load
 
 HubSnapshot SqliteHubStore::load() {
   // One transaction, so the tables are read as of the same commit.
   sqlite::Transaction txn(db_);
-  HubSnapshot snapshot{read_nodes(),     read_instances(), read_services(),
-                       read_overrides(), read_settings(),  read_routes()};
+  HubSnapshot snapshot{read_nodes(),          read_instances(),     read_services(),
+                       read_overrides(),      read_settings(),      read_routes(),
+                       read_config_entries(), read_config_history()};
   txn.commit();
   return snapshot;
 }
@@ -417,6 +492,46 @@ std::vector<RouteSetRecord> SqliteHubStore::read_routes() {
         select.column_int64(4) != 0, select.column_int64(5) != 0});
   }
   return sets;
+}
+
+std::vector<ConfigEntryRecord> SqliteHubStore::read_config_entries() {
+  sqlite::Statement select(
+      db_, "SELECT group_name, key, value, version FROM config_entries ORDER BY group_name, key");
+  std::vector<ConfigEntryRecord> entries;
+  while (select.step()) {
+    entries.push_back(ConfigEntryRecord{select.column_text(0), select.column_text(1),
+                                        select.column_blob(2), to_u64(select.column_int64(3))});
+  }
+  return entries;
+}
+
+// The history grows for ever; a restart reads the last kConfigHistoryRestored
+// records of each group through the index: the groups one by one (each found
+// by one seek past the previous), then each group's newest records.
+std::vector<ConfigHistoryRecord> SqliteHubStore::read_config_history() {
+  sqlite::Statement next_group(db_,
+                               "SELECT group_name FROM config_history WHERE group_name > ?1 "
+                               "ORDER BY group_name LIMIT 1");
+  sqlite::Statement newest(db_,
+                           "SELECT version, key, old_value, new_value, author, wall_ms "
+                           "FROM config_history WHERE group_name = ?1 ORDER BY id DESC LIMIT ?2");
+  std::vector<ConfigHistoryRecord> history;
+  std::string group;  // group names are never empty (proto::check_name)
+  while (true) {
+    next_group.bind_text(1, group);
+    if (!next_group.step()) break;
+    group = next_group.column_text(0);
+    next_group.reset();
+    const auto first = history.size();
+    newest.bind_text(1, group).bind_int64(2, static_cast<std::int64_t>(kConfigHistoryRestored));
+    while (newest.step()) {
+      history.push_back(ConfigHistoryRecord{
+          group, to_u64(newest.column_int64(0)), newest.column_text(1), value_column(newest, 2),
+          value_column(newest, 3), newest.column_text(4), newest.column_int64(5)});
+    }
+    std::reverse(history.begin() + static_cast<std::ptrdiff_t>(first), history.end());
+  }
+  return history;
 }
 
 std::vector<AuditRecord> SqliteHubStore::audit_log(std::size_t limit) {

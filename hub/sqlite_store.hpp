@@ -2,11 +2,12 @@
 // HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by the hub's
 // owning thread only.
 //
-// Schema version 3 (created on first open). A version 1 or 2 file is upgraded
-// in place: versions 2 and 3 only add tables, created empty on open, and the
-// file is then marked 3, so an older build refuses it rather than silently
-// dropping the operator's marks, static instances or routing rules. Any
-// other version is refused with StoreError.
+// Schema version 5 (created on first open). A file of versions 1 to 4 is
+// upgraded in place: versions 2, 3 and 5 only add tables, created empty on
+// open, version 4 adds columns with defaults, and the file is then marked 5,
+// so an older build refuses it rather than silently dropping the operator's
+// marks, static instances, routing rules, key bindings or config. Any other
+// version is refused with StoreError.
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "epoch", "schema_version"
 //   nodes(node_id PRIMARY KEY, epoch, digest)
 //   instances(name, group_name, id, owner, address, weight, zone, status,
@@ -31,6 +32,20 @@
 //             a service's rules in the operator's order (position from 0),
 //             rewritten whole on every change; a service without rules has
 //             no rows
+// Version 4 (keys): nodes.owner_key, the key a node is bound to ('' without
+//   keys); admin_audit.key_name and admin_audit.peer, who sent the request.
+// Version 5 (the config centre, docs/design-config.md):
+//   config_entries(group_name, key, value BLOB, version,
+//                  PRIMARY KEY(group_name, key))
+//             this hub's own keys (not the upper tier's); version is the
+//             group's version when the value was set, the entry's origin
+//   config_history(id INTEGER PRIMARY KEY, group_name, version, key,
+//                  old_value BLOB NULL, new_value BLOB NULL, author, wall_ms)
+//             append-only, in id order: every change of this hub's keys
+//             (NULL old: the key was not set; NULL new: removed); wall_ms is
+//             the commit's wall time. Never pruned; a restart reads the last
+//             kConfigHistoryRestored records per group (index by group, id).
+//   Values are bytes, stored and read back as BLOBs, exactly.
 // A static instance (add-static) is an `instances` row whose owner is
 // "\x01static" (kStaticOwner in hub/registry.hpp: never a node id).
 // Unsigned 64-bit values (epochs, digests, versions) are stored bit for bit in
@@ -81,12 +96,15 @@ class SqliteHubStore final : public HubStore {
   void write_instances(const PersistBatch& batch);
   void write_services(const PersistBatch& batch);
   void write_admin(const PersistBatch& batch);
+  void write_config(const PersistBatch& batch);
   std::vector<NodeRecord> read_nodes();
   std::vector<InstanceRecord> read_instances();
   std::vector<ServiceRecord> read_services();
   std::vector<OverrideRecord> read_overrides();
   std::vector<SettingRecord> read_settings();
   std::vector<RouteSetRecord> read_routes();
+  std::vector<ConfigEntryRecord> read_config_entries();
+  std::vector<ConfigHistoryRecord> read_config_history();
 
   sqlite::Db db_;  // declared first: statements must be finalized before it closes
   sqlite::Synchronous mode_;

@@ -8,6 +8,7 @@
 // the batch holding that change has committed (see hub/hub_server.cpp).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,36 @@ struct AuditEntry {
   bool operator==(const AuditEntry&) const = default;
 };
 
+// One change of one of this hub's config keys (docs/design-config.md), as
+// the history shows it and the store keeps it (append-only, schema 5).
+struct ConfigHistoryRecord {
+  std::string group;
+  std::uint64_t version = 0;  // the group's served version the change made
+  std::string key;
+  std::optional<std::string> old_value;  // nullopt: the key was not set here
+  std::optional<std::string> new_value;  // nullopt: removed
+  std::string author;
+  // When it committed: 0 until the batch that carries it is taken with the
+  // commit's wall time (HubCore::take_persist_batch).
+  WallMs wall_ms = 0;
+  bool operator==(const ConfigHistoryRecord&) const = default;
+};
+
+// One of this hub's own config keys as the store keeps it (schema 5). Its
+// origin is this hub, at `version`.
+struct ConfigEntryRecord {
+  std::string group;
+  std::string key;
+  std::string value;          // bytes
+  std::uint64_t version = 0;  // the group's version when it was set (the origin version)
+  bool operator==(const ConfigEntryRecord&) const = default;
+};
+
+// History records per group a snapshot holds, newest kept: what a hub keeps
+// in memory by default (ConfigLimits::history_per_group), how far a rollback
+// after a restart reaches. The store keeps them all.
+inline constexpr std::size_t kConfigHistoryRestored = 256;
+
 // Everything that changed since the previous batch. Upserts carry current
 // values; deletes carry keys. A key appears in at most one list per batch.
 struct PersistBatch {
@@ -113,19 +144,26 @@ struct PersistBatch {
   std::vector<SettingRecord> settings;       // current values of the changed settings
   std::vector<RouteSetRecord> route_sets{};  // current rule sets of the changed services
   std::vector<AuditRecord> audit;            // appended in order
-  // Wall-clock time of the commit, stamped by the server just before apply()
-  // (the core reads no clock): the time of every audit record in the batch.
+  // This hub's config changes, in the order they were made (a key may change
+  // more than once): each sets or removes its key's entry row and appends a
+  // history row, in that order.
+  std::vector<ConfigHistoryRecord> config_changes{};
+  // Wall-clock time of the commit, read by the server just before apply()
+  // (the core reads no clock): the time of every audit record and config
+  // change in the batch, as the store writes them.
   WallMs wall_ms = 0;
   // Rows the batch writes (upserts and deletes), its size in metrics.
   std::size_t rows() const {
     return node_upserts.size() + node_deletes.size() + instance_upserts.size() +
            instance_deletes.size() + service_versions.size() + override_upserts.size() +
-           override_deletes.size() + settings.size() + route_sets.size() + audit.size();
+           override_deletes.size() + settings.size() + route_sets.size() + audit.size() +
+           config_changes.size();
   }
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
            instance_deletes.empty() && service_versions.empty() && override_upserts.empty() &&
-           override_deletes.empty() && settings.empty() && route_sets.empty() && audit.empty();
+           override_deletes.empty() && settings.empty() && route_sets.empty() && audit.empty() &&
+           config_changes.empty();
   }
 };
 
@@ -137,6 +175,10 @@ struct HubSnapshot {
   std::vector<OverrideRecord> overrides;
   std::vector<SettingRecord> settings;
   std::vector<RouteSetRecord> routes{};  // services with at least one rule
+  // This hub's own config keys, by group and key, each with its origin version.
+  std::vector<ConfigEntryRecord> config_entries{};
+  // Per group (by name), its last kConfigHistoryRestored changes, oldest first.
+  std::vector<ConfigHistoryRecord> config_history{};
   // The audit log is not part of the snapshot: nothing is restored from it.
 };
 

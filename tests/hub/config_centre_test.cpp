@@ -6,6 +6,43 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+// Counts heap allocations while a test asks for it: a beat that follows the
+// groups it followed before must not allocate (the beat path of every node).
+namespace {
+std::atomic<bool> g_count_allocations{false};
+std::atomic<std::size_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (g_count_allocations.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+// Every form a sanitizer's runtime would otherwise replace (as in
+// tests/agent/router_test.cpp), so new and delete always pair.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  if (g_count_allocations.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+#pragma GCC diagnostic pop
+
 namespace cascade::hub {
 namespace {
 
@@ -16,7 +53,8 @@ const MonoTime kStart = mono_from_ms(1'000'000);
 
 class ConfigCentreTest : public ::testing::Test {
  protected:
-  explicit ConfigCentreTest(PushConfig push = {}) : centre({"hub-dc1", 1}, 3, push) {}
+  explicit ConfigCentreTest(PushConfig push = {})
+      : budget(push), centre({"hub-dc1", 1}, 3, push.delay) {}
 
   // A beat from `node` declaring `uses`; the updates its reply carries.
   std::vector<proto::ConfigUpdate> beat(const std::string& node,
@@ -36,10 +74,11 @@ class ConfigCentreTest : public ::testing::Test {
   // Moves past the coalescing delay; the pushes then due.
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes_after_delay() {
     now += Duration{50};
-    return centre.take_pushes(now);
+    return centre.take_pushes(now, budget);
   }
 
   MonoTime now = kStart;
+  PushBudget budget;  // the hub's, shared with the service lists' pushes
   ConfigCentre centre;
 };
 
@@ -78,7 +117,7 @@ TEST_F(ConfigCentreTest, AChangeIsPushedToEveryFollowerAfterTheDelayAsADeltaFrom
 
   set("orders", "a", "2");
   set("orders", "c", "3");  // coalesced with the change before
-  EXPECT_TRUE(centre.take_pushes(now).empty()) << "not before the coalescing delay";
+  EXPECT_TRUE(centre.take_pushes(now, budget).empty()) << "not before the coalescing delay";
   const auto pushes = pushes_after_delay();
   ASSERT_EQ(pushes.size(), 2u);  // n1 and n2, not n3
   for (const auto* node : {"n1", "n2"}) {
@@ -103,6 +142,29 @@ TEST_F(ConfigCentreTest, ANodeThatStopsDeclaringAGroupOrIsGoneIsNoLongerPushedTo
   EXPECT_EQ(centre.subscriptions(), 0u);
   set("orders", "a", "2");
   EXPECT_TRUE(pushes_after_delay().empty());
+}
+
+TEST_F(ConfigCentreTest, ABeatFollowingTheGroupsItFollowedBeforeAllocatesNothing) {
+  set("orders", "a", "1");
+  set("flags", "b", "2");
+  const std::vector<proto::ConfigUse> uses{{"flags", version("flags")},
+                                           {"orders", version("orders")}};
+  beat("n1", uses);
+  std::vector<proto::ConfigUpdate> out;
+  out.reserve(4);
+
+  g_allocations = 0;
+  g_count_allocations = true;
+  centre.on_beat("n1", uses, out);
+  g_count_allocations = false;
+
+  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(centre.subscriptions(), 2u);
+  // The held versions still move with what a beat's reply carries.
+  set("orders", "a", "2");
+  EXPECT_EQ(beat("n1", uses).size(), 1u);
+  EXPECT_TRUE(pushes_after_delay().empty()) << "n1 holds the change from its reply";
 }
 
 class ConfigCentreCappedTest : public ConfigCentreTest {

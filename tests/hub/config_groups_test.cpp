@@ -5,6 +5,7 @@
 
 #include "cascade/hub/config_groups.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -135,6 +136,26 @@ TEST(ConfigGroups, SettingAKeyToTheValueItHasChangesNothing) {
   EXPECT_TRUE(changes(config.edit("orders", {{"absent", std::nullopt}}, "ops", kWall)).empty());
   EXPECT_EQ(version_of(config, "orders"), version);
   EXPECT_EQ(config.history("orders").size(), 1u);
+}
+
+// Versions come from one counter per hub; one is issued only once a change
+// is certain, so the next change takes the very next one.
+TEST(ConfigGroups, AnEditOrAnUpperCopyThatChangesNothingIssuesNoVersion) {
+  auto config = l1();
+  const proto::ConfigOrigin l2{2, "hub-l2", 99};
+  const ConfigEntries upper{{"retries", {"retries", "3", l2}}};
+  config.set_upper("orders", upper);
+  const auto first = version_of(config, "orders");
+
+  config.set_upper("orders", upper);  // the same copy again
+  EXPECT_EQ(changes(config.edit("orders", set({{"k", "v"}}), "ops", kWall)).size(), 1u);
+  EXPECT_EQ(version_of(config, "orders"), first + 1);
+
+  EXPECT_TRUE(changes(config.edit("orders", set({{"k", "v"}}), "ops", kWall)).empty());
+  EXPECT_TRUE(changes(config.edit("orders", {{"absent", std::nullopt}}, "ops", kWall)).empty());
+  config.set_upper("unused", std::nullopt);  // no copy before, none now
+  changes(config.edit("orders", set({{"k", "w"}}), "ops", kWall));
+  EXPECT_EQ(version_of(config, "orders"), first + 2);
 }
 
 TEST(ConfigGroups, AnEditPastALimitIsRefusedWholeWithWhatIsWrongAndChangesNothing) {
@@ -279,6 +300,113 @@ TEST(ConfigGroups, RollbackIsRefusedBeyondTheKeptHistoryToAFutureVersionOrForAGr
   // Within the kept history it works.
   EXPECT_EQ(changes(config.rollback("orders", first, "ops", kWall)).size(), 1u);
   EXPECT_EQ(value_of(config, "orders", "k"), "0");
+}
+
+// ---------------------------------------------------------------- restart
+
+// What a store kept of a ConfigGroups: its own keys and its history.
+std::vector<ConfigEntryRecord> stored_entries(const ConfigGroups& config, const std::string& group,
+                                              const std::string& hub = "hub-dc1") {
+  std::vector<ConfigEntryRecord> out;
+  if (const auto* served = config.served(group))
+    for (const auto& [key, entry] : served->entries)
+      if (entry.origin.hub == hub) out.push_back({group, key, entry.value, entry.origin.version});
+  return out;
+}
+std::vector<ConfigHistoryRecord> stored_history(const ConfigGroups& config,
+                                                const std::string& group) {
+  const auto& history = config.history(group);
+  return {history.begin(), history.end()};
+}
+
+TEST(ConfigGroups, ARestoredGroupServesItsKeysWithTheirOriginUnderAVersionOfTheNewEpoch) {
+  auto before = l1();
+  changes(before.edit("orders", set({{"a", "1"}, {"b", std::string("\0\xff", 2)}}), "ops", kWall));
+  const auto set_a = version_of(before, "orders");
+  changes(before.edit("orders", set({{"b", "2"}}), "ops", kWall + 1));
+  const auto old_version = version_of(before, "orders");
+
+  ConfigGroups after({"hub-dc1", 1}, 8);
+  after.restore("orders", stored_entries(before, "orders"), stored_history(before, "orders"));
+
+  const auto* served = after.served("orders");
+  ASSERT_NE(served, nullptr);
+  EXPECT_EQ(served->version >> 40, 8u);
+  EXPECT_EQ(served->entries.at("a").origin, (proto::ConfigOrigin{1, "hub-dc1", set_a}));
+  EXPECT_EQ(served->entries.at("b").origin.version, old_version);
+  EXPECT_EQ(served->entries.at("b").value, "2");
+  EXPECT_EQ(after.update_for("orders", old_version)->kind, UpdateKind::kFull)
+      << "a holder of the previous incarnation's version gets the group whole";
+  EXPECT_EQ(stored_history(after, "orders"), stored_history(before, "orders"));
+  // The limits count the restored keys: 1 + 1 and 1 + 1 bytes are taken.
+  ConfigGroups tight({"hub-dc1", 1}, 8, {.max_group_bytes = 6});
+  tight.restore("orders", stored_entries(before, "orders"), {});
+  EXPECT_NE(refusal(tight.edit("orders", set({{"c", "12"}}), "ops", kWall)), "");
+  EXPECT_EQ(changes(tight.edit("orders", set({{"c", "1"}}), "ops", kWall)).size(), 1u);
+}
+
+TEST(ConfigGroups, ARestoredGroupRollsBackToAVersionOfThePreviousIncarnation) {
+  auto before = l1();
+  changes(before.edit("orders", set({{"k", "good"}}), "ops", kWall));
+  const auto good = version_of(before, "orders");
+  changes(before.edit("orders", set({{"k", "bad"}, {"extra", "x"}}), "ops", kWall));
+
+  ConfigGroups after({"hub-dc1", 1}, 8);
+  after.restore("orders", stored_entries(before, "orders"), stored_history(before, "orders"));
+  EXPECT_EQ(changes(after.rollback("orders", good, "alice", kWall)).size(), 2u);
+  EXPECT_EQ(value_of(after, "orders", "k"), "good");
+  EXPECT_EQ(value_of(after, "orders", "extra"), "");
+  EXPECT_EQ(version_of(after, "orders") >> 40, 8u);
+}
+
+TEST(ConfigGroups, AGroupWhoseKeysWereAllRemovedBeforeARestartStillRollsBack) {
+  auto before = l1();
+  changes(before.edit("orders", set({{"k", "1"}}), "ops", kWall));
+  const auto set_k = version_of(before, "orders");
+  changes(before.edit("orders", {{"k", std::nullopt}}, "ops", kWall));
+
+  ConfigGroups after({"hub-dc1", 1}, 8);
+  after.restore("orders", {}, stored_history(before, "orders"));
+  EXPECT_EQ(after.served("orders"), nullptr) << "nothing to serve";
+  EXPECT_EQ(changes(after.rollback("orders", set_k, "ops", kWall)).size(), 1u);
+  EXPECT_EQ(value_of(after, "orders", "k"), "1");
+}
+
+// A store hands over the last records of a group. All of them (fewer than the
+// limit): a rollback reaches the version before the oldest. As many as the
+// limit: the records before may have shared the oldest's version, so it
+// reaches only that version. More: the oldest are dropped, as in memory.
+TEST(ConfigGroups, ARestoredHistoryReachesBackToTheVersionBeforeItsOldestRecordAndNoFurther) {
+  auto before = l1();
+  const auto versions = set_k_repeatedly(before, 5);  // k = 0..4
+  auto history = stored_history(before, "orders");
+  const auto restored = [&](std::size_t limit, std::size_t records) {
+    ConfigGroups after({"hub-dc1", 1}, 8, {.history_per_group = limit});
+    after.restore("orders", stored_entries(before, "orders"),
+                  {history.end() - static_cast<std::ptrdiff_t>(records), history.end()});
+    return after;
+  };
+
+  auto all = restored(8, 3);  // the records of versions[2..4]; versions[1] before them
+  EXPECT_EQ(changes(all.rollback("orders", versions[1], "ops", kWall)).size(), 1u);
+  EXPECT_EQ(value_of(all, "orders", "k"), "1");
+  auto refused = restored(8, 3);
+  EXPECT_EQ(refusal(refused.rollback("orders", versions[1] - 1, "ops", kWall)),
+            fmt::format("the history of group 'orders' before version {} is no longer kept",
+                        versions[1]));
+
+  auto full = restored(3, 3);
+  EXPECT_NE(refusal(full.rollback("orders", versions[1], "ops", kWall)).find("no longer kept"),
+            std::string::npos);
+  EXPECT_EQ(changes(full.rollback("orders", versions[2], "ops", kWall)).size(), 1u);
+  EXPECT_EQ(value_of(full, "orders", "k"), "2");
+
+  auto cut = restored(2, 4);  // versions[1..4] given, the last 2 kept
+  EXPECT_EQ(cut.history("orders").size(), 2u);
+  EXPECT_NE(refusal(cut.rollback("orders", versions[1], "ops", kWall)).find("no longer kept"),
+            std::string::npos);
+  EXPECT_EQ(changes(cut.rollback("orders", versions[2], "ops", kWall)).size(), 1u);
+  EXPECT_EQ(value_of(cut, "orders", "k"), "2");
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // a group gets it in the reply, a change reaches followers as a push between
 // beats, an expired node stops being pushed to, and status counts it all.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/tests/hub/hub_test_util.hpp"
@@ -11,14 +14,34 @@ namespace cascade::hub {
 namespace {
 
 using namespace cascade::hub::testing;
+using test_support::reg;
 
 constexpr Duration kLease{6000};
 constexpr WallMs kWall = 1'700'000'000'000;
 
+proto::AdminRequest operator_request(proto::AdminOp op) {
+  proto::AdminRequest r;
+  r.request_id = 9;
+  r.op = op;
+  r.actor = "alice@ops-1";
+  r.service = proto::ServiceKey{"", ""};
+  return r;
+}
+
 class HubConfigTest : public ::testing::Test {
  protected:
+  explicit HubConfigTest(HubCoreConfig config = {"hub-a", 1, kLease})
+      : hub(std::move(config), /*epoch=*/7, clock.now()) {}
+
   FakeClock clock;
-  HubCore hub{HubCoreConfig{"hub-a", 1, kLease}, /*epoch=*/7, clock.now()};
+  HubCore hub;
+
+  proto::AdminReply admin(const proto::AdminRequest& request) {
+    auto r = hub.handle(clock.now(), request);
+    auto* reply = std::get_if<proto::AdminReply>(&r.reply);
+    EXPECT_NE(reply, nullptr) << "not an AdminReply";
+    return reply ? *reply : proto::AdminReply{};
+  }
 
   proto::DownBeat follow(const std::string& node, std::uint64_t seq,
                          std::vector<proto::ConfigUse> configs) {
@@ -107,6 +130,109 @@ TEST_F(HubConfigTest, ABeatThatStopsFollowingEndsTheSubscription) {
   EXPECT_EQ(counter("config_subscriptions"), 0u);
   set("orders", "k", "2");
   EXPECT_TRUE(pushes_soon().empty());
+}
+
+TEST_F(HubConfigTest, StatusListsEveryConfigCentreCounterUnderItsConfigName) {
+  set("orders", "k", "1");
+  hub.edit_config(clock.now(), "orders", {{"bad\nkey", "1"}}, "ops", kWall);
+  follow("n1", 1, {{"orders", 0}});
+  const auto listed = hub.config_centre().counters().list();
+  ASSERT_EQ(listed.size(), 5u);
+  for (const auto& [name, value] : listed) {
+    EXPECT_EQ(name.rfind("config_", 0), 0u) << name;
+    EXPECT_EQ(counter(name), value) << name;
+  }
+  EXPECT_EQ(counter("config_edits"), 1u);
+  EXPECT_EQ(counter("config_edits_refused"), 1u);
+  EXPECT_EQ(counter("config_updates_full"), 1u);
+}
+
+// The notify switch is the hub's: config changes are held back like isolations.
+TEST_F(HubConfigTest,
+       WithTheNotifySwitchAtTenPercentAConfigChangeIsPushedToTenOfAHundredFollowers) {
+  set("orders", "timeout_ms", "300");
+  std::map<std::string, std::uint64_t> held;
+  for (int i = 0; i < 100; ++i) {
+    const auto node = fmt::format("n{:03}", i);
+    held[node] = follow(node, 1, {{"orders", 0}}).config_updates.at(0).version;
+  }
+  auto on = operator_request(proto::AdminOp::kNotifySwitch);
+  on.enabled = true;
+  on.share_percent = 10;
+  ASSERT_TRUE(admin(on).ok);
+
+  set("orders", "timeout_ms", "250");
+  const auto out = pushes_soon();
+  EXPECT_EQ(out.size(), 10u);
+  EXPECT_EQ(counter("config_pushes"), 10u);
+  EXPECT_EQ(counter("config_pushes_held_by_switch"), 90u);
+
+  // The others learn at their next beat.
+  std::set<std::string> pushed;
+  for (const auto& message : out)
+    pushed.insert(message.node_id);
+  for (const auto& [node, version] : held) {
+    if (pushed.contains(node)) continue;
+    const auto down = follow(node, 2, {{"orders", version}});
+    ASSERT_EQ(down.config_updates.size(), 1u) << node;
+    EXPECT_EQ(down.config_updates[0].upserts.at(0).value, "250") << node;
+  }
+}
+
+HubCoreConfig capped(std::uint32_t max_per_second) {
+  HubCoreConfig config{"hub-a", 1, kLease};
+  config.push.max_per_second = max_per_second;
+  return config;
+}
+
+class HubConfigCappedTest : public HubConfigTest {
+ protected:
+  HubConfigCappedTest() : HubConfigTest(capped(10)) {}
+
+  // Twenty nodes that use service svc (one provider) and follow group orders.
+  void SetUp() override {
+    hub.handle(clock.now(), testing::beat_with_set("p1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+    set("orders", "k", "0");
+    for (int i = 0; i < 20; ++i) {
+      auto b = beat(fmt::format("c{:02}", i), 1, 0, {use("svc", 0)});
+      b.configs = {{"orders", 0}};
+      hub.handle(clock.now(), b);
+    }
+  }
+  // A change of each kind: svc's routing rules and a key of orders.
+  void change_both(int n) {
+    auto routes = operator_request(proto::AdminOp::kSetRoutes);
+    routes.service = proto::ServiceKey{"svc", "default"};
+    routes.routes = {{fmt::format("=> zone = dc{}", n), 0, false, true}};
+    ASSERT_TRUE(admin(routes).ok);
+    set("orders", "k", std::to_string(n));
+  }
+  // The pushes that leave within `d`.
+  std::size_t pushes_within(Duration d) {
+    clock.advance(d);
+    hub.tick(clock.now());
+    return hub.take_node_messages().size();
+  }
+};
+
+// One budget for both kinds: a token bucket of max_per_second, full on a quiet
+// hub, so a burst takes it all at once and then it refills at that rate.
+TEST_F(HubConfigCappedTest, ServiceAndConfigPushesTogetherStayWithinMaxPerSecond) {
+  change_both(1);
+  EXPECT_EQ(pushes_within(Duration{50}), 10u) << "40 consumers and followers to push, 10 a second";
+  EXPECT_EQ(counter("pushes") + counter("config_pushes"), 10u);
+
+  int n = 2;
+  for (int second = 1; second <= 3; ++second) {
+    std::size_t pushed = 0;
+    for (int step = 0; step < 10; ++step) {
+      change_both(n++);
+      pushed += pushes_within(Duration{100});
+    }
+    EXPECT_LE(pushed, 10u) << "second " << second;
+    EXPECT_GE(pushed, 9u) << "second " << second << ": the budget is used";
+  }
+  EXPECT_GT(counter("pushes_over_rate") + counter("config_pushes_over_rate"), 0u);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ using proto::InstanceStatus;
 using ::testing::HasSubstr;
 
 constexpr auto kNormal = sqlite::Synchronous::kNormal;
+constexpr std::int64_t kCurrentSchema = 5;
 
 InstanceRecord make_instance(std::string service, std::string id, std::string owner,
                              InstanceStatus status = InstanceStatus::kUp,
@@ -62,6 +63,8 @@ void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
   EXPECT_EQ(actual.overrides, want.overrides);
   EXPECT_EQ(actual.settings, want.settings);
   EXPECT_EQ(actual.routes, want.routes);
+  EXPECT_EQ(actual.config_entries, want.config_entries);
+  EXPECT_EQ(actual.config_history, want.config_history);
 }
 
 // A state with a bit of everything, reused as "before" in several tests.
@@ -249,13 +252,13 @@ TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
   open().reset();
   {
     sqlite::Db raw(dir() / "hub.db", {});
-    sqlite::write_meta(raw, "schema_version", 5);  // a newer build's file
+    sqlite::write_meta(raw, "schema_version", 6);  // a newer build's file
   }
   try {
     open();
-    FAIL() << "opened a schema version 5 file";
+    FAIL() << "opened a schema version 6 file";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 5"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 6"));
     EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
   }
 }
@@ -427,7 +430,7 @@ TEST_F(SqliteHubStoreTest, VersionOneFileOpensWithItsRowsAndIsUpgraded) {
   EXPECT_EQ(store->audit_log(1).size(), 1u);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
-  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 4);
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), kCurrentSchema);
 }
 
 // ------------------------------------------------ routing rules (schema 3)
@@ -468,9 +471,18 @@ TEST_F(SqliteHubStoreTest, ARouteSetReplacesTheServicesRulesAndAnEmptyOneRemoves
 
 // ------------------------------------------------ keys (schema 4)
 
+// Makes a file of this build look like version 4: no config tables.
+void drop_version_5_tables(sqlite::Db& raw) {
+  raw.exec(
+      "DROP INDEX config_history_by_group;"
+      "DROP TABLE config_history;"
+      "DROP TABLE config_entries;");
+}
+
 // Makes a file of this build look like version 3: no node bindings, no key
 // or peer in the audit log.
 void drop_version_4_columns(sqlite::Db& raw) {
+  drop_version_5_tables(raw);
   raw.exec(
       "ALTER TABLE nodes DROP COLUMN owner_key;"
       "ALTER TABLE admin_audit DROP COLUMN key_name;"
@@ -517,7 +529,7 @@ TEST_F(SqliteHubStoreTest, VersionThreeFileKeepsItsRowsAndGainsBindingsAndAuditP
 
 // A file written before routing rules: schema version 2 (version 1's tables
 // plus the operator's), made here with that build's SQL.
-TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToFour) {
+TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToTheCurrentVersion) {
   open().reset();  // this build's tables, then made to look like version 2
   {
     sqlite::Db raw(dir() / "hub.db", {});
@@ -533,7 +545,117 @@ TEST_F(SqliteHubStoreTest, VersionTwoFileOpensAndIsUpgradedToFour) {
   EXPECT_EQ(store->load().routes, b.route_sets);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
-  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 4);
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), kCurrentSchema);
+}
+
+// ------------------------------------------------ the config centre (schema 5)
+
+const std::string kBinary("\0\xff\x80 \x01", 5);
+
+ConfigHistoryRecord change(std::string group, std::uint64_t version, std::string key,
+                           std::optional<std::string> old_value,
+                           std::optional<std::string> new_value, std::string author = "alice") {
+  return {std::move(group),  version, std::move(key), std::move(old_value), std::move(new_value),
+          std::move(author), 0};
+}
+
+// The records as a load returns them: with the batch's wall time.
+std::vector<ConfigHistoryRecord> committed_at(std::vector<ConfigHistoryRecord> records,
+                                              WallMs wall_ms) {
+  for (auto& r : records)
+    r.wall_ms = wall_ms;
+  return records;
+}
+
+TEST_F(SqliteHubStoreTest, ConfigEntriesAndHistoryRoundTripWithBinaryValuesExact) {
+  PersistBatch b;
+  b.config_changes = {change("orders", 7, "blob", std::nullopt, kBinary),
+                      change("orders", 7, "empty", std::nullopt, ""),
+                      change("orders", 9, "blob", kBinary, std::string("\xff\0", 2), "bob"),
+                      change("pay", 8, "k", std::nullopt, "v")};
+  b.wall_ms = 1'700'000'000'123;
+  auto store = open();
+  store->apply(b);
+  store.reset();
+
+  HubSnapshot expected;
+  expected.config_entries = {{"orders", "blob", std::string("\xff\0", 2), 9},
+                             {"orders", "empty", "", 7},
+                             {"pay", "k", "v", 8}};
+  expected.config_history = committed_at(b.config_changes, b.wall_ms);
+  const auto loaded = open()->load();
+  expect_snapshot(loaded, expected);
+  ASSERT_EQ(loaded.config_history.size(), 4u);
+  EXPECT_EQ(loaded.config_history[1].new_value, "") << "an empty value is not a removal";
+  EXPECT_EQ(loaded.config_history[0].old_value, std::nullopt);
+}
+
+TEST_F(SqliteHubStoreTest,
+       AConfigKeyChangedTwiceInABatchEndsAsTheLastChangeLeftItAndARemovalDeletesIt) {
+  auto store = open();
+  PersistBatch first;
+  first.config_changes = {change("orders", 1, "a", std::nullopt, "1"),
+                          change("orders", 1, "b", std::nullopt, "1")};
+  first.wall_ms = 10;
+  store->apply(first);
+
+  PersistBatch second;
+  second.config_changes = {change("orders", 2, "a", "1", "2"), change("orders", 3, "a", "2", "3"),
+                           change("orders", 3, "b", "1", std::nullopt)};
+  second.wall_ms = 20;
+  store->apply(second);
+
+  const auto loaded = store->load();
+  EXPECT_EQ(loaded.config_entries, (std::vector<ConfigEntryRecord>{{"orders", "a", "3", 3}}));
+  auto history = committed_at(first.config_changes, 10);
+  for (const auto& r : committed_at(second.config_changes, 20))
+    history.push_back(r);
+  EXPECT_EQ(loaded.config_history, history) << "append-only, in order";
+}
+
+TEST_F(SqliteHubStoreTest, ALoadHoldsTheLastConfigHistoryRecordsOfEachGroupOldestFirst) {
+  PersistBatch b;
+  const std::size_t many = kConfigHistoryRestored + 44;
+  for (std::size_t i = 0; i < many; ++i) {
+    b.config_changes.push_back(change("busy", i + 1, "k", std::nullopt, std::to_string(i)));
+    if (i % 100 == 0) b.config_changes.push_back(change("quiet", i + 1, "k", std::nullopt, "x"));
+  }
+  auto store = open();
+  store->apply(b);
+
+  const auto history = store->load().config_history;
+  ASSERT_EQ(history.size(), kConfigHistoryRestored + 3);
+  EXPECT_EQ(history.front().group, "busy");
+  EXPECT_EQ(history.front().version, 45u) << "the oldest of the last 256";
+  EXPECT_EQ(history[kConfigHistoryRestored - 1].version, many);
+  EXPECT_EQ(history[kConfigHistoryRestored].group, "quiet");
+  EXPECT_EQ(history.back().version, 201u);
+}
+
+TEST_F(SqliteHubStoreTest, VersionFourFileKeepsItsRowsAndGainsTheConfigTables) {
+  auto store = open();
+  PersistBatch before = base_batch();
+  before.audit = {audit("alice@ops", "readmit", "a1", true)};
+  store->apply(before);
+  store.reset();
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    drop_version_5_tables(raw);
+    sqlite::write_meta(raw, "schema_version", 4);
+  }
+  store = open();
+  const auto loaded = store->load();
+  expect_snapshot(loaded, as_snapshot(before));
+  EXPECT_TRUE(loaded.config_entries.empty());
+
+  PersistBatch config;
+  config.config_changes = {change("orders", 1, "k", std::nullopt, kBinary)};
+  store->apply(config);
+  EXPECT_EQ(store->load().config_entries,
+            (std::vector<ConfigEntryRecord>{{"orders", "k", kBinary, 1}}));
+  store.reset();
+  sqlite::Db raw(dir() / "hub.db", {});
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), kCurrentSchema);
 }
 
 }  // namespace
