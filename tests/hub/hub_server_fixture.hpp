@@ -27,6 +27,8 @@ class ScriptedStore final : public HubStore {
     instances_written += batch.instance_upserts.size();
     audit_written += batch.audit.size();
     if (!batch.audit.empty()) audit_wall_ms = batch.wall_ms;
+    config_written += batch.config_changes.size();
+    if (!batch.config_changes.empty()) config_wall_ms = batch.config_changes.back().wall_ms;
   }
   // When set (before the server runs), what commits is written there too: a
   // real file whose audit log a test reads back.
@@ -36,6 +38,8 @@ class ScriptedStore final : public HubStore {
   std::atomic<std::size_t> instances_written{0};
   std::atomic<std::size_t> audit_written{0};
   std::atomic<WallMs> audit_wall_ms{0};
+  std::atomic<std::size_t> config_written{0};
+  std::atomic<WallMs> config_wall_ms{0};  // as the core stamped the last config change
 };
 
 class HubServerTest : public ::testing::Test {

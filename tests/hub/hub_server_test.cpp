@@ -62,6 +62,30 @@ TEST_F(HubServerTest, OperatorIsAnsweredOnlyOnceTheAuditRecordCommittedWithTheWa
   EXPECT_LE(store.audit_wall_ms.load(), clock.wall_ms());
 }
 
+TEST_F(HubServerTest, AConfigEditIsAnsweredOnceItsRecordsCommittedAndHistoryShowsTheCommitTime) {
+  proto::AdminRequest edit;
+  edit.request_id = 6;
+  edit.op = proto::AdminOp::kConfigEdit;
+  edit.actor = "alice@ops-1";
+  edit.service = proto::ServiceKey{"", ""};
+  edit.config_group = "orders";
+  edit.config_edits = {{"timeout_ms", "300"}};
+  const WallMs before = clock.wall_ms();
+  auto reply = request(edit);
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(std::get<proto::AdminReply>(*reply).ok);
+  EXPECT_EQ(store.config_written.load(), 1u);
+  EXPECT_EQ(store.config_wall_ms.load(), store.audit_wall_ms.load()) << "one commit, one time";
+  EXPECT_GE(store.config_wall_ms.load(), before - 1000);
+  EXPECT_LE(store.config_wall_ms.load(), clock.wall_ms());
+
+  auto history = request(proto::ConfigRequest{7, proto::ConfigView::kHistory, "orders", ""});
+  ASSERT_TRUE(history);
+  const auto& changes = std::get<proto::ConfigReply>(*history).history;
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].wall_ms, store.config_wall_ms.load());
+}
+
 TEST_F(HubServerTest, GarbageGetsATypedErrorAndTheHubKeepsServing) {
   client.send(zmq::str_buffer("\xc1 definitely not msgpack"), zmq::send_flags::none);
   zmq::message_t reply;
