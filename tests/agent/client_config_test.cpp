@@ -70,7 +70,8 @@ TEST_F(ClientConfigTest, AChangeAtTheHubReachesTheCallbackWithoutWaitingForABeat
   client.on_config_change("orders.limits", [&](const ConfigSnapshot& s) {
     if (s.value("timeout_ms") == "250" && !once.exchange(true)) changed.set_value("250");
   });
-  ASSERT_TRUE(eventually([&] { return client.config_value("orders.limits", "timeout_ms") == "300"; }));
+  ASSERT_TRUE(
+      eventually([&] { return client.config_value("orders.limits", "timeout_ms") == "300"; }));
   ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "250"}}).ok);
   auto future = changed.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(3)), std::future_status::ready);
@@ -87,7 +88,8 @@ TEST_F(ClientConfigTest, ADegradeSwitchMakesCallsFailFastOrRunTheFallbackUntilSw
   };
   ASSERT_TRUE(eventually([&] { return client.call(orders, fn).outcome == AttemptOutcome::kOk; }));
   ASSERT_TRUE(set("ops.levers", {{"degrade.orders", "on"}}).ok);
-  ASSERT_TRUE(eventually([&] { return client.call(orders, fn).refused == CallRefusal::kDegraded; }));
+  ASSERT_TRUE(
+      eventually([&] { return client.call(orders, fn).refused == CallRefusal::kDegraded; }));
   const int before = attempts.load();
   const auto refused = client.call(orders, fn);
   EXPECT_EQ(refused.refused, CallRefusal::kDegraded);
@@ -109,7 +111,8 @@ TEST_F(ClientConfigTest, AnInFlightLimitRefusesTheCallOverItAtOnce) {
   auto p = provider();
   ASSERT_TRUE(set("ops.levers", {{"limit.orders.max_in_flight", "1"}}).ok);
   Client client(with_levers("app"));
-  ASSERT_TRUE(eventually([&] { return client.config_value("ops.levers", "limit.orders.max_in_flight") == "1"; }));
+  ASSERT_TRUE(eventually(
+      [&] { return client.config_value("ops.levers", "limit.orders.max_in_flight") == "1"; }));
   std::promise<void> inside;
   std::promise<void> release;
   auto released = release.get_future().share();

@@ -2,49 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "cascade/common/random.hpp"
-
-// Counts heap allocations while a test asks for it: route() promises to
-// allocate only its output vector, whatever the number of candidates.
-namespace {
-std::atomic<bool> g_count_allocations{false};
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (g_count_allocations.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-// The nothrow form too (std::stable_sort's buffer uses it): a sanitizer's
-// runtime replaces every form this file does not, and the delete below would
-// then free what the runtime's new allocated (ASan: alloc-dealloc-mismatch).
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (g_count_allocations.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-// GCC sees free() paired with `new` once it inlines this replacement and
-// warns; pairing them is exactly what a replaced operator new must do.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
+#include "cascade/tests/common/allocation_counter.hpp"
 
 namespace cascade::agent {
 namespace {
@@ -383,11 +345,10 @@ TEST(Router, RouteAllocatesOnlyItsOutputVector) {
   auto who = consumer("10.20.7.7", "dc1");
   who.metadata["app"] = "shop";
 
-  g_allocations = 0;
-  g_count_allocations = true;
-  auto out = router.route(kOrders, who, fleet);
-  g_count_allocations = false;
-  EXPECT_EQ(g_allocations.load(), 1u);
+  RouteOutcome out;
+  const auto allocations =
+      test_support::allocations_during([&] { out = router.route(kOrders, who, fleet); });
+  EXPECT_EQ(allocations, 1u);
   EXPECT_EQ(out.applied->spec.priority, 5);
   EXPECT_EQ(out.selected.size(), 167u);  // odd i (dc1) not divisible by 3: 250 - 83
 }

@@ -6,42 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
-// Counts heap allocations while a test asks for it: a beat that follows the
-// groups it followed before must not allocate (the beat path of every node).
-namespace {
-std::atomic<bool> g_count_allocations{false};
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (g_count_allocations.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-// Every form a sanitizer's runtime would otherwise replace (as in
-// tests/agent/router_test.cpp), so new and delete always pair.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (g_count_allocations.load(std::memory_order_relaxed))
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
+#include "cascade/tests/common/allocation_counter.hpp"
 
 namespace cascade::hub {
 namespace {
@@ -153,12 +118,10 @@ TEST_F(ConfigCentreTest, ABeatFollowingTheGroupsItFollowedBeforeAllocatesNothing
   std::vector<proto::ConfigUpdate> out;
   out.reserve(4);
 
-  g_allocations = 0;
-  g_count_allocations = true;
-  centre.on_beat("n1", uses, out);
-  g_count_allocations = false;
+  const auto allocations =
+      test_support::allocations_during([&] { centre.on_beat("n1", uses, out); });
 
-  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_EQ(allocations, 0u);
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(centre.subscriptions(), 2u);
   // The held versions still move with what a beat's reply carries.
