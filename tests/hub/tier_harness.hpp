@@ -349,4 +349,13 @@ class TierHarness {
   std::uint64_t request_seq_ = 0;
 };
 
+// dc1 and dc2, one L1 hub each ("l1-dc1", "l1-dc2"), under one L2 ("l2"),
+// settled for 100 ms.
+inline void add_two_datacenters(TierHarness& net) {
+  net.add({.id = "l2", .tier = 2});
+  net.add({.id = "l1-dc1", .upstreams = {"l2"}});
+  net.add({.id = "l1-dc2", .upstreams = {"l2"}});
+  net.advance(Duration{100});
+}
+
 }  // namespace cascade::hub::testing

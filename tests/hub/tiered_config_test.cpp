@@ -31,12 +31,7 @@ std::string value_of(const TierHarness& net, const std::string& node, const std:
 // dc1 and dc2, one L1 hub each, under one L2.
 class TieredConfig : public ::testing::Test {
  protected:
-  void SetUp() override {
-    net.add({.id = "l2", .tier = 2});
-    net.add({.id = "l1-dc1", .upstreams = {"l2"}});
-    net.add({.id = "l1-dc2", .upstreams = {"l2"}});
-    net.advance(Duration{100});
-  }
+  void SetUp() override { add_two_datacenters(net); }
 
   std::string value(const std::string& node, const std::string& key,
                     const std::string& group = "orders") {

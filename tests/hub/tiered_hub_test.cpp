@@ -16,12 +16,7 @@ using proto::AnswerSource;
 // dc1 and dc2, one L1 hub each, under one L2. L2's lease is 6 s.
 class TwoDatacenters : public ::testing::Test {
  protected:
-  void SetUp() override {
-    net.add({.id = "l2", .tier = 2});
-    net.add({.id = "l1-dc1", .upstreams = {"l2"}});
-    net.add({.id = "l1-dc2", .upstreams = {"l2"}});
-    net.advance(Duration{100});
-  }
+  void SetUp() override { add_two_datacenters(net); }
 
   bool l2_has(const std::string& service, const std::string& id) {
     const auto* svc = net.hub("l2").registry().find(key(service));
