@@ -10,13 +10,8 @@ ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duratio
 
 std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
                                        std::vector<proto::ConfigUpdate>& out) {
-  const bool first = held == kUnanswered;
-  auto update = groups_.update_for(group, first ? 0 : held);
-  if (!update) {
-    if (!first) return held;
-    // A first answer for a group no tier has.
-    update = proto::ConfigUpdate{std::string(group), 0, 0, proto::UpdateKind::kGone, {}, {}};
-  }
+  auto update = groups_.update_for(group, held);
+  if (!update) return held;
   switch (update->kind) {
     case proto::UpdateKind::kFull:
       ++counters_.updates_full;
@@ -39,9 +34,9 @@ void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::Con
   follow(node, uses);
   for (const auto& use : uses) {
     auto& held = followers_.find(use.group)->second.find(node)->second;
-    // A declared version is what the node holds; a declared 0 is "what you
-    // sent me" (kUnanswered until the hub answered the group once).
-    if (use.version != 0) held = use.version;
+    // What the node declares is what it holds: an answer that came late (a
+    // reply overtaken by a push) is repaired at its next beat.
+    held = use.version;
     if (awaits_upper && awaits_upper(use.group)) continue;  // answered by push once the copy came
     held = add_update(use.group, held, out);
   }
@@ -60,8 +55,7 @@ void ConfigCentre::follow(const std::string& node, const std::vector<proto::Conf
   if (uses.empty()) return;
   known = followed_by_.emplace(node, std::vector<std::string>{}).first;
   for (const auto& use : uses) {
-    const auto held = use.version != 0 ? use.version : kUnanswered;
-    if (followers_[use.group].emplace(node, held).second) {
+    if (followers_[use.group].emplace(node, use.version).second) {
       known->second.push_back(use.group);
       ++subscriptions_;
     }
@@ -119,7 +113,7 @@ bool ConfigCentre::followers_behind(std::string_view group) const {
   auto holders = followers_.find(group);
   if (holders == followers_.end()) return false;
   const auto* served = groups_.served(group);
-  const auto version = served ? served->version : 0;
+  const auto version = served ? served->version : kNeverServedVersion;
   return std::any_of(holders->second.begin(), holders->second.end(),
                      [version](const auto& holder) { return holder.second != version; });
 }

@@ -9,8 +9,11 @@
 // it (or, before that, what it declared), so a push is a delta from there.
 //
 // First answers. A follower's first beat for a group (declared at version 0)
-// is answered even when no tier has the group: `gone` at version 0, so it
-// knows it waits for nothing. A tiered hub may not know yet: while its upper
+// is answered even when no tier has the group: `gone` at kNeverServedVersion
+// (hub/served_config.hpp), so it knows it waits for nothing. What a beat
+// declares is what the follower holds, always: a reply overtaken by a push
+// leaves it on an older version, which its next beat declares and the hub
+// repairs. A tiered hub may not know yet: while its upper
 // tier's copy of the group is on its way (the beat's `awaits_upper` says so),
 // the group is left out of the reply and the follower hears by push once the
 // copy came (set_upper), whatever it brought.
@@ -94,9 +97,6 @@ class ConfigCentre {
   const PushCounters& push_counters() const { return push_gate_.counters(); }
 
  private:
-  // Held by a follower this hub has not answered for the group yet.
-  static constexpr std::uint64_t kUnanswered = ~std::uint64_t{0};
-
   // Adds the update for a holder of `held`, if it needs one; the version it then holds.
   std::uint64_t add_update(std::string_view group, std::uint64_t held,
                            std::vector<proto::ConfigUpdate>& out);

@@ -50,7 +50,9 @@ bool ServedConfig::can_delta_from(const Group& g, std::uint64_t held) const {
 std::optional<proto::ConfigUpdate> ServedConfig::update_for(std::string_view group,
                                                             std::uint64_t held) const {
   const auto* g = find(group);
-  const std::uint64_t version = g ? g->version : 0;
+  // A group never served is gone at kNeverServedVersion, not at 0: 0 is what
+  // a subscriber declares before any answer, and it must get one.
+  const std::uint64_t version = g ? g->version : kNeverServedVersion;
   if (held == version) return std::nullopt;
   proto::ConfigUpdate u;
   u.group = std::string(group);

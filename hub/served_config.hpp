@@ -21,6 +21,10 @@ namespace cascade::hub {
 
 using ConfigEntries = std::map<std::string, proto::ConfigEntry, std::less<>>;
 
+// The version of a group no tier ever served: issued versions are
+// (epoch << 40) | counter with an epoch of at least 1, so never 1.
+inline constexpr std::uint64_t kNeverServedVersion = 1;
+
 class ServedConfig {
  public:
   struct Group {
@@ -48,7 +52,8 @@ class ServedConfig {
                std::optional<std::uint64_t> version = std::nullopt);
 
   // What a holder of `held` needs; nullopt when it is current. A group never
-  // served, or served empty, is `gone` (a group never served has version 0).
+  // served, or served empty, is `gone` (a group never served has version
+  // kNeverServedVersion, so a subscriber declaring 0 hears of it once).
   std::optional<proto::ConfigUpdate> update_for(std::string_view group, std::uint64_t held) const;
 
   const Group* find(std::string_view group) const;

@@ -111,13 +111,14 @@ TEST(ConfigGroups, ASubscriberTooFarBehindOrHoldingAVersionNotIssuedHereGetsTheW
   EXPECT_GT(version_of(restarted, "orders"), version_of(config, "orders"));
 }
 
-TEST(ConfigGroups, AGroupNeverSetIsGoneAtVersionZeroAndAnEmptiedGroupIsGoneAtItsVersion) {
+TEST(ConfigGroups, AGroupNeverSetIsGoneAtTheNeverServedVersionAndAnEmptiedGroupAtItsVersion) {
   auto config = l1();
-  const auto never = config.update_for("nothing", 5);
-  ASSERT_TRUE(never);
+  const auto never = config.update_for("nothing", 0);
+  ASSERT_TRUE(never) << "a subscriber that holds nothing yet gets an answer";
   EXPECT_EQ(never->kind, UpdateKind::kGone);
-  EXPECT_EQ(never->version, 0u);
-  EXPECT_FALSE(config.update_for("nothing", 0)) << "a holder of nothing is told nothing twice";
+  EXPECT_EQ(never->version, kNeverServedVersion);
+  EXPECT_FALSE(config.update_for("nothing", kNeverServedVersion))
+      << "a holder of nothing is told nothing twice";
 
   changes(config.edit("orders", set({{"k", "v"}}), "ops", kWall));
   changes(config.edit("orders", {{"k", std::nullopt}}, "ops", kWall));

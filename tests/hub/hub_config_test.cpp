@@ -85,12 +85,12 @@ TEST_F(HubConfigTest, ABeatFollowingAGroupGetsItInTheReplyWithItsOrigin) {
 }
 
 // The top tier (no uplink) has nothing to wait for: every first answer is at once.
-TEST_F(HubConfigTest, AFirstBeatForAGroupNobodySetIsAnsweredGoneAtVersionZeroAtOnce) {
+TEST_F(HubConfigTest, AFirstBeatForAGroupNobodySetIsAnsweredGoneAtOnce) {
   const auto down = follow("n1", 1, {{"flags", 0}});
   ASSERT_EQ(down.config_updates.size(), 1u);
   EXPECT_EQ(down.config_updates[0].kind, proto::UpdateKind::kGone);
-  EXPECT_EQ(down.config_updates[0].version, 0u);
-  EXPECT_TRUE(follow("n1", 2, {{"flags", 0}}).config_updates.empty());
+  EXPECT_EQ(down.config_updates[0].version, kNeverServedVersion);
+  EXPECT_TRUE(follow("n1", 2, {{"flags", kNeverServedVersion}}).config_updates.empty());
 }
 
 TEST_F(HubConfigTest, AChangeIsPushedToFollowersBetweenBeatsOnAPushOfItsOwn) {

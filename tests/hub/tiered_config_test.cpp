@@ -205,7 +205,7 @@ TEST_F(TieredConfig, AGroupNoTierHasIsAnsweredGoneOnceL2SaidSo) {
   ASSERT_NE(held, nullptr);
   EXPECT_TRUE(held->received);
   EXPECT_TRUE(held->gone);
-  EXPECT_EQ(held->version, 0u);
+  EXPECT_EQ(held->version, kNeverServedVersion);
 
   net.set_config("l2", "flags", "degrade.pay", "on");
   net.advance(Duration{100});
@@ -224,7 +224,7 @@ TEST(TieredConfigCutOff, AnL1ThatNeverReachedL2AnswersFirstBeatsWithWhatItHolds)
   ASSERT_EQ(first.size(), 2u);  // declared in name order
   EXPECT_EQ(first[0].group, "flags");
   EXPECT_EQ(first[0].kind, UpdateKind::kGone);
-  EXPECT_EQ(first[0].version, 0u);
+  EXPECT_EQ(first[0].version, kNeverServedVersion);
   EXPECT_EQ(first[1].group, "orders");
   EXPECT_EQ(first[1].kind, UpdateKind::kFull);
 }
