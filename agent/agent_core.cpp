@@ -143,7 +143,7 @@ void AgentCore::fail_over(MonoTime now) {
   next_beat_at_ = now + rng_.jittered(backoff, 0.2);
 }
 
-proto::UpBeat AgentCore::beat_header() {
+proto::UpBeat AgentCore::bare_beat_header() {
   proto::UpBeat beat;
   beat.node_id = config_.node_id;
   beat.epoch = config_.epoch;
@@ -151,6 +151,16 @@ proto::UpBeat AgentCore::beat_header() {
   ++counters_.beats_sent;
   beat.digest = digest_.value();
   beat.sender_tier = config_.sender_tier;
+  return beat;
+}
+
+proto::UpBeat AgentCore::beat_header() {
+  auto beat = bare_beat_header();
+  declare_reads(beat);
+  return beat;
+}
+
+void AgentCore::declare_reads(proto::UpBeat& beat) {
   std::set<proto::ServiceKey> used(pinned_);
   for (const auto& [key, entry] : cache_)
     used.insert(key);
@@ -163,8 +173,6 @@ proto::UpBeat AgentCore::beat_header() {
     beat.uses.push_back({key, held});
   }
   beat.configs = configs_.uses();
-  if (configs_.size() > beat.configs.size())
-    counters_.config_groups_left_out += configs_.size() - beat.configs.size();
   configs_declared_ = beat.configs;
   configs_declared_seq_ = beat.seq;
   if (config_.send_deltas) {
@@ -173,7 +181,6 @@ proto::UpBeat AgentCore::beat_header() {
     while (change_no_at_seq_.size() > kMaxTrackedBeats)
       change_no_at_seq_.erase(change_no_at_seq_.begin());
   }
-  return beat;
 }
 
 void AgentCore::emit_beat(AgentActions& out) {
@@ -244,6 +251,9 @@ void AgentCore::emit_chunks(bool reset, std::vector<proto::Registration> upserts
 }
 
 void AgentCore::send_beat(MonoTime now, AgentActions& out) {
+  // Counted once per interval, not again for each retry or chunk.
+  if (configs_.size() > proto::kMaxConfigUsesPerBeat)
+    counters_.config_groups_left_out += configs_.size() - proto::kMaxConfigUsesPerBeat;
   emit_beat(out);
   if (all_mode()) emit_mirror_beats(out);
   awaiting_reply_ = true;
@@ -343,9 +353,9 @@ void AgentCore::emit_mirror_beats(AgentActions& out) {
   for (std::size_t hub = 0; hub < mirrors_.size(); ++hub) {
     if (hub == current_hub_) continue;
     Mirror& m = mirrors_[hub];
-    auto beat = beat_header();
-    beat.uses.clear();  // read from the current hub only: versions are per hub
-    beat.configs.clear();
+    // Reads go to the current hub only (versions are per hub), and the
+    // declaration its reply confirms stays the current hub's beat.
+    auto beat = bare_beat_header();
     if (m.need_full) {
       beat.registrations = registrations();
       m.full_sent_seq = beat.seq;

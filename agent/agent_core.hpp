@@ -297,7 +297,11 @@ class AgentCore {
     MonoTime deadline;
   };
 
+  // A beat with this agent's identity; beat_header() adds what it reads (the
+  // services and config groups used) and remembers it for the reply.
+  proto::UpBeat bare_beat_header();
   proto::UpBeat beat_header();
+  void declare_reads(proto::UpBeat& beat);
   // Appends this interval's beat: digest only, or with the whole set or the
   // pending delta (several beats when either is split into chunks).
   void emit_beat(AgentActions& out);

@@ -35,9 +35,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-std::map<std::string, Lever, std::less<>> levers_of(const proto::ConfigValues& values,
-                                                    std::vector<std::string>& problems) {
-  std::map<std::string, Lever, std::less<>> levers;
+std::map<std::string, LeverKeys, std::less<>> levers_of(const proto::ConfigValues& values,
+                                                        std::vector<std::string>& problems) {
+  std::map<std::string, LeverKeys, std::less<>> levers;
   for (const auto& [key, entry] : values) {
     if (starts_with(key, kDegradePrefix) && key.size() > kDegradePrefix.size()) {
       levers[key.substr(kDegradePrefix.size())].degraded = switched_on(entry.value);
@@ -54,19 +54,50 @@ std::map<std::string, Lever, std::less<>> levers_of(const proto::ConfigValues& v
   return levers;
 }
 
-void CallLevers::update(const proto::ConfigCopy& copy) {
-  std::map<std::string, Lever, std::less<>> all;
+namespace {
+
+// Sets `field` from `candidate` unless an earlier group set it; false when
+// both did (a conflict to report).
+template <typename T>
+bool merge_field(std::optional<T>& field, const std::optional<T>& candidate) {
+  if (!candidate) return true;
+  if (field) return false;
+  field = candidate;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> CallLevers::update(const proto::ConfigCopy& copy) {
+  std::map<std::string, LeverKeys, std::less<>> merged;
   std::vector<std::string> problems;
   for (const auto& [group, held] : copy.groups()) {  // in name order: the first group wins
-    for (auto& [service, lever] : levers_of(held.entries, problems)) {
-      if (!all.emplace(service, lever).second)
+    for (const auto& [service, keys] : levers_of(held.entries, problems)) {
+      auto& into = merged[service];
+      const bool degrade_ok = merge_field(into.degraded, keys.degraded);
+      const bool limit_ok = merge_field(into.max_in_flight, keys.max_in_flight);
+      if (!degrade_ok || !limit_ok)
         problems.push_back("levers of " + service + " set in more than one group; group " + group +
-                           " is not the first, its values are not used");
+                           " is not the first, its value is not used");
     }
   }
+  std::map<std::string, Lever, std::less<>> all;
+  for (const auto& [service, keys] : merged)
+    all.emplace(service, Lever{keys.degraded.value_or(false), keys.max_in_flight});
+  std::vector<std::string> appeared;
   std::lock_guard lock(mu_);
+  for (const auto& problem : problems)
+    if (std::find(problems_.begin(), problems_.end(), problem) == problems_.end())
+      appeared.push_back(problem);
   levers_ = std::move(all);
   problems_ = std::move(problems);
+  return appeared;
+}
+
+LeverCounters CallLevers::counters() const {
+  std::lock_guard lock(mu_);
+  return {degraded_.load(std::memory_order_relaxed), over_limit_.load(std::memory_order_relaxed),
+          problems_.size()};
 }
 
 Lever CallLevers::lever(std::string_view service) const {

@@ -15,7 +15,8 @@
 // off. A limit is a decimal number from 0 (every call refused) to 2^32-1; a
 // value that is not one leaves the service unlimited and is reported by
 // problems(). When two followed groups set the same key, the group first in
-// name order wins (reported too). SERVICE is the service's name, whatever its
+// name order wins that key (reported too); a degrade switch in one group and
+// a limit in another both apply. SERVICE is the service's name, whatever its
 // group.
 //
 // Thread-safety: all members may be called from any thread.
@@ -47,6 +48,9 @@ struct Lever {
 struct LeverCounters {
   std::uint64_t degraded = 0;    // calls failed fast (or sent to the fallback) by a degrade switch
   std::uint64_t over_limit = 0;  // calls refused by a concurrency limit
+  // Lever keys not obeyed now (unreadable value, set in two groups); the
+  // client logs each once, when it appears.
+  std::uint64_t problems = 0;
 };
 
 class CallLevers {
@@ -70,7 +74,8 @@ class CallLevers {
   };
 
   // Rebuilds the levers from every group the client follows (after a change).
-  void update(const proto::ConfigCopy& copy);
+  // @return the problems this update found that the last one had not.
+  std::vector<std::string> update(const proto::ConfigCopy& copy);
   Lever lever(std::string_view service) const;
   // A degraded service's call is counted here.
   void count_degraded() { degraded_.fetch_add(1, std::memory_order_relaxed); }
@@ -79,9 +84,7 @@ class CallLevers {
   std::optional<Slot> enter(std::string_view service, const Lever& lever);
 
   std::uint32_t in_flight(std::string_view service) const;
-  LeverCounters counters() const {
-    return {degraded_.load(std::memory_order_relaxed), over_limit_.load(std::memory_order_relaxed)};
-  }
+  LeverCounters counters() const;
   // What the last update() could not read: bad limits, keys set twice.
   std::vector<std::string> problems() const;
 
@@ -98,9 +101,16 @@ class CallLevers {
   std::atomic<std::uint64_t> over_limit_{0};
 };
 
-// The lever keys of one group's values (service -> lever), with what could
+// The lever keys one group sets for a service: each field only if its key is
+// there (and readable).
+struct LeverKeys {
+  std::optional<bool> degraded;
+  std::optional<std::uint32_t> max_in_flight;
+};
+
+// The lever keys of one group's values (service -> keys), with what could
 // not be read appended to `problems`. Pure; CallLevers::update uses it.
-std::map<std::string, Lever, std::less<>> levers_of(const proto::ConfigValues& values,
-                                                    std::vector<std::string>& problems);
+std::map<std::string, LeverKeys, std::less<>> levers_of(const proto::ConfigValues& values,
+                                                        std::vector<std::string>& problems);
 
 }  // namespace cascade::agent

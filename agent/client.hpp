@@ -230,9 +230,10 @@ class Client {
   // The config centre (docs/design-config.md). A group is followed from its
   // first config() on, kept current by the beats and pushes, and dropped when
   // unused for subscription_ttl; levers in it (degrade.SERVICE,
-  // limit.SERVICE.max_in_flight) apply to call(). The first config() of a
-  // group waits for the hub's answer, up to query_timeout (not when the hubs
-  // are known unreachable); nullopt when no answer came and nothing is held.
+  // limit.SERVICE.max_in_flight) apply to call(). Until a group's first
+  // answer, config() waits for it, but only within query_timeout of the
+  // group's first use (and not when the hubs are known unreachable, nor on
+  // the I/O thread); nullopt when no answer came and nothing is held.
   std::optional<ConfigSnapshot> config(std::string_view group);
   // One value of a group (config()'s rules); nullopt when not held.
   std::optional<std::string> config_value(std::string_view group, std::string_view key);
@@ -282,6 +283,8 @@ class Client {
   // Client's config centre (agent/client_config.cpp); the caller holds mu_.
   std::optional<ConfigSnapshot> config_snapshot(MonoTime now, std::string_view group) const;
   bool config_answered(std::string_view group) const;
+  // Follows `group` and, during its first query_timeout, waits for its answer.
+  void follow_and_wait(std::unique_lock<std::mutex>& lock, std::string_view group);
   // The I/O thread after config groups changed: levers, waiters, callbacks.
   void config_changed(const AgentActions& actions);
   template <typename Fn>

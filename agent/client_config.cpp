@@ -32,26 +32,39 @@ std::optional<ConfigSnapshot> Client::config_snapshot(MonoTime now, std::string_
   return snapshot;
 }
 
-std::optional<ConfigSnapshot> Client::config(std::string_view group) {
-  require_group(group);
-  std::unique_lock lock(mu_);
+void Client::follow_and_wait(std::unique_lock<std::mutex>& lock, std::string_view group) {
   const auto now = clock_.now();
   const bool first = !core_.configs().follows(group);
   core_.use_config(now, group);
   if (first) wake();  // the core beats within change_delay: the loop must look again
+  if (config_answered(group)) return;
+  // Only a group's first query_timeout is waited for: a group still
+  // unanswered after it (no hub, or one waiting for its upper tier) answers
+  // at once from then on. The I/O thread, in a callback, cannot wait for
+  // itself.
+  const auto waited = now - core_.configs().find(group)->followed_since;
   const bool hubs_down = !core_.hub_reachable(now) && core_.failovers() > 0;
-  if (!config_answered(group) && !hubs_down) {
-    // The core has no deadline of its own for a config answer: the wait ends
-    // at query_timeout, like a first lookup's.
-    const auto deadline = std::chrono::steady_clock::now() + options_.query_timeout;
-    cv_.wait_until(lock, deadline, [&] { return config_answered(group) || shut_down_; });
-  }
+  if (hubs_down || waited >= options_.query_timeout || std::this_thread::get_id() == io_.get_id())
+    return;
+  const auto deadline = std::chrono::steady_clock::now() + (options_.query_timeout - waited);
+  cv_.wait_until(lock, deadline, [&] { return config_answered(group) || shut_down_; });
+}
+
+std::optional<ConfigSnapshot> Client::config(std::string_view group) {
+  require_group(group);
+  std::unique_lock lock(mu_);
+  follow_and_wait(lock, group);
   return config_snapshot(clock_.now(), group);
 }
 
 std::optional<std::string> Client::config_value(std::string_view group, std::string_view key) {
-  auto snapshot = config(group);
-  return snapshot ? snapshot->value(key) : std::nullopt;
+  require_group(group);
+  std::unique_lock lock(mu_);
+  follow_and_wait(lock, group);
+  const auto* held = core_.configs().find(group);
+  if (held == nullptr || !held->received) return std::nullopt;
+  const auto it = held->entries.find(key);
+  return it == held->entries.end() ? std::nullopt : std::optional<std::string>(it->second.value);
 }
 
 void Client::on_config_change(std::string_view group, ConfigCallback callback) {
@@ -68,7 +81,8 @@ void Client::config_changed(const AgentActions& actions) {
   std::vector<std::pair<std::vector<ConfigCallback>, ConfigSnapshot>> calls;
   {
     std::lock_guard lock(mu_);
-    levers_.update(core_.configs());
+    for (const auto& problem : levers_.update(core_.configs()))
+      spdlog::warn("config lever not obeyed: {}", problem);
     for (const auto& group : actions.config_changed) {
       auto callbacks = config_callbacks_.find(group);
       auto snapshot = config_snapshot(clock_.now(), group);

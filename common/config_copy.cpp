@@ -58,6 +58,11 @@ bool ConfigCopy::apply_one(MonoTime now, HeldConfig& held, const ConfigUpdate& u
   const bool first = !held.received;
   switch (update.kind) {
     case UpdateKind::kDelta: {
+      // Already there: a push that crossed the beat this delta answers.
+      if (held.received && held.version_trusted && held.version == update.version) {
+        held.confirmed_at = now;
+        return false;
+      }
       if (!held.received || !held.version_trusted || held.version != update.from_version) {
         held.version_trusted = false;  // declare 0 from now on: the hub sends it whole
         missed_base = true;
@@ -72,6 +77,7 @@ bool ConfigCopy::apply_one(MonoTime now, HeldConfig& held, const ConfigUpdate& u
         slot = entry;
       }
       held.version = update.version;
+      held.gone = held.entries.empty();  // a group set again after all its keys went
       held.confirmed_at = now;
       return changed;
     }

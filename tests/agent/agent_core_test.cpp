@@ -984,6 +984,23 @@ TEST_F(AgentCoreAllHubsTest, AMirrorHubThatAcknowledgedTheSetGetsOnlyTheDigestAf
   EXPECT_TRUE(beats[1].registrations.has_value());
 }
 
+TEST_F(AgentCoreAllHubsTest, TheCurrentHubsReplyConfirmsTheGroupsAlthoughMirrorBeatsWentAfter) {
+  multi.use_config(clock.now(), "orders");
+  auto beats = beats_by_hub(multi.start(clock.now()));
+  EXPECT_TRUE(beats[1].configs.empty()) << "config is read from one hub";
+  auto down = down_for(beats[0]);
+  down.config_updates.push_back(
+      {"orders", 0, 7, proto::UpdateKind::kFull, {{"a", "1", {1, "hub-a", 7}}}, {}});
+  multi.on_message(clock.now(), 0, down);
+  clock.advance(kInterval * 2);
+  beats = beats_by_hub(multi.on_timer(clock.now()));
+  ASSERT_EQ(beats[0].configs, (std::vector<proto::ConfigUse>{{"orders", 7}}));
+  multi.on_message(clock.now(), 1, down_for(beats[1]));
+  multi.on_message(clock.now(), 0, down_for(beats[0]));
+  EXPECT_EQ(multi.configs().find("orders")->confirmed_at, clock.now())
+      << "the mirror beat sent after the current hub's must not take its place";
+}
+
 TEST_F(AgentCoreAllHubsTest, DeregisterGoesToEveryHubAndStopsOnlyWhenAllAcknowledged) {
   multi.add_registration(clock.now(), reg("svc", "i1", "a:1"));
   multi.start(clock.now());

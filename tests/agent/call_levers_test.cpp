@@ -65,6 +65,14 @@ TEST(CallLevers, AZeroLimitRefusesEveryCallAndABadOneLimitsNothingButIsReported)
   EXPECT_EQ(levers.lever("billing").max_in_flight, std::nullopt);
   EXPECT_EQ(levers.lever("search").max_in_flight, std::nullopt);
   EXPECT_EQ(levers.problems().size(), 2u);
+  EXPECT_EQ(levers.counters().problems, 2u);
+}
+
+TEST(CallLevers, AnUpdateReturnsOnlyTheProblemsThatAppeared) {
+  CallLevers levers;
+  const auto bad = copy_with({{"limits", {{"limit.orders.max_in_flight", "lots"}}}});
+  EXPECT_EQ(levers.update(bad).size(), 1u);
+  EXPECT_TRUE(levers.update(bad).empty()) << "told once, not at every change";
 }
 
 TEST(CallLevers, TheFirstGroupInNameOrderWinsAndTheConflictIsReported) {
@@ -74,6 +82,15 @@ TEST(CallLevers, TheFirstGroupInNameOrderWinsAndTheConflictIsReported) {
   EXPECT_FALSE(levers.lever("orders").degraded);
   ASSERT_EQ(levers.problems().size(), 1u);
   EXPECT_NE(levers.problems()[0].find("b-team"), std::string::npos);
+}
+
+TEST(CallLevers, ADegradeInOneGroupAndALimitInAnotherBothApply) {
+  CallLevers levers;
+  levers.update(copy_with({{"a-switches", {{"degrade.orders", "on"}}},
+                           {"b-limits", {{"limit.orders.max_in_flight", "3"}}}}));
+  EXPECT_TRUE(levers.lever("orders").degraded);
+  EXPECT_EQ(levers.lever("orders").max_in_flight, 3u);
+  EXPECT_TRUE(levers.problems().empty()) << "different keys: no conflict";
 }
 
 TEST(CallLevers, ASwitchTurnedOffOrRemovedLiftsTheLever) {

@@ -135,6 +135,28 @@ TEST_F(ClientConfigTest, AnInFlightLimitRefusesTheCallOverItAtOnce) {
   EXPECT_EQ(client.call(orders, slow, long_call).refused, CallRefusal::kNone);
 }
 
+TEST_F(ClientConfigTest, AGroupStillUnansweredAfterItsFirstQueryTimeoutAnswersAtOnce) {
+  // A hub that takes the beats and never answers: no failover within the test
+  // (beats every 10 s), so the hubs are not known to be down.
+  zmq::context_t context(1);
+  zmq::socket_t silent(context, zmq::socket_type::router);
+  silent.set(zmq::sockopt::linger, 0);
+  silent.bind("tcp://127.0.0.1:*");
+  auto o = options("app");
+  o.hubs = {silent.get(zmq::sockopt::last_endpoint)};
+  o.beat_interval = Duration{10'000};
+  o.query_timeout = Duration{1'000};
+  Client client(o);
+  const auto timed = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(client.config("orders.limits").has_value());
+    return std::chrono::steady_clock::now() - start;
+  };
+  EXPECT_GE(timed(), std::chrono::milliseconds(900)) << "the first call waits for an answer";
+  EXPECT_LT(timed(), std::chrono::milliseconds(500)) << "not every call after it";
+  EXPECT_EQ(client.config_value("orders.limits", "timeout_ms"), std::nullopt);
+}
+
 TEST_F(ClientConfigTest, ABadGroupNameIsRefusedAtOnce) {
   Client client(options("app"));
   EXPECT_THROW(client.config(""), std::invalid_argument);

@@ -68,6 +68,30 @@ TEST(ConfigCopy, GoneEmptiesTheGroupAndAnUnchangedFullChangesNothing) {
   EXPECT_TRUE(copy.find("orders")->entries.empty());
 }
 
+TEST(ConfigCopy, AGroupGoneBecauseItsKeysWereRemovedComesBackWithADelta) {
+  ConfigCopy copy(kTtl);
+  copy.use(kT0, "orders");
+  copy.apply(kT0, {full("orders", 7, {entry("a", "1")})});
+  copy.apply(kT0, {delta("orders", 7, 8, {}, {"a"})});
+  EXPECT_TRUE(copy.find("orders")->gone) << "every key removed";
+  const auto applied = copy.apply(kT0, {delta("orders", 8, 9, {entry("a", "2")})});
+  EXPECT_EQ(applied.changed, std::vector<std::string>{"orders"});
+  EXPECT_FALSE(copy.find("orders")->gone);
+  EXPECT_EQ(copy.find("orders")->entries.at("a").value, "2");
+}
+
+TEST(ConfigCopy, ADeltaToTheVersionAlreadyHeldIsAPushThatCrossedTheBeat) {
+  ConfigCopy copy(kTtl);
+  copy.use(kT0, "orders");
+  copy.apply(kT0, {full("orders", 7, {entry("a", "1")})});
+  copy.apply(kT0, {delta("orders", 7, 8, {entry("a", "2")})});  // the push
+  const auto applied = copy.apply(kT0 + Duration{5}, {delta("orders", 7, 8, {entry("a", "2")})});
+  EXPECT_FALSE(applied.missed_base) << "no need for the whole group";
+  EXPECT_TRUE(applied.changed.empty());
+  EXPECT_EQ(copy.uses(), (std::vector<ConfigUse>{{"orders", 8}}));
+  EXPECT_EQ(copy.find("orders")->confirmed_at, kT0 + Duration{5});
+}
+
 TEST(ConfigCopy, UpdatesForGroupsNoLongerFollowedAreIgnored) {
   ConfigCopy copy(kTtl);
   EXPECT_TRUE(copy.apply(kT0, {full("orders", 7, {entry("a", "1")})}).changed.empty());
