@@ -56,6 +56,8 @@ AgentFleet::AgentFleet(FleetConfig config, std::vector<FleetAgent> agents, Fleet
       a.core->add_registration(now, std::move(reg));  // before start: travels in the first beat
     for (const auto& service : spec.pinned)
       a.core->pin(service);
+    for (const auto& group : spec.configs)
+      a.core->pin_config(now, group);
     a.socket = i % socket_count;
     agents_of_socket_[a.socket].push_back(i);
     if (!by_node_.emplace(node_id, i).second)
@@ -271,10 +273,12 @@ void AgentFleet::apply(std::size_t agent, agent::AgentActions actions) {
       if (std::holds_alternative<proto::UpBeat>(out.message)) a.core->beat_not_sent(clock_.now());
     }
   }
-  if (observer_ == nullptr || actions.changed.empty()) return;
+  if (observer_ == nullptr || (actions.changed.empty() && actions.config_changed.empty())) return;
   const auto at = std::chrono::steady_clock::now();
   for (const auto& service : actions.changed)
     observer_->on_changed(agent, service, at);
+  for (const auto& group : actions.config_changed)
+    observer_->on_config_changed(agent, group, at);
 }
 
 void AgentFleet::reschedule(std::size_t agent, MonoTime at) {

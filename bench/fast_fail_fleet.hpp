@@ -45,6 +45,7 @@ struct FleetAgent {
   agent::AgentCoreConfig config;
   std::vector<proto::Registration> registrations;
   std::vector<proto::ServiceKey> pinned;
+  std::vector<std::string> configs{};  // config groups it follows (pinned: never dropped)
 };
 
 struct FleetConfig {
@@ -68,6 +69,10 @@ class FleetObserver {
   // The agent's cache entry for `service` changed (after the core applied it).
   virtual void on_changed(std::size_t /*agent*/, const proto::ServiceKey& /*service*/,
                           SteadyTime /*at*/) {}
+  // The values of a config group the agent follows changed, or first came
+  // (after the core applied them: AgentFleet::core(agent).configs() shows them).
+  virtual void on_config_changed(std::size_t /*agent*/, const std::string& /*group*/,
+                                 SteadyTime /*at*/) {}
 };
 
 struct FleetCounters {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "cascade/common/clock.hpp"
@@ -21,6 +22,11 @@ class AgentObserver {
   virtual void on_agent_sent(MonoTime, std::size_t /*agent*/, const proto::Message&) {}
   // A running (or stopping) agent processed a message delivered to it.
   virtual void on_agent_received(MonoTime, std::size_t /*agent*/, const proto::Message&) {}
+  // The values of a config group the agent follows changed, or first came
+  // (AgentActions::config_changed); before on_agent_received of the message
+  // that changed them, if a message did.
+  virtual void on_agent_config_changed(MonoTime, std::size_t /*agent*/,
+                                       const std::string& /*group*/) {}
 };
 
 // Forwards every hook to each observer added, in the order added. Not owning.
@@ -38,6 +44,9 @@ class ObserverFanOut : public Observer {
   }
   void on_agent_received(MonoTime t, std::size_t a, const proto::Message& m) override {
     each([&](Observer& o) { o.on_agent_received(t, a, m); });
+  }
+  void on_agent_config_changed(MonoTime t, std::size_t a, const std::string& group) override {
+    each([&](Observer& o) { o.on_agent_config_changed(t, a, group); });
   }
 
  protected:

@@ -70,6 +70,14 @@ std::vector<proto::Instance> AgentPool::candidates(std::size_t agent,
   return agent::nearest_tier(agent::confirmed_first(agent::eligible_instances(*cached)));
 }
 
+const proto::ConfigEntry* AgentPool::config_value(std::size_t agent, std::string_view group,
+                                                  std::string_view key) const {
+  const auto* held = core(agent).configs().find(group);
+  if (held == nullptr) return nullptr;
+  const auto it = held->entries.find(key);
+  return it == held->entries.end() ? nullptr : &it->second;
+}
+
 void AgentPool::report_failure(std::size_t agent, const proto::ServiceKey& service,
                                const std::string& address, proto::FailureKind kind) {
   if (!running(agent)) return;
@@ -94,6 +102,8 @@ void AgentPool::start(std::size_t agent) {
   slot.queries.clear();
   for (const auto& reg : slot.spec.provides)
     slot.core->add_registration(now(), reg);
+  for (const auto& group : slot.spec.configs)
+    slot.core->pin_config(now(), group);
   apply(agent, slot.core->start(now()));
   for (const auto& service : slot.spec.uses)
     query(agent, service);
@@ -150,6 +160,9 @@ void AgentPool::apply(std::size_t agent, agent::AgentActions actions) {
     send_(agent, out);
   for (auto id : actions.answered)
     slot.queries.erase(id);
+  if (config_changed_)
+    for (const auto& group : actions.config_changed)
+      config_changed_(agent, group);
   if (actions.deregistered && slot.state == AgentState::kStopping) {
     end_process(agent);
     return;

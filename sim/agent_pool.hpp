@@ -15,6 +15,10 @@
 // Which hub an Outgoing's index names is the owner's business
 // (AgentWorld::hub_address_for: World has one hub, TieredWorld gives each
 // agent the L1 hubs of its datacenter).
+//
+// Config groups an agent follows (AgentSpec::configs) are pinned at each
+// start; the core's config_changed actions go to the owner's ConfigChanged
+// hook (AgentWorld hands them to its observer).
 // Thread-safety: none.
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cascade/agent/agent_core.hpp"
@@ -43,6 +48,9 @@ struct AgentSpec {
   // What the hub sees its requests come through (its rack's proxy, a subnet),
   // for eviction protection; "" = the agent is its own source.
   std::string source{};
+  // Config groups the application follows (AgentCore::pin_config at every
+  // start, so they never expire): the beats declare them from the first on.
+  std::vector<std::string> configs{};
 };
 
 enum class AgentState : std::uint8_t {
@@ -81,10 +89,13 @@ class AgentPool {
  public:
   // Puts one of the agent's messages on the network.
   using Send = std::function<void(std::size_t agent, const agent::Outgoing&)>;
+  // The values of a config group the agent follows changed (or first came).
+  using ConfigChanged = std::function<void(std::size_t agent, const std::string& group)>;
 
   AgentPool(AgentPoolConfig config, std::uint64_t seed, EventQueue& events, Send send);
   AgentPool(const AgentPool&) = delete;
   AgentPool& operator=(const AgentPool&) = delete;
+  void on_config_changed(ConfigChanged hook) { config_changed_ = std::move(hook); }
 
   // Added down; start() brings it up. `hub_count`: how many hubs it may fail over between.
   std::size_t add(AgentSpec spec, std::size_t hub_count = 1);
@@ -119,6 +130,10 @@ class AgentPool {
   // tier (agent/picker.hpp). Empty when nothing is cached.
   std::vector<proto::Instance> candidates(std::size_t agent,
                                           const proto::ServiceKey& service) const;
+  // The entry of `key` in the agent's copy of a config group it follows
+  // (nullptr: not held); valid until the agent next handles an event.
+  const proto::ConfigEntry* config_value(std::size_t agent, std::string_view group,
+                                         std::string_view key) const;
 
   // The application's call to `address` failed: the agent reports it
   // (AgentCore::report_failure). Ignored unless the agent is running.
@@ -156,6 +171,7 @@ class AgentPool {
   std::uint64_t seed_;
   EventQueue& events_;
   Send send_;
+  ConfigChanged config_changed_;
   Rng rng_;  // the applications' draws (when consumers resolve); agents have their own
   std::vector<Slot> slots_;
   AgentPoolStats stats_;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -89,6 +90,12 @@ class AgentWorld {
                                           const proto::ServiceKey& service) const {
     return agents_.candidates(agent, service);
   }
+  // The entry of `key` in the agent's copy of a config group it follows
+  // (AgentSpec::configs); nullptr when not held. Valid until the next event.
+  const proto::ConfigEntry* config_value(std::size_t agent, std::string_view group,
+                                         std::string_view key) const {
+    return agents_.config_value(agent, group, key);
+  }
   // The agent's call to `address` failed; it reports it (AgentCore::report_failure).
   void report_failure(std::size_t agent, const proto::ServiceKey& service,
                       const std::string& address,
@@ -116,7 +123,11 @@ class AgentWorld {
                                 config.start, config.wall_at_start},
                 config.seed, events_, [this](std::size_t agent, const agent::Outgoing& out) {
                   send_from_agent(agent, out);
-                }) {}
+                }) {
+    agents_.on_config_changed([this](std::size_t agent, const std::string& group) {
+      observer_->on_agent_config_changed(now(), agent, group);
+    });
+  }
 
   // The address of the hub at `place` in the agent's own list (Outgoing::hub).
   virtual Address hub_address_for(std::size_t agent, std::size_t place) const = 0;

@@ -99,6 +99,16 @@ void HubProcess::receive(Address from, const proto::Message& message) {
   if (hooks_.received) hooks_.received(from, message);  // last: it may crash the hub
 }
 
+hub::ConfigGroups::Outcome HubProcess::edit_config(std::string_view group,
+                                                   const std::vector<proto::ConfigEdit>& edits,
+                                                   const std::string& author) {
+  if (!core_) throw std::logic_error("hub " + config_.core.hub_id + " is down: no config edit");
+  auto outcome = core_->edit_config(now(), group, edits, author, /*wall_ms=*/0);
+  route_core_output();
+  arm_timer();
+  return outcome;
+}
+
 // What the core produced besides the reply: beats and questions for the
 // upstreams, answers to questions it had deferred, and messages for nodes.
 void HubProcess::route_core_output() {

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -102,6 +103,12 @@ class HubProcess {
 
   // The network delivered `message` from `from` to this hub's address.
   void receive(Address from, const proto::Message& message);
+  // An operator's edit of this hub's keys of a config group, made on the
+  // hub's host (HubCore::edit_config): pushed to the group's followers at
+  // once, its history written by the next flush. The hub must be up.
+  hub::ConfigGroups::Outcome edit_config(std::string_view group,
+                                         const std::vector<proto::ConfigEdit>& edits,
+                                         const std::string& author);
 
   bool up() const { return core_ != nullptr; }
   const hub::HubCore& core() const { return *core_; }  // valid while up()

@@ -1,5 +1,7 @@
 #include "cascade/sim/memory_hub_store.hpp"
 
+#include <algorithm>
+
 namespace cascade::sim {
 
 hub::HubSnapshot MemoryHubStore::load() {
@@ -10,6 +12,15 @@ hub::HubSnapshot MemoryHubStore::load() {
     snapshot.instances.push_back(instance);
   for (const auto& [service, version] : versions_)
     snapshot.services.push_back({service, version});
+  for (const auto& [key, entry] : config_entries_)
+    snapshot.config_entries.push_back(entry);
+  // Per group, its newest kConfigHistoryRestored records, oldest first.
+  for (const auto& [group, records] : config_history_) {
+    const auto kept = std::min(records.size(), hub::kConfigHistoryRestored);
+    snapshot.config_history.insert(snapshot.config_history.end(),
+                                   records.end() - static_cast<std::ptrdiff_t>(kept),
+                                   records.end());
+  }
   return snapshot;
 }
 
@@ -26,6 +37,19 @@ void MemoryHubStore::apply(const hub::PersistBatch& batch) {
     instances_.insert_or_assign({rec.service, rec.instance.id}, rec);
   for (const auto& rec : batch.service_versions)
     versions_.insert_or_assign(rec.service, rec.version);
+  // Config changes in the order they were made, as the SQLite store writes
+  // them: a key changed twice in one batch ends as the second change left it.
+  for (const auto& change : batch.config_changes) {
+    std::pair<std::string, std::string> key{change.group, change.key};
+    if (change.new_value)
+      config_entries_.insert_or_assign(
+          key, hub::ConfigEntryRecord{change.group, change.key, *change.new_value, change.version});
+    else
+      config_entries_.erase(key);
+    auto& record = config_history_[change.group].emplace_back(change);
+    record.wall_ms = batch.wall_ms;
+    ++config_history_count_;
+  }
   ++batches_applied_;
 }
 

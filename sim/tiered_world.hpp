@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,13 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
     process(hub).restart(crash, downtime);
   }
   const MemoryHubStore& disk(std::size_t hub) const { return process(hub).disk(); }
+  // An operator's edit of the hub's own keys of a config group (HubProcess::
+  // edit_config): its followers get it pushed; the hub must be up.
+  hub::ConfigGroups::Outcome edit_config(std::size_t hub, std::string_view group,
+                                         const std::vector<proto::ConfigEdit>& edits,
+                                         const std::string& author = "ops") {
+    return process(hub).edit_config(group, edits, author);
+  }
   const HubProcessStats& hub_stats(std::size_t hub) const { return process(hub).stats(); }
   static Address hub_address(std::size_t hub);
   std::optional<std::size_t> hub_at(Address address) const;
