@@ -469,7 +469,8 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   apply_config_updates(now, down.config_updates, out);
   // Every group the beat declared is current as of this reply (unless the
   // reply moved it on); a reply to an older beat says nothing of them.
-  if (down.ack_seq == configs_declared_seq_ && !other_hub) configs_.confirm(now, configs_declared_);
+  if (down.ack_seq == configs_declared_seq_ && !other_hub)
+    configs_.confirm(now, configs_declared_, down.stale_configs);
   // Every entry the beat declared is now confirmed current by the hub, but
   // for those it serves stale, which are as old as it says.
   for (auto& [key, entry] : cache_) {
@@ -759,6 +760,24 @@ void AgentCore::restore_snapshot(const std::vector<ServiceSnapshot>& services, M
     entry.routes = snap.routes;
     entry.last_used = now;  // a restored entry gets one TTL to be used again
   }
+}
+
+void AgentCore::restore_config_snapshot(const std::vector<ConfigGroupSnapshot>& groups,
+                                        MonoTime now) {
+  for (const auto& g : groups)
+    configs_.restore(now, g.group, g.version, g.entries, g.gone, g.fetched_wall_ms);
+}
+
+std::optional<ConfigGroupSnapshot> AgentCore::config_snapshot_of(std::string_view group,
+                                                                 WallMs wall_now,
+                                                                 MonoTime now) const {
+  const auto* held = configs_.find(group);
+  if (held == nullptr || !held->received) return std::nullopt;
+  const WallMs confirmed = held->snapshot_wall_ms != 0
+                               ? held->snapshot_wall_ms
+                               : wall_now - (now - held->confirmed_at).count();
+  return ConfigGroupSnapshot{std::string(group), held->version, confirmed, held->gone,
+                             held->entries};
 }
 
 // The snapshot keeps the hub's routing rules with the list: a restored entry

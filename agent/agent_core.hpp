@@ -245,6 +245,12 @@ class AgentCore {
   void restore_snapshot(const std::vector<ServiceSnapshot>& services, MonoTime now);
   ServiceSnapshot snapshot_of(const proto::ServiceKey& service, WallMs wall_now,
                               MonoTime now) const;
+  // The config groups of the agent's snapshot: served (stale, with their
+  // age) until a hub answers.
+  void restore_config_snapshot(const std::vector<ConfigGroupSnapshot>& groups, MonoTime now);
+  // A followed group as the snapshot keeps it (nullopt when not answered yet).
+  std::optional<ConfigGroupSnapshot> config_snapshot_of(std::string_view group, WallMs wall_now,
+                                                        MonoTime now) const;
 
   bool hub_reachable(MonoTime now) const;
   std::size_t current_hub() const { return current_hub_; }

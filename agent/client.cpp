@@ -85,6 +85,7 @@ Client::Client(ClientOptions options)
   if (options_.data_dir) {
     store_ = SqliteSnapshotStore::open(*options_.data_dir);
     core_.restore_snapshot(store_->load_all(), clock_.now());
+    core_.restore_config_snapshot(store_->load_config_groups(), clock_.now());
   }
   for (const auto& group : options_.config_groups) {
     require(proto::check_name("config group", group));
@@ -452,6 +453,7 @@ bool Client::shutdown() {
       all = core_.cached_keys();
     }
     save_snapshots(all, {});
+    save_config_snapshots(all_config_groups(), {});
   }
   return deregistered_;
 }

@@ -120,9 +120,11 @@ struct ConfigSnapshot {
   std::uint64_t version = 0;
   // Key -> value, each with where it was set (tier, hub, the group's version there).
   proto::ConfigValues values;
-  bool gone = false;   // the hub said no tier has the group (values empty)
-  bool stale = false;  // not confirmed by a hub within three beat intervals
-  Duration age{0};     // since a hub last confirmed the group
+  bool gone = false;  // the hub said no tier has the group (values empty)
+  // Not confirmed by a hub within three beat intervals, restored from disk
+  // and not confirmed since, or served by a hub cut off from the tier above.
+  bool stale = false;
+  Duration age{0};  // since a hub last confirmed the group
   // The value of `key`, nullopt when the group does not hold it.
   std::optional<std::string> value(std::string_view key) const {
     auto it = values.find(key);
@@ -283,6 +285,11 @@ class Client {
   // Client's config centre (agent/client_config.cpp); the caller holds mu_.
   std::optional<ConfigSnapshot> config_snapshot(MonoTime now, std::string_view group) const;
   bool config_answered(std::string_view group) const;
+  // The groups followed now (for a last save at shutdown).
+  std::vector<std::string> all_config_groups() const;
+  // Writes these groups to the snapshot store (when there is one) and drops `drop`.
+  void save_config_snapshots(const std::vector<std::string>& keep,
+                             const std::vector<std::string>& drop);
   // Follows `group` and, during its first query_timeout, waits for its answer.
   void follow_and_wait(std::unique_lock<std::mutex>& lock, std::string_view group);
   // The I/O thread after config groups changed: levers, waiters, callbacks.

@@ -27,8 +27,13 @@ std::optional<ConfigSnapshot> Client::config_snapshot(MonoTime now, std::string_
   const auto* held = core_.configs().find(group);
   if (held == nullptr || !held->received) return std::nullopt;
   ConfigSnapshot snapshot{std::string(group), held->version, held->entries, held->gone};
-  snapshot.age = now - held->confirmed_at;
-  snapshot.stale = !held->version_trusted || snapshot.age > options_.beat_interval * 3;
+  // A group restored from disk and not confirmed since is as old as the
+  // wall clock says; a confirmed one as the monotonic clock does.
+  snapshot.age = held->snapshot_wall_ms != 0
+                     ? Duration{std::max<WallMs>(0, clock_.wall_ms() - held->snapshot_wall_ms)}
+                     : now - held->confirmed_at;
+  snapshot.stale =
+      held->source_stale || !held->version_trusted || snapshot.age > options_.beat_interval * 3;
   return snapshot;
 }
 
@@ -91,6 +96,7 @@ void Client::config_changed(const AgentActions& actions) {
     }
   }
   cv_.notify_all();  // first config() calls waiting for these groups
+  save_config_snapshots(actions.config_changed, actions.config_dropped);
   for (const auto& [callbacks, snapshot] : calls) {
     for (const auto& callback : callbacks) {
       // The application's code must not take the I/O thread down with it.
@@ -102,6 +108,31 @@ void Client::config_changed(const AgentActions& actions) {
         spdlog::error("on_config_change callback threw for {}", snapshot.group);
       }
     }
+  }
+}
+
+std::vector<std::string> Client::all_config_groups() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> groups;
+  for (const auto& [group, held] : core_.configs().groups())
+    groups.push_back(group);
+  return groups;
+}
+
+void Client::save_config_snapshots(const std::vector<std::string>& keep,
+                                   const std::vector<std::string>& drop) {
+  if (!store_ || (keep.empty() && drop.empty())) return;
+  std::vector<ConfigGroupSnapshot> groups;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& group : keep)
+      if (auto g = core_.config_snapshot_of(group, clock_.wall_ms(), clock_.now()))
+        groups.push_back(std::move(*g));
+  }
+  try {
+    store_->save_config_groups(groups, drop);
+  } catch (const std::exception& e) {
+    spdlog::error("could not save the config snapshot: {}", e.what());
   }
 }
 

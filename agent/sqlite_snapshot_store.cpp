@@ -11,8 +11,9 @@
 namespace cascade::agent {
 namespace {
 
-constexpr std::int64_t kSchemaVersion = 2;
-constexpr std::int64_t kOldestUpgradable = 1;  // 1 -> 2 adds services.routes
+constexpr std::int64_t kSchemaVersion = 3;
+// 1 -> 2 adds services.routes; 2 -> 3 adds config_groups.
+constexpr std::int64_t kOldestUpgradable = 1;
 constexpr const char* kFileName = "agent-snapshot.db";
 
 constexpr const char* kSchema =
@@ -24,6 +25,13 @@ constexpr const char* kSchema =
     "  instances BLOB NOT NULL,"
     "  routes BLOB,"  // version 2
     "  PRIMARY KEY (name, group_name)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS config_groups("  // version 3
+    "  group_name TEXT PRIMARY KEY,"
+    "  version INTEGER NOT NULL,"
+    "  fetched_wall_ms INTEGER NOT NULL,"
+    "  gone INTEGER NOT NULL,"
+    "  entries BLOB NOT NULL"
     ") WITHOUT ROWID";
 
 // One instance as stored: the wire order of proto::Instance's fields.
@@ -77,6 +85,47 @@ std::optional<std::vector<proto::RouteRuleText>> decode_routes(std::string_view 
   return routes;
 }
 
+// One config key as stored: the wire order of proto::ConfigEntry's fields.
+using StoredConfigEntry =
+    std::tuple<std::string, std::string, std::uint32_t, std::string, std::uint64_t>;
+
+std::string encode_config_entries(const proto::ConfigValues& entries) {
+  std::vector<StoredConfigEntry> rows;
+  rows.reserve(entries.size());
+  for (const auto& [key, e] : entries)
+    rows.emplace_back(e.key, e.value, e.origin.tier, e.origin.hub, e.origin.version);
+  return pack_blob(rows);
+}
+
+// nullopt when the blob is not a list of well-formed keys.
+std::optional<proto::ConfigValues> decode_config_entries(std::string_view bytes) {
+  auto rows = unpack_blob<std::vector<StoredConfigEntry>>(bytes);
+  if (!rows) return std::nullopt;
+  proto::ConfigValues entries;
+  for (auto& [key, value, tier, hub, version] : *rows) {
+    proto::ConfigEntry e{key, std::move(value), {tier, std::move(hub), version}};
+    entries.insert_or_assign(std::move(key), std::move(e));
+  }
+  return entries;
+}
+
+// Columns as selected in load_config_groups().
+ConfigGroupSnapshot config_group_from_row(const sqlite::Statement& row,
+                                          const std::filesystem::path& file) {
+  ConfigGroupSnapshot snapshot;
+  snapshot.group = row.column_text(0);
+  snapshot.version = sqlite::to_u64(row.column_int64(1));
+  snapshot.fetched_wall_ms = row.column_int64(2);
+  snapshot.gone = row.column_int64(3) != 0;
+  auto entries = decode_config_entries(row.column_blob(4));
+  if (!entries) {
+    throw StoreError(file, "corrupt snapshot of config group " + snapshot.group,
+                     "entries are not a MessagePack list of config keys");
+  }
+  snapshot.entries = std::move(*entries);
+  return snapshot;
+}
+
 // Columns as selected in load_all().
 ServiceSnapshot snapshot_from_row(const sqlite::Statement& row, const std::filesystem::path& file) {
   ServiceSnapshot snapshot;
@@ -112,10 +161,19 @@ struct SqliteSnapshotStore::Statements {
                "ON CONFLICT(name, group_name) DO UPDATE SET "
                "version = excluded.version, fetched_wall_ms = excluded.fetched_wall_ms, "
                "instances = excluded.instances, routes = excluded.routes"),
-        remove(db, "DELETE FROM services WHERE name = ?1 AND group_name = ?2") {}
+        remove(db, "DELETE FROM services WHERE name = ?1 AND group_name = ?2"),
+        upsert_config(db,
+                      "INSERT INTO config_groups(group_name, version, fetched_wall_ms, gone, "
+                      "entries) VALUES (?1, ?2, ?3, ?4, ?5) "
+                      "ON CONFLICT(group_name) DO UPDATE SET "
+                      "version = excluded.version, fetched_wall_ms = excluded.fetched_wall_ms, "
+                      "gone = excluded.gone, entries = excluded.entries"),
+        remove_config(db, "DELETE FROM config_groups WHERE group_name = ?1") {}
 
   sqlite::Statement upsert;
   sqlite::Statement remove;
+  sqlite::Statement upsert_config;
+  sqlite::Statement remove_config;
 };
 
 std::unique_ptr<SqliteSnapshotStore> SqliteSnapshotStore::open(
@@ -128,7 +186,7 @@ SqliteSnapshotStore::SqliteSnapshotStore(const std::filesystem::path& file)
     : db_(file, sqlite::DbOptions{.synchronous = sqlite::Synchronous::kNormal}) {
   sqlite::Transaction txn(db_);
   const std::int64_t found = sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
-  db_.exec(kSchema);  // a new file gets every column; an older one keeps its table
+  db_.exec(kSchema);  // a new file gets every column; an older one keeps its tables
   // Version 1 -> 2: its rows load with no rules (NULL) until saved again.
   if (found == 1) db_.exec("ALTER TABLE services ADD COLUMN routes BLOB");
   txn.commit();
@@ -166,6 +224,33 @@ void SqliteSnapshotStore::save(const std::vector<ServiceSnapshot>& services,
   }
   for (const auto& key : removed)
     sql_->remove.bind_text(1, key.name).bind_text(2, key.group).run();
+  txn.commit();
+}
+
+std::vector<ConfigGroupSnapshot> SqliteSnapshotStore::load_config_groups() {
+  sqlite::Statement select(db_,
+                           "SELECT group_name, version, fetched_wall_ms, gone, entries "
+                           "FROM config_groups ORDER BY group_name");
+  std::vector<ConfigGroupSnapshot> groups;
+  while (select.step())
+    groups.push_back(config_group_from_row(select, db_.path()));
+  return groups;
+}
+
+void SqliteSnapshotStore::save_config_groups(const std::vector<ConfigGroupSnapshot>& groups,
+                                             const std::vector<std::string>& removed) {
+  if (groups.empty() && removed.empty()) return;
+  sqlite::Transaction txn(db_);
+  for (const auto& g : groups) {
+    sql_->upsert_config.bind_text(1, g.group)
+        .bind_int64(2, sqlite::from_u64(g.version))
+        .bind_int64(3, g.fetched_wall_ms)
+        .bind_int64(4, g.gone ? 1 : 0)
+        .bind_blob(5, encode_config_entries(g.entries))
+        .run();
+  }
+  for (const auto& group : removed)
+    sql_->remove_config.bind_text(1, group).run();
   txn.commit();
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // SnapshotStore kept in SQLite: DATA_DIR/agent-snapshot.db.
 //
-// Schema version 2 (a version-1 file is upgraded in place; a file of any other
-// version is refused with StoreError):
+// Schema version 3 (a version-1 or -2 file is upgraded in place; a file of any
+// other version is refused with StoreError):
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "schema_version"
 //   services(name, group_name, version, fetched_wall_ms, instances BLOB,
 //            routes BLOB NULL, PRIMARY KEY(name, group_name))
@@ -16,6 +16,12 @@
 // encoded on the wire; NULL when no hub had said (ServiceSnapshot::routes
 // nullopt), an empty array when the hub holds none. Version 1 had no `routes`:
 // the upgrade adds the column (ALTER TABLE) and its rows load with no rules.
+//   config_groups(group_name TEXT PRIMARY KEY, version, fetched_wall_ms,
+//                 gone INTEGER, entries BLOB)                    (version 3)
+// `entries` is a MessagePack array of [key, value, origin tier, origin hub,
+// origin version], one per key, the group read and written whole as a
+// service's list is. Versions 1 and 2 had no config: the upgrade creates the
+// table.
 //
 // Synchronous is NORMAL: a power cut may lose the latest save, which only
 // makes the fallback list older, never wrong.
@@ -40,6 +46,12 @@ class SqliteSnapshotStore final : public SnapshotStore {
   // Upserts first, then deletes: a key in both lists ends up deleted.
   void save(const std::vector<ServiceSnapshot>& services,
             const std::vector<proto::ServiceKey>& removed) override;
+
+  // Ordered by group. Throws StoreError on a corrupt row.
+  std::vector<ConfigGroupSnapshot> load_config_groups() override;
+  // Upserts first, then deletes: a group in both lists ends up deleted.
+  void save_config_groups(const std::vector<ConfigGroupSnapshot>& groups,
+                          const std::vector<std::string>& removed) override;
 
   const std::filesystem::path& file() const { return db_.path(); }
 

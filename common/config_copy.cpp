@@ -4,6 +4,11 @@
 
 namespace cascade::proto {
 
+namespace {
+// The oldest a stale group is taken to be: a year.
+constexpr std::uint64_t kMaxStaleAgeMs = 365ull * 24 * 3600 * 1000;
+}  // namespace
+
 void ConfigCopy::use(MonoTime now, std::string_view group) {
   auto it = held_.find(group);
   if (it == held_.end()) {
@@ -79,6 +84,8 @@ bool ConfigCopy::apply_one(MonoTime now, HeldConfig& held, const ConfigUpdate& u
       held.version = update.version;
       held.gone = held.entries.empty();  // a group set again after all its keys went
       held.confirmed_at = now;
+      held.source_stale = false;
+      held.snapshot_wall_ms = 0;
       return changed;
     }
     case UpdateKind::kFull:
@@ -94,20 +101,34 @@ bool ConfigCopy::apply_one(MonoTime now, HeldConfig& held, const ConfigUpdate& u
       held.received = true;
       held.gone = update.kind == UpdateKind::kGone;
       held.confirmed_at = now;
+      held.source_stale = false;
+      held.snapshot_wall_ms = 0;
       return changed;
     }
   }
   return false;
 }
 
-void ConfigCopy::confirm(MonoTime now, const std::vector<ConfigUse>& declared) {
+void ConfigCopy::confirm(MonoTime now, const std::vector<ConfigUse>& declared,
+                         const std::vector<StaleConfig>& stale) {
   for (const auto& use : declared) {
     auto it = held_.find(use.group);
     // Only a group the hub has answered for: "current" says nothing of a
     // group whose first answer is still to come.
     if (it != held_.end() && it->second.received && it->second.version_trusted &&
-        it->second.version == use.version)
+        it->second.version == use.version) {
       it->second.confirmed_at = now;
+      it->second.source_stale = false;
+    }
+  }
+  for (const auto& s : stale) {
+    auto it = held_.find(s.group);
+    if (it == held_.end() || !it->second.received) continue;
+    // An age from the wire is any 64-bit number: bounded, so the subtraction
+    // cannot overflow.
+    const auto age = std::min<std::uint64_t>(s.age_ms, kMaxStaleAgeMs);
+    it->second.confirmed_at = now - Duration{static_cast<Duration::rep>(age)};
+    it->second.source_stale = true;
   }
 }
 
@@ -130,13 +151,16 @@ void ConfigCopy::distrust() {
 }
 
 void ConfigCopy::restore(MonoTime now, std::string_view group, std::uint64_t version,
-                         ConfigValues entries) {
+                         ConfigValues entries, bool gone, WallMs confirmed_wall_ms) {
   auto& held = held_[std::string(group)];
   held.version = version;
   held.entries = std::move(entries);
   held.received = true;
+  held.gone = gone;
   held.version_trusted = false;
   held.last_used = now;
+  held.followed_since = now;
+  held.snapshot_wall_ms = confirmed_wall_ms;
 }
 
 const HeldConfig* ConfigCopy::find(std::string_view group) const {

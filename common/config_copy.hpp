@@ -37,9 +37,16 @@ struct HeldConfig {
   // False when the version may not be one the hub can continue from (a delta
   // missed its base, or the copy came from a snapshot): declared as 0.
   bool version_trusted = true;
-  MonoTime confirmed_at{};  // the last reply that covered the group
+  // When the tier that holds the group last confirmed it: the last reply
+  // that covered it, or earlier by the age a reply gave for a stale group.
+  MonoTime confirmed_at{};
+  bool source_stale = false;  // the last reply named it stale (its upper tier is cut off)
   MonoTime last_used{};
   MonoTime followed_since{};  // when the copy started following it (how long an answer takes)
+  // Restored from the agent's snapshot and not confirmed by a hub since: the
+  // wall time a hub last confirmed it (0 otherwise). Its age is wall time:
+  // the monotonic clock of the run that saved it is gone.
+  WallMs snapshot_wall_ms = 0;
 };
 
 struct ConfigApplied {
@@ -64,8 +71,10 @@ class ConfigCopy {
 
   // The updates of a reply or a push.
   ConfigApplied apply(MonoTime now, const std::vector<ConfigUpdate>& updates);
-  // A reply to a beat that declared `declared`: each is current as of now.
-  void confirm(MonoTime now, const std::vector<ConfigUse>& declared);
+  // A reply to a beat that declared `declared`: each is current as of now,
+  // but for those the reply names `stale`, which are as old as it says.
+  void confirm(MonoTime now, const std::vector<ConfigUse>& declared,
+               const std::vector<StaleConfig>& stale = {});
 
   // Groups not used for the TTL (and not pinned) are dropped; their names.
   std::vector<std::string> expire(MonoTime now);
@@ -75,9 +84,11 @@ class ConfigCopy {
   // whole once. The values are kept and served meanwhile.
   void distrust();
 
-  // A group restored from a snapshot: its values, not yet confirmed by a hub
-  // (its version is not trusted: the first beat asks for the whole group).
-  void restore(MonoTime now, std::string_view group, std::uint64_t version, ConfigValues entries);
+  // A group restored from a snapshot, last confirmed at `confirmed_wall_ms`:
+  // its values, served until a hub answers (its version is not trusted: the
+  // first beat asks for the whole group). Followed as if used now.
+  void restore(MonoTime now, std::string_view group, std::uint64_t version, ConfigValues entries,
+               bool gone = false, WallMs confirmed_wall_ms = 0);
 
   const HeldConfig* find(std::string_view group) const;
   const std::map<std::string, HeldConfig, std::less<>>& groups() const { return held_; }

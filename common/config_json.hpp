@@ -59,6 +59,26 @@ inline std::string hex_of(std::string_view bytes) {
   return out;
 }
 
+// hex_of's inverse; nullopt for an odd length or a character not a hex digit.
+inline std::optional<std::string> bytes_of_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]);
+    const int low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>((high << 4) | low));
+  }
+  return out;
+}
+
 inline nlohmann::ordered_json config_entry_json(const proto::ConfigEntry& e) {
   const bool text = is_text_value(e.value);
   nlohmann::ordered_json entry{{"key", e.key}, {"value", e.value}, {"binary", !text}};
@@ -92,14 +112,23 @@ inline nlohmann::ordered_json config_history_json(const proto::ConfigReply& repl
   const auto value = [](const std::optional<std::string>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
+  // A binary value is given in hex too, as config_entry_json gives it.
+  const auto add_hex = [](nlohmann::ordered_json& change, const char* name,
+                          const std::optional<std::string>& v) {
+    if (v && !is_text_value(*v)) change[name] = hex_of(*v);
+  };
   auto history = nlohmann::ordered_json::array();
-  for (const auto& c : reply.history)
-    history.push_back({{"version", c.version},
-                       {"wall_ms", c.wall_ms},
-                       {"key", c.key},
-                       {"old", value(c.old_value)},
-                       {"new", value(c.new_value)},
-                       {"author", c.author}});
+  for (const auto& c : reply.history) {
+    nlohmann::ordered_json change{{"version", c.version},
+                                  {"wall_ms", c.wall_ms},
+                                  {"key", c.key},
+                                  {"old", value(c.old_value)},
+                                  {"new", value(c.new_value)},
+                                  {"author", c.author}};
+    add_hex(change, "old_hex", c.old_value);
+    add_hex(change, "new_hex", c.new_value);
+    history.push_back(std::move(change));
+  }
   return {{"group", reply.group}, {"history", std::move(history)}};
 }
 

@@ -258,6 +258,14 @@ void describe(Io& io, S& s) {
 }
 
 template <>
+inline constexpr const char* kRecordName<StaleConfig> = "stale_config";
+template <typename Io, Of<StaleConfig> S>
+void describe(Io& io, S& s) {
+  io.field("group", s.group, kName);
+  io.field("age_ms", s.age_ms);
+}
+
+template <>
 inline constexpr const char* kRecordName<UpstreamStatus> = "upstream";
 template <typename Io, Of<UpstreamStatus> U>
 void describe(Io& io, U& u) {
@@ -321,6 +329,7 @@ void describe(Io& io, M& m) {
   io.field("push", m.push);
   io.field("stale", m.stale);
   io.field("config_updates", m.config_updates, MaxItems{kMaxConfigUsesPerBeat});
+  io.field("stale_configs", m.stale_configs, MaxItems{kMaxConfigUsesPerBeat});
 }
 
 template <typename Io, Of<Query> M>

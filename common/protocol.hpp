@@ -252,6 +252,14 @@ struct StaleList {
   bool operator==(const StaleList&) const = default;
 };
 
+// A config group the hub serves although the upper tier it comes from has not
+// confirmed it recently (revision 6, section 5.16): the StaleList of groups.
+struct StaleConfig {
+  std::string group;
+  std::uint64_t age_ms = 0;  // since the tier above last confirmed its copy
+  bool operator==(const StaleConfig&) const = default;
+};
+
 // hub -> agent, the reply to every UpBeat.
 struct DownBeat {
   std::string hub_id;
@@ -270,6 +278,10 @@ struct DownBeat {
   // Trailing field (revision 6): changes to the config groups the beat
   // declared (or, in a push, that the node follows).
   std::vector<ConfigUpdate> config_updates{};
+  // Trailing field (revision 6): of the groups the beat declared, those whose
+  // upper tier's copy is past its TTL. A declared group not named here is
+  // current as of this reply.
+  std::vector<StaleConfig> stale_configs{};
   bool operator==(const DownBeat&) const = default;
 };
 

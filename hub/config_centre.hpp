@@ -93,6 +93,8 @@ class ConfigCentre {
   std::size_t followers(std::string_view group) const;
   std::size_t subscriptions() const { return subscriptions_; }
   const ConfigCentreCounters& counters() const { return counters_; }
+  // A reply named a group stale (HubCore knows the upper tier's copy's age).
+  void count_served_stale() { ++counters_.served_stale; }
   // What this centre's flushes pushed and held back (by the shared budget).
   const PushCounters& push_counters() const { return push_gate_.counters(); }
 

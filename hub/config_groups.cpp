@@ -69,9 +69,12 @@ ConfigGroups::Outcome ConfigGroups::edit(std::string_view group,
                                          const std::vector<ConfigEdit>& edits,
                                          const std::string& author, WallMs wall_ms) {
   if (auto error = proto::check_name("group", group); !error.empty()) return error;
-  auto& mine = own(group);
-  if (auto error = check(mine, edits); !error.empty()) return error;
-  return apply(group, mine, edits, author, wall_ms);
+  // A refused edit leaves no trace: the group's entry is made only to apply.
+  static const Own kNone{};
+  const auto it = own_.find(group);
+  if (auto error = check(it == own_.end() ? kNone : it->second, edits); !error.empty())
+    return error;
+  return apply(group, own(group), edits, author, wall_ms);
 }
 
 // What changes is decided first: an edit that changes nothing issues no version.

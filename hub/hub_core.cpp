@@ -359,6 +359,15 @@ void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::
   config_centre_.on_beat(node.id, uses, reply.config_updates, [this, now](std::string_view group) {
     return uplink_->config_pending(now, group);
   });
+  // As for cross-tier lists (section 5.14): a group whose upper copy is past
+  // its TTL is still served, and the reply says how old it is rather than
+  // confirming it.
+  for (const auto& use : uses) {
+    if (const auto age = uplink_->config_stale_age(now, use.group)) {
+      reply.stale_configs.push_back({use.group, static_cast<std::uint64_t>(age->count())});
+      config_centre_.count_served_stale();
+    }
+  }
 }
 
 void HubCore::take_upper_configs(MonoTime now) {

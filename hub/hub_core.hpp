@@ -208,8 +208,10 @@ class HubCore {
   void complete_keys_reload(bool ok, const std::string& outcome);
 
   const HubCounters& counters() const { return counters_; }
-  // The config centre (docs/design-config.md): an operator's edit of this
-  // hub's keys of a group; its followers get it pushed between beats.
+  // The config centre (docs/design-config.md): an edit of this hub's keys of
+  // a group, its followers pushed between beats. For simulations and
+  // benchmarks, which have no operator: it is not audited. Operators' edits
+  // come as AdminRequest kConfigEdit through handle(), audited.
   ConfigGroups::Outcome edit_config(MonoTime now, std::string_view group,
                                     const std::vector<ConfigEdit>& edits, const std::string& author,
                                     WallMs wall_ms) {

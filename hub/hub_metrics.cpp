@@ -84,6 +84,9 @@ void add_config_families(StateFamilies& f) {
             {{"applied", "config_edits"}, {"refused", "config_edits_refused"}});
   f.counter("config_pushes_total", "Config changes pushed to followers between their beats.",
             "config_pushes");
+  f.counter("config_served_stale_total",
+            "Followed groups named stale in beat replies: the upper tier's copy is past its TTL.",
+            "config_served_stale");
   f.counter(
       "config_pushes_held_total", "Config pushes held back, by cap.", "reason",
       {{"rate", "config_pushes_over_rate"}, {"notify_switch", "config_pushes_held_by_switch"}});

@@ -357,7 +357,10 @@ void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bo
 
 void HubServer::learn_route(const proto::Message& message, const Multipart& frames) {
   const auto* beat = std::get_if<proto::UpBeat>(&message);
-  if (beat == nullptr || (beat->uses.empty() && beat->sender_tier == 0)) return;
+  // Only a node that reads something (services, config groups) or a hub
+  // below is ever pushed to: the others' routes are not worth keeping.
+  if (beat == nullptr || (beat->uses.empty() && beat->configs.empty() && beat->sender_tier == 0))
+    return;
   auto& route = node_routes_[beat->node_id];
   const auto hops = frames.size() - 1;  // all but the payload
   bool same = route.size() == hops;
@@ -371,7 +374,7 @@ void HubServer::learn_route(const proto::Message& message, const Multipart& fram
 
 void HubServer::send_to_node(const NodeMessage& out) {
   auto it = node_routes_.find(out.node_id);
-  if (it == node_routes_.end()) return;  // never beat here with uses: its beats will carry it
+  if (it == node_routes_.end()) return;  // never beat here reading: its beats will carry it
   Multipart envelope;
   for (const auto& hop : it->second)
     envelope.emplace_back(hop.data(), hop.size());

@@ -119,6 +119,19 @@ std::optional<proto::ConfigValues> Uplink::upper_config(std::string_view group) 
   return best->entries;
 }
 
+std::optional<Duration> Uplink::config_stale_age(MonoTime now, std::string_view group) const {
+  if (config_pending(now, group)) return std::nullopt;
+  std::optional<Duration> youngest;
+  for (const auto& core : cores_) {
+    const auto* held = core.configs().find(group);
+    if (held == nullptr) continue;
+    const auto age = now - (held->received ? held->confirmed_at : held->followed_since);
+    if (!youngest || age < *youngest) youngest = age;
+  }
+  if (!youngest || *youngest <= ttl()) return std::nullopt;
+  return youngest;
+}
+
 std::vector<std::string> Uplink::take_config_changes() {
   std::vector<std::string> out(config_changes_.begin(), config_changes_.end());
   config_changes_.clear();

@@ -139,6 +139,11 @@ class Uplink {
   // The upper tier's copy of the group (the most recently confirmed link's);
   // nullopt when none is held or the upper tier has no such group.
   std::optional<proto::ConfigValues> upper_config(std::string_view group) const;
+  // How old the upper tier's copy of a followed group is when past the TTL
+  // (the upper tier is unreachable, or itself serves it stale); nullopt when
+  // fresh, still awaited, or not followed. A copy that never came counts from
+  // when the group was first followed.
+  std::optional<Duration> config_stale_age(MonoTime now, std::string_view group) const;
   // Groups whose upper copy came, changed or was dropped since the last call.
   std::vector<std::string> take_config_changes();
   // Followed groups the links' beats left out (past kMaxConfigUsesPerBeat), summed over beats.

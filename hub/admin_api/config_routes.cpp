@@ -17,25 +17,6 @@ using http::Request;
 using http::ResponderPtr;
 using http::Response;
 
-std::optional<std::string> bytes_of_hex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return std::nullopt;
-  const auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int high = digit(hex[i]);
-    const int low = digit(hex[i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    out.push_back(static_cast<char>((high << 4) | low));
-  }
-  return out;
-}
-
 // {"value": TEXT} or {"value_hex": HEX}: the bytes to set, or the 400.
 std::variant<std::string, Response> value_of(const Request& request) {
   auto parsed = http::parse_object(request.body);

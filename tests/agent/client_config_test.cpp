@@ -157,6 +157,30 @@ TEST_F(ClientConfigTest, AGroupStillUnansweredAfterItsFirstQueryTimeoutAnswersAt
   EXPECT_EQ(client.config_value("orders.limits", "timeout_ms"), std::nullopt);
 }
 
+TEST_F(ClientConfigTest,
+       ARestartedClientServesItsGroupsFromDiskStaleWithTheirAgeWhileNoHubAnswers) {
+  const auto data = testing::fresh_dir("config-client");
+  ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "300"}}).ok);
+  {
+    auto o = options("app");
+    o.data_dir = data;
+    Client client(o);
+    ASSERT_EQ(client.config_value("orders.limits", "timeout_ms"), "300");
+  }
+  auto o = options("app");
+  o.data_dir = data;
+  hub.reset();  // no hub from now on
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Client restarted(o);
+  const auto got = restarted.config("orders.limits");
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(got->stale);
+  EXPECT_GE(got->age, Duration{20}) << "as old as the last confirmation before the restart";
+  EXPECT_EQ(got->value("timeout_ms"), "300");
+  EXPECT_EQ(got->values.at("timeout_ms").origin.hub, "config-test-hub");
+  std::filesystem::remove_all(data);
+}
+
 TEST_F(ClientConfigTest, ABadGroupNameIsRefusedAtOnce) {
   Client client(options("app"));
   EXPECT_THROW(client.config(""), std::invalid_argument);

@@ -419,6 +419,15 @@ inline DownBeat downbeat_config_updates() {
   return m;
 }
 
+// Revision 6: an L1 hub cut off from its upper tier answers node A's beat:
+// the held group is current (its keys are set here), the shared group comes
+// from above and is past its TTL, named stale with its age.
+inline DownBeat downbeat_config_stale() {
+  auto m = reply_to_node_a(4824);
+  m.stale_configs = {{std::string(kConfigSharedGroup), 41250}};
+  return m;
+}
+
 // An operator sets one key and removes another of a group, in one change.
 inline proto::AdminRequest admin_config_edit() {
   proto::AdminRequest m;
@@ -553,6 +562,10 @@ inline std::vector<Sample> variant_samples() {
       {"33-config-reply-history",
        "answer to a history read: a removal, a change, a first set (no old value)",
        config_reply_history()},
+      {"34-downbeat-config-stale",
+       "reply of an L1 hub cut off from its upper tier: a followed group served stale, with its "
+       "age",
+       downbeat_config_stale()},
   };
 }
 

@@ -665,6 +665,11 @@ TEST_F(AdminHttpTest, ConfigHistoryNamesWhoAndRollbackGoesBack) {
   EXPECT_EQ(history[0]["new"], "safe");
   EXPECT_EQ(history[2]["old"], nullptr);
   EXPECT_EQ(history[2]["author"], "http:alice");
+  EXPECT_FALSE(history[0].contains("new_hex")) << "text needs no hex";
+  ASSERT_EQ(call("PUT", "/api/v1/config/orders/keys/mode", R"({"value_hex":"00ff"})").status, 200);
+  const auto binary = json_of(get("/api/v1/config/orders/history"))["history"][0];
+  EXPECT_EQ(binary["new_hex"], "00ff") << "a binary value in history is given in hex too";
+  EXPECT_FALSE(binary.contains("old_hex"));
   EXPECT_EQ(
       call("POST", "/api/v1/config/orders/rollback", R"({"version":4611686018427387904})").status,
       409)

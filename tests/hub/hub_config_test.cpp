@@ -137,7 +137,7 @@ TEST_F(HubConfigTest, StatusListsEveryConfigCentreCounterUnderItsConfigName) {
   hub.edit_config(clock.now(), "orders", {{"bad\nkey", "1"}}, "ops", kWall);
   follow("n1", 1, {{"orders", 0}});
   const auto listed = hub.config_centre().counters().list();
-  ASSERT_EQ(listed.size(), 5u);
+  ASSERT_EQ(listed.size(), 6u);
   for (const auto& [name, value] : listed) {
     EXPECT_EQ(name.rfind("config_", 0), 0u) << name;
     EXPECT_EQ(counter(name), value) << name;

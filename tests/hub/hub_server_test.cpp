@@ -222,6 +222,38 @@ TEST_F(HubServerPushTest, PushLeavesAfterTheDurableReplyItBuildsOn) {
   EXPECT_EQ(down.updates[0].from_version, held);
 }
 
+TEST_F(HubServerPushTest, AConfigEditIsPushedToTheGroupsFollowerBetweenItsBeats) {
+  auto beat = beat_with_set("consumer", 1, {});
+  beat.configs = {{"orders", 0}};
+  const auto answer = request(beat);
+  ASSERT_TRUE(answer);
+  const auto& first = std::get<proto::DownBeat>(*answer);
+  ASSERT_EQ(first.config_updates.size(), 1u);
+  EXPECT_EQ(first.config_updates[0].kind, proto::UpdateKind::kGone) << "nothing set yet";
+
+  proto::AdminRequest edit;
+  edit.request_id = 8;
+  edit.op = proto::AdminOp::kConfigEdit;
+  edit.actor = "alice@ops-1";
+  edit.service = proto::ServiceKey{"", ""};
+  edit.config_group = "orders";
+  edit.config_edits = {{"timeout_ms", "300"}};
+  const auto bytes = proto::encode(edit);
+  client.send(zmq::buffer(bytes), zmq::send_flags::none);
+  std::optional<proto::DownBeat> push;
+  for (int frames = 0; frames < 3 && !push; ++frames) {
+    const auto got = receive();
+    ASSERT_TRUE(got) << "no push";
+    for (const auto& item : got->items)
+      if (const auto* down = std::get_if<proto::DownBeat>(&std::get<proto::Message>(item)))
+        push = *down;
+  }
+  ASSERT_TRUE(push);
+  EXPECT_TRUE(push->push);
+  ASSERT_EQ(push->config_updates.size(), 1u);
+  EXPECT_EQ(push->config_updates[0].upserts.at(0).value, "300");
+}
+
 // An L1 server under an L2 server, both real, on loopback.
 class TieredHubServerTest : public ::testing::Test {
  protected:

@@ -330,7 +330,7 @@ class TierHarness {
       a.stale = down->stale;
       if (!b.configs.empty() || !down->config_updates.empty()) {
         a.configs.apply(clock.now(), down->config_updates);
-        a.configs.confirm(clock.now(), b.configs);
+        a.configs.confirm(clock.now(), b.configs, down->stale_configs);
         a.config_replies.push_back(down->config_updates);
       }
     }

@@ -134,6 +134,11 @@ TEST_F(TieredConfig, L1ServesTheLastUpperCopyWhileL2IsDownAndCatchesUpAfterTheHe
   net.advance(Duration{20'000});
   EXPECT_EQ(value("app-1", "timeout_ms"), "300") << "the last upper copy, not dropped";
   EXPECT_EQ(served_keys("l1-dc1", "orders"), 1u);
+  const auto* held = net.config("app-1", "orders");
+  EXPECT_TRUE(held->source_stale) << "the reply names the group stale";
+  EXPECT_GE(net.clock.now() - held->confirmed_at, Duration{15'000})
+      << "as old as L1's copy from L2";
+  EXPECT_GT(net.hub("l1-dc1").config_centre().counters().served_stale, 0u);
   // A new follower is answered at once from the copy held: L2 is known down.
   net.follower("l1-dc1", "app-3", {"orders"});
   EXPECT_EQ(value("app-3", "timeout_ms"), "300");
@@ -142,6 +147,25 @@ TEST_F(TieredConfig, L1ServesTheLastUpperCopyWhileL2IsDownAndCatchesUpAfterTheHe
   net.advance(Duration{5'000});
   EXPECT_EQ(value("app-1", "timeout_ms"), "250");
   EXPECT_EQ(value("app-3", "timeout_ms"), "250");
+  EXPECT_FALSE(net.config("app-1", "orders")->source_stale) << "current again";
+}
+
+TEST(ThreeTierConfigStale, AnL2CutOffFromL3PassesTheStaleMarkAndItsAgeDownToL1sFollowers) {
+  TierHarness net;
+  net.add({.id = "l3", .tier = 3, .lease = Duration{12'000}});
+  net.add({.id = "l2", .tier = 2, .upstreams = {"l3"}});
+  net.add({.id = "l1", .upstreams = {"l2"}});
+  net.set_config("l3", "orders", "timeout_ms", "300");
+  net.follower("l1", "app", {"orders"});
+  net.advance(Duration{5'000});
+  ASSERT_EQ(value_of(net, "app", "orders", "timeout_ms"), "300");
+  ASSERT_FALSE(net.config("app", "orders")->source_stale);
+  net.cut("l2", "l3");
+  net.advance(Duration{30'000});
+  const auto* held = net.config("app", "orders");
+  EXPECT_TRUE(held->source_stale) << "L1 reaches L2, but L2's copy is stale";
+  EXPECT_GE(net.clock.now() - held->confirmed_at, Duration{25'000});
+  EXPECT_EQ(value_of(net, "app", "orders", "timeout_ms"), "300");
 }
 
 TEST_F(TieredConfig, AGroupNoFollowerDeclaresIsDroppedUpstreamAfterTheUnusedTtl) {

@@ -6,10 +6,9 @@
 // says (L1's own keys over L2's; values and origins), within a bound derived
 // from the timing below. During the outage each L1 serves its last upper copy
 // and its own changes still reach its datacenter; after the heal L2's changes
-// reach everyone again. The subscriber's copy has no stale mark yet (the
-// DownBeat has no field for the upper copy's age; docs/design-config.md):
-// the scenario asserts that the values are kept, and that the subscribers
-// keep being confirmed by their L1.
+// reach everyone again. Through the outage every subscriber's copy is marked
+// stale (its L1 names the group in DownBeat.stale_configs with the age of its
+// upper copy) and the values are kept.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -324,20 +323,21 @@ TEST_F(SimConfigTiersTest, ChangesAtEachTierAndAnL2OutageConvergeForTwoThousandS
   edit_l2(kOrders, {{"timeout_ms", "180"}});  // made during the outage: reaches nobody yet
   world.run_for(kOutage);
   {
-    // Everyone keeps the last values, still confirmed by their L1.
+    // Everyone keeps the last values, marked stale by their L1.
     watch->expect({held.expected(0), held.expected(1)});
     EXPECT_TRUE(watch->all()) << ::testing::PrintToString(watch->off());
     for (std::size_t d = 0; d < 2; ++d) {
       EXPECT_EQ(upper_keys(d, kOrders), 3u) << "L1 of dc" << d << " keeps its upper copy";
       EXPECT_EQ(upper_keys(d, kBilling), 1u) << "L1 of dc" << d;
     }
-    std::size_t confirmed = 0;
+    std::size_t stale = 0;
     for (std::size_t a = 0; a < world.agent_count(); ++a) {
       const auto* copy = world.agent(a).configs().find(kOrders);
-      if (copy != nullptr && world.now() - copy->confirmed_at <= 2 * kLongestBeatInterval)
-        ++confirmed;
+      if (copy != nullptr && copy->source_stale &&
+          world.now() - copy->confirmed_at > 2 * kLongestBeatInterval)
+        ++stale;
     }
-    EXPECT_EQ(confirmed, world.agent_count()) << "the copies are confirmed by L1 (no stale mark)";
+    EXPECT_EQ(stale, world.agent_count()) << "every copy is stale, as old as its L1's upper copy";
   }
 
   // A change at an L1 during the outage still reaches its datacenter.
@@ -353,6 +353,13 @@ TEST_F(SimConfigTiersTest, ChangesAtEachTierAndAnL2OutageConvergeForTwoThousandS
 
   edit_l2(kOrders, {{"timeout_ms", "120"}, {"retries", "4"}});
   expect_convergence("a change at L2 after the heal", kChangeBound);
+  world.run_for(2 * kLongestBeatInterval);
+  std::size_t still_stale = 0;
+  for (std::size_t a = 0; a < world.agent_count(); ++a) {
+    const auto* copy = world.agent(a).configs().find(kOrders);
+    if (copy != nullptr && copy->source_stale) ++still_stale;
+  }
+  EXPECT_EQ(still_stale, 0u) << "current again once L1 hears from L2";
   EXPECT_EQ(world.config_value(1, kOrders, "retries")->origin.hub, "l1-dc1")
       << "dc1's override still wins";
   EXPECT_EQ(world.network().stats().decode_failures, 0u);

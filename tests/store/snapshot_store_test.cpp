@@ -28,6 +28,15 @@ ServiceSnapshot make_service(std::string name, std::uint64_t version,
       {std::move(name), "default"}, version, 1'700'000'000'000, std::move(instances)};
 }
 
+ConfigGroupSnapshot make_group(std::string group, std::map<std::string, std::string> values) {
+  ConfigGroupSnapshot g{
+      std::move(group), (std::uint64_t{3} << 40) | 9, 1'700'000'000'000, false, {}};
+  for (auto& [key, value] : values)
+    g.entries.emplace(key, proto::ConfigEntry{key, value, {2, "hub-l2", 77}});
+  g.gone = g.entries.empty();
+  return g;
+}
+
 class SqliteSnapshotStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<SqliteSnapshotStore> open() const { return SqliteSnapshotStore::open(dir()); }
@@ -174,30 +183,35 @@ TEST_F(SqliteSnapshotStoreTest, VersionOneFileIsUpgradedInPlaceAndLoadsWithNoRul
   EXPECT_EQ(loaded[0].instances[0].id, "a1");
   EXPECT_FALSE(loaded[0].routes.has_value()) << "a version-1 row has no rules";
 
-  // Upgraded: the file says version 2 and takes rules.
+  // Upgraded: the file says version 3 and takes rules and config groups.
   auto with_rules = loaded[0];
   with_rules.routes = two_rules();
   store->save({with_rules}, {});
   store.reset();
   {
     sqlite::Db raw(dir() / "agent-snapshot.db", {});
-    EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 2);
+    EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), 3);
   }
-  EXPECT_THAT(open()->load_all(), ElementsAre(with_rules));
+  store = open();
+  EXPECT_THAT(store->load_all(), ElementsAre(with_rules));
+  EXPECT_THAT(store->load_config_groups(), IsEmpty());
+  const auto group = make_group("ops", {{"degrade.orders", "on"}});
+  store->save_config_groups({group}, {});
+  EXPECT_THAT(store->load_config_groups(), ElementsAre(group));
 }
 
 TEST_F(SqliteSnapshotStoreTest, NewerSchemaVersionIsRefusedNamingTheVersionsRead) {
   open().reset();
   {
     sqlite::Db raw(dir() / "agent-snapshot.db", {});
-    sqlite::write_meta(raw, "schema_version", 3);
+    sqlite::write_meta(raw, "schema_version", 4);
   }
   try {
     open();
-    FAIL() << "opened a snapshot of schema version 3";
+    FAIL() << "opened a snapshot of schema version 4";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 3"));
-    EXPECT_THAT(e.what(), HasSubstr("versions 1 to 2"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 4"));
+    EXPECT_THAT(e.what(), HasSubstr("versions 1 to 3"));
   }
 }
 
@@ -217,6 +231,41 @@ TEST_F(SqliteSnapshotStoreTest, CorruptRoutesBlobIsReportedWithTheService) {
   } catch (const StoreError& e) {
     EXPECT_THAT(e.what(), HasSubstr("a/default"));
     EXPECT_THAT(e.what(), HasSubstr("routes"));
+  }
+}
+
+TEST_F(SqliteSnapshotStoreTest, ConfigGroupsRoundTripWithBytesOriginsAndGoneAndSurviveReopen) {
+  auto binary = make_group("orders.limits", {{"blob", std::string("\0\xff\x80", 3)}, {"n", "5"}});
+  binary.version = std::numeric_limits<std::uint64_t>::max();
+  const auto gone = make_group("retired", {});
+  {
+    auto store = open();
+    store->save_config_groups({gone, binary}, {});
+  }
+  EXPECT_THAT(open()->load_config_groups(), ElementsAre(binary, gone));
+}
+
+TEST_F(SqliteSnapshotStoreTest, AConfigGroupSavedAgainIsReplacedAndARemovedOneIsGone) {
+  auto store = open();
+  store->save_config_groups({make_group("a", {{"k", "1"}}), make_group("b", {{"k", "2"}})}, {});
+  const auto changed = make_group("a", {{"other", "3"}});
+  store->save_config_groups({changed}, {"b"});
+  EXPECT_THAT(store->load_config_groups(), ElementsAre(changed));
+  EXPECT_THAT(store->load_all(), IsEmpty()) << "services and groups are apart";
+}
+
+TEST_F(SqliteSnapshotStoreTest, CorruptConfigEntriesAreReportedWithTheGroup) {
+  auto store = open();
+  store->save_config_groups({make_group("ops", {{"k", "v"}})}, {});
+  {
+    sqlite::Db raw(dir() / "agent-snapshot.db", {});
+    raw.exec("UPDATE config_groups SET entries = x'91c3'");  // [true]
+  }
+  try {
+    store->load_config_groups();
+    FAIL() << "loaded a corrupt config blob";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config group ops"));
   }
 }
 
