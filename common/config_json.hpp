@@ -119,12 +119,9 @@ inline nlohmann::ordered_json config_history_json(const proto::ConfigReply& repl
   };
   auto history = nlohmann::ordered_json::array();
   for (const auto& c : reply.history) {
-    nlohmann::ordered_json change{{"version", c.version},
-                                  {"wall_ms", c.wall_ms},
-                                  {"key", c.key},
-                                  {"old", value(c.old_value)},
-                                  {"new", value(c.new_value)},
-                                  {"author", c.author}};
+    nlohmann::ordered_json change{
+        {"version", c.version},      {"wall_ms", c.wall_ms},      {"key", c.key},
+        {"old", value(c.old_value)}, {"new", value(c.new_value)}, {"author", c.author}};
     add_hex(change, "old_hex", c.old_value);
     add_hex(change, "new_hex", c.new_value);
     history.push_back(std::move(change));
