@@ -43,6 +43,7 @@ class LocalApi {
   }
   const SocketAddress& address() const { return server_->local_address(); }
   const http::ServerCounters& counters() const { return server_->counters(); }
+  const HubEditorCounters& edit_counters() const { return editor_.counters(); }
 
  private:
   void restore();

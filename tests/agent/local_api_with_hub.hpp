@@ -16,10 +16,12 @@ namespace cascade::agent::testing {
 
 class LocalApiWithHubTest : public ClientWithHubTest {
  protected:
-  // `adjust` changes the Client's options (zone, config groups) before it starts.
+  // `adjust` changes the Client's options (zone, keys) before it starts,
+  // `adjust_hub` the hub's config.
   explicit LocalApiWithHubTest(const std::string& name,
-                               const std::function<void(ClientOptions&)>& adjust = {})
-      : ClientWithHubTest(name) {
+                               const std::function<void(ClientOptions&)>& adjust = {},
+                               const std::function<void(hub::HubConfig&)>& adjust_hub = {})
+      : ClientWithHubTest(name, adjust_hub) {
     auto o = options(name + "-agent");
     if (adjust) adjust(o);
     client_ = std::make_unique<Client>(o);

@@ -9,8 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
 
+#include "cascade/common/curve_keys.hpp"
 #include "cascade/tests/agent/local_api_with_hub.hpp"
 
 namespace cascade::agent::api {
@@ -193,6 +195,45 @@ TEST_F(ConsulKvTest, AValueOverTheConfigCentresLimitIs413) {
 TEST_F(ConsulKvTest, AReadWithNoHubAnsweringIs504AtTheQueryTimeout) {
   hub.reset();
   expect_refused(get("/v1/kv/app/k"), 504, "no hub answered for config group app");
+}
+
+// A hub that runs with keys (docs/security.md) and knows this agent's key as
+// an agent's: it may beat, and may not edit the config centre.
+class ConsulKvKeyedHubTest : public agent::testing::LocalApiWithHubTest {
+ protected:
+  ConsulKvKeyedHubTest()
+      : LocalApiWithHubTest(
+            "consul-kv-keyed",
+            [](ClientOptions& o) {
+              o.keys = {
+                  agent_keys().public_z85, agent_keys().secret_z85, hub_keys().public_z85, {}};
+            },
+            [](hub::HubConfig& config) {
+              const auto keys = config.data_dir / "keys";
+              std::filesystem::create_directories(keys);
+              curve::write_key_files(keys, "hub", hub_keys());
+              std::ofstream(keys / "authorized_keys")
+                  << agent_keys().public_z85 << " kv-agent agent\n";
+              config.security.secret_key = keys / "hub.key";
+              config.security.authorized_keys = keys / "authorized_keys";
+            }) {}
+
+  static const curve::KeyPair& hub_keys() {
+    static const auto keys = curve::generate_key_pair();
+    return keys;
+  }
+  static const curve::KeyPair& agent_keys() {
+    static const auto keys = curve::generate_key_pair();
+    return keys;
+  }
+};
+
+TEST_F(ConsulKvKeyedHubTest, AHubThatRefusesTheAgentsKeyForEditsIs403WithItsReason) {
+  const auto refused = put("/v1/kv/app/k", "v");
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_THAT(refused.body, HasSubstr("refused this agent's key"));
+  EXPECT_EQ(api_->edit_counters().refused.load(), 1u);
+  EXPECT_EQ(get("/v1/kv/app/k").status, 404) << "reads work with the agent's key: nothing set";
 }
 
 }  // namespace
