@@ -253,6 +253,19 @@ void add_dns(ReadAtScrape& read, const dns::DnsCounters& c) {
            load(c.lookups_overflow));
 }
 
+// The KV store's writes (agent/api/hub_editor.hpp): refusals counted apart
+// from the edits the hub applied.
+void add_config_edits(ReadAtScrape& read, const api::HubEditorCounters& c) {
+  read.add({"cascade_agent_config_edits_total",
+            "Config edits sent to the hub through the HTTP API, by result.",
+            MetricType::kCounter,
+            {"result"}},
+           {{{"applied"}, load(c.applied)},
+            {{"refused"}, load(c.refused)},
+            {{"unanswered"}, load(c.unanswered)},
+            {{"overflow"}, load(c.overflowed)}});
+}
+
 }  // namespace
 
 AgentMetrics::AgentMetrics() : timings_(std::make_unique<Timings>(registry_)) {}
@@ -263,7 +276,10 @@ void AgentMetrics::read_from(const Client& client, const api::LocalApi* api,
                              const dns::DnsServer* dns) {
   registry_.add(read_client(client));
   auto read = std::make_unique<ReadAtScrape>();
-  if (api) metrics::add_http_server_families(*read, api->counters(), "cascade_agent_http");
+  if (api) {
+    metrics::add_http_server_families(*read, api->counters(), "cascade_agent_http");
+    add_config_edits(*read, api->edit_counters());
+  }
   if (dns) add_dns(*read, dns->counts());
   registry_.add(std::move(read));
   registry_.add(std::make_unique<metrics::ProcessMetrics>());

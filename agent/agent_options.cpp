@@ -6,6 +6,7 @@
 #include "cascade/common/curve_keys.hpp"
 #include "cascade/common/endpoint_security.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/common/validate.hpp"
 
 namespace cascade::agent {
 
@@ -14,6 +15,7 @@ namespace {
 struct RawOptions {
   std::vector<std::string> registrations;
   std::vector<std::string> uses;
+  std::vector<std::string> config_groups;  // --config-group GROUP
   std::string data_dir;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -118,6 +120,11 @@ std::string fill(DaemonConfig& c, const RawOptions& raw) {
   }
   for (const auto& use : raw.uses)
     c.uses.push_back(parse_service_key(use));
+  for (const auto& group : raw.config_groups) {
+    if (auto error = proto::check_name("config group", group); !error.empty())
+      return "--config-group '" + group + "': " + error;
+    c.client.config_groups.push_back(group);
+  }
   if (auto error = http::fill_api_options(raw.http, raw.http_allow, c.http); !error.empty())
     return error;
   if (auto error = metrics::parse_endpoint_options(raw.metrics, raw.metrics_allow, c.metrics);
@@ -149,6 +156,9 @@ ParsedAgentOptions parse_agent_options(int argc, const char* const* argv) {
       "--register", raw.registrations,
       "SERVICE=ADDRESS[,weight=N][,zone=Z][,id=ID][,group=G][,status=S][,meta.K=V] (repeatable)");
   app.add_option("--use", raw.uses, "SERVICE[@GROUP] to keep fresh and report (repeatable)");
+  app.add_option("--config-group", raw.config_groups,
+                 "Config group to follow from the start and never drop (repeatable): its "
+                 "values are at hand before the first read through the HTTP API");
   app.add_option("--data", raw.data_dir,
                  "Directory for the snapshot of used services (agent-snapshot.db)");
   app.add_option("--beat-interval-ms", raw.beat_interval_ms,

@@ -239,9 +239,23 @@ class Client {
   std::optional<ConfigSnapshot> config(std::string_view group);
   // One value of a group (config()'s rules); nullopt when not held.
   std::optional<std::string> config_value(std::string_view group, std::string_view key);
+  // Whether an operator switched `service` off (degrade.SERVICE = on in a
+  // followed group): what call() obeys, for a sidecar to answer its
+  // applications' picks with. A true answer counts as a call failed fast.
+  bool degraded(std::string_view service);
   // Follows `group` for good (never dropped) and calls `callback` on the I/O
   // thread with the new snapshot whenever its values change. Keep it short.
   void on_config_change(std::string_view group, ConfigCallback callback);
+  // config() for callers that must not wait (the daemon's HTTP API,
+  // agent/client_config_async.cpp): what is held for `group` now, nullopt
+  // when no hub has answered for it yet. Follows the group from this call on
+  // and marks it used, as config() does; its first answer, like every later
+  // change, reaches the listener of on_any_config_change().
+  std::optional<ConfigSnapshot> config_held(std::string_view group);
+  // One listener (a later call replaces it) called on the I/O thread with the
+  // new snapshot whenever the values of any followed group change, its first
+  // answer included. Unlike on_config_change(), it pins no group. Keep it short.
+  void on_any_config_change(ConfigCallback listener);
 
   // Removes every instance of this process at the hub in one acknowledged
   // message, then stops the I/O thread. Idempotent; true if the hub acknowledged.
@@ -357,6 +371,7 @@ class Client {
   bool shut_down_ = false;
   std::function<void(const Resolution&)> on_change_;
   std::map<std::string, std::vector<ConfigCallback>, std::less<>> config_callbacks_;  // under mu_
+  ConfigCallback config_listener_;                           // on_any_config_change(); under mu_
   std::map<proto::ServiceKey, ServiceBalancers> balancers_;  // guarded by mu_
   Rng pick_rng_;
   Router router_;  // thread-safe on its own

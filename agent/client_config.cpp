@@ -72,6 +72,12 @@ std::optional<std::string> Client::config_value(std::string_view group, std::str
   return it == held->entries.end() ? std::nullopt : std::optional<std::string>(it->second.value);
 }
 
+bool Client::degraded(std::string_view service) {
+  if (!levers_.lever(service).degraded) return false;
+  levers_.count_degraded();
+  return true;
+}
+
 void Client::on_config_change(std::string_view group, ConfigCallback callback) {
   require_group(group);
   std::lock_guard lock(mu_);
@@ -91,8 +97,11 @@ void Client::config_changed(const AgentActions& actions) {
     for (const auto& group : actions.config_changed) {
       auto callbacks = config_callbacks_.find(group);
       auto snapshot = config_snapshot(clock_.now(), group);
-      if (callbacks != config_callbacks_.end() && snapshot)
-        calls.emplace_back(callbacks->second, std::move(*snapshot));
+      if (!snapshot) continue;
+      std::vector<ConfigCallback> to_call;
+      if (callbacks != config_callbacks_.end()) to_call = callbacks->second;
+      if (config_listener_) to_call.push_back(config_listener_);
+      if (!to_call.empty()) calls.emplace_back(std::move(to_call), std::move(*snapshot));
     }
   }
   cv_.notify_all();  // first config() calls waiting for these groups
@@ -134,6 +143,23 @@ void Client::save_config_snapshots(const std::vector<std::string>& keep,
   } catch (const std::exception& e) {
     spdlog::error("could not save the config snapshot: {}", e.what());
   }
+}
+
+// The daemon's HTTP API parks a request for a group not held yet and answers
+// it from the listener, so no server thread waits the way config() does.
+std::optional<ConfigSnapshot> Client::config_held(std::string_view group) {
+  require_group(group);
+  std::lock_guard lock(mu_);
+  const auto now = clock_.now();
+  const bool first = !core_.configs().follows(group);
+  core_.use_config(now, group);
+  if (first) wake();
+  return config_snapshot(now, group);
+}
+
+void Client::on_any_config_change(ConfigCallback listener) {
+  std::lock_guard lock(mu_);
+  config_listener_ = std::move(listener);
 }
 
 }  // namespace cascade::agent

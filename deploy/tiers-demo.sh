@@ -3,7 +3,9 @@
 # two L1 hubs in each of dc1 and dc2, and a cascading proxy in dc1. A dc2 provider of `pay` is
 # discovered from dc1 through L2 and then served from dc1-a's cache; it crashes (kill -9) and
 # disappears from dc1 one L1 lease later; with both L2 hubs stopped, dc1 still resolves its own
-# `web` as usual and serves `pay` from its cache marked stale, until the L2 hubs come back.
+# `web` as usual and serves `pay` from its cache marked stale, until the L2 hubs come back. Two
+# dc1 callers' failure reports isolate a dc2 address everywhere; then an operator switches `pay`
+# off at L2 (config key degrade.pay) and applications in both datacenters fail fast, and back.
 # Everything runs with CurveZMQ keys made at start in the run's temp dir (deploy/topologies/keys.sh):
 # a key pair per hub, proxy and agent, and one operator key that every cascadectl call uses.
 #
@@ -134,6 +136,20 @@ expect() {  # what, actual, wanted
   [ "$2" = "$3" ] || fail "expected $1 '$3', got '$2' (answer: $(tr -d ' \n' <"$WORK/answer.json"))"
 }
 summary() { ctl "$1" resolve "$2" | head -n 1; }
+# An HTTP GET over bash's /dev/tcp (no HTTP client needed): the response's status code.
+http_status() {  # host:port, path
+  local fd code
+  exec {fd}<>"/dev/tcp/${1%:*}/${1##*:}" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$2" "$1" >&"$fd"
+  code=$(head -n 1 <&"$fd" | cut -d' ' -f2)
+  exec {fd}<&-
+  echo "$code"
+}
+pick_status() { http_status "$1" /api/v1/services/pay/pick; }  # the sidecar's http address
+picks_are() { [ "$(pick_status "$APP_DC1")" = "$1" ] && [ "$(pick_status "$APP_DC2")" = "$1" ]; }
+http_address() {  # agent name: the address its --http API listens on
+  sed -n 's/^http listening on //p' "$WORK/$1.out"
+}
 says_curve() { [ "$(hub_security "$CTL" "$WORK" "$(ep "$1")")" = curve ]; }  # name
 
 HUBS=(l2-a l2-b dc1-a dc1-b dc2-a dc2-b dc1-proxy)  # in start order: upstreams first
@@ -162,6 +178,9 @@ for name in pay-dc2 pay-dc2-new pay-dc2-b; do agent_key $name "agent register=pa
 agent_key consumer-dc1 "agent query=pay" dc1-proxy
 # Two callers that report failed calls on pay: the hub counts reporters by key, so two keys.
 for name in caller-a caller-b; do agent_key $name "agent query=pay" dc1-a; done
+# Two applications' sidecars, one per datacenter, that follow the config group `ops`.
+agent_key app-dc1 "agent query=pay" dc1-a dc1-b
+agent_key app-dc2 "agent query=pay" dc2-a dc2-b
 echo "   dc1-a admits:"; grep -v '^#' "$WORK/keys/dc1-a.authorized_keys" | cut -d' ' -f2- | indent
 echo "   l2-a admits:";  grep -v '^#' "$WORK/keys/l2-a.authorized_keys" | cut -d' ' -f2- | indent
 
@@ -292,5 +311,28 @@ grep '^changed pay .*isolated' "$WORK/consumer-dc1.out" | head -n 1 | indent
 echo "   cascadectl resolve at dc2-a hides it; --all shows why:"
 ctl "$DC2_A" resolve pay --all | indent
 echo "   dc2-a status: $(ctl "$DC2_A" --json status | grep -E '"(isolated|unconfirmed)"' | tr -d ' \n')"
+
+# ---------------------------------------------------------------------------------------------
+step "g. Degrade switch: an operator switches pay off at L2; applications in dc1 and dc2 fail fast"
+# Each application asks its sidecar for a pay instance before every call
+# (GET /api/v1/services/pay/pick); the library's Client::call() obeys the same key.
+start_agent app-dc1 --hub "$DC1_A" --hub "$DC1_B" --use pay --config-group ops --http 127.0.0.1:0
+start_agent app-dc2 --hub "$DC2_A" --hub "$DC2_B" --use pay --config-group ops --http 127.0.0.1:0
+t0=$(now_ms)
+wait_until "$t0" "the sidecars' HTTP APIs" eval '[ -n "$(http_address app-dc1)" ] && [ -n "$(http_address app-dc2)" ]'
+APP_DC1=$(http_address app-dc1) APP_DC2=$(http_address app-dc2)
+wait_until "$t0" "pay picked in both datacenters" picks_are 200
+echo "   app-dc1 and app-dc2 pick a pay instance: HTTP 200"
+t0=$(now_ms)
+# Config lives at each hub: the L2 pair takes the same edit, each hub its own copy.
+for l2 in "$L2_A" "$L2_B"; do ctl "$l2" config set ops degrade.pay on | indent; done
+wait_until "$t0" "both sidecars refusing pay" picks_are 503
+echo "   -> both datacenters fail fast (HTTP 503 degraded) $WAITED_MS ms after the operator's command"
+echo "      (pushed between beats: L2 -> dc1-a, dc2-a -> sidecars; cascadectl start-up included)"
+ctl "$DC1_A" config get ops | indent
+t0=$(now_ms)
+for l2 in "$L2_A" "$L2_B"; do ctl "$l2" config set ops degrade.pay off >/dev/null; done
+wait_until "$t0" "both sidecars picking pay again" picks_are 200
+echo "   -> switched back on: both pick pay again after $WAITED_MS ms"
 
 step "Done"

@@ -6,6 +6,7 @@
 
 #include "cascade/agent/api/consul_json.hpp"
 #include "cascade/agent/api/consul_registration.hpp"
+#include "cascade/agent/api/consul_replies.hpp"
 #include "cascade/agent/api/consul_services.hpp"
 #include "cascade/agent/api/deadline_timer.hpp"
 #include "cascade/agent/api/native_json.hpp"
@@ -27,22 +28,6 @@ using http::Request;
 using http::ResponderPtr;
 using http::Response;
 
-constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
-
-// Consul's errors are plain text, and so are these.
-Response text_response(int status, std::string body) {
-  Response r;
-  r.status = status;
-  r.body = std::move(body);
-  r.content_type = std::string(kTextPlain);
-  return r;
-}
-
-// Consul acknowledges a change with 200 and no body.
-Response done() {
-  return text_response(200, "");
-}
-
 Response body_error(const BodyError& error) {
   const bool undecodable = error.code == "invalid_json";
   return text_response(400, (undecodable ? "Request decode failed: " : "") + error.message);
@@ -50,15 +35,6 @@ Response body_error(const BodyError& error) {
 
 Response json_ok(const Json& json) {
   return Response::json(200, dump(json));
-}
-
-// What Consul clients read beside a listing: the index to block on, and how
-// current the answer is.
-void add_index_headers(Response& response, std::uint64_t index, bool known_leader,
-                       Duration last_contact) {
-  response.headers.emplace_back("X-Consul-Index", std::to_string(index));
-  response.headers.emplace_back("X-Consul-KnownLeader", known_leader ? "true" : "false");
-  response.headers.emplace_back("X-Consul-LastContact", std::to_string(last_contact.count()));
 }
 
 // "tcp://10.0.0.1:7400" -> "10.0.0.1:7400", as Consul names its servers.
@@ -70,14 +46,6 @@ std::string hub_address(std::string_view endpoint) {
 AgentIdentity identity_of(const Client& client) {
   const auto& consumer = client.options().consumer;
   return {client.node_id(), consumer.zone, consumer.host.empty() ? host_name() : consumer.host};
-}
-
-// ?index= and ?wait= as Consul reads them: index 0 does not block.
-Parsed<BlockingArgs> blocking_of(const Request& request) {
-  auto blocking = parse_blocking(request.arg("index"), request.arg("wait"));
-  if (auto* args = std::get_if<BlockingArgs>(&blocking); args && args->index == 0)
-    args->index.reset();
-  return blocking;
 }
 
 Parsed<ConsulFilter> filter_of(const Request& request) {

@@ -222,4 +222,33 @@ Json agent_check_json(const TtlCheck& check, const std::string& node, const std:
           {"Definition", Json::object()}};
 }
 
+Json kv_entry_json(const std::string& path, std::string_view value, std::uint64_t index) {
+  return {{"LockIndex", 0},         {"Key", path},          {"Flags", 0},
+          {"Value", base64(value)}, {"CreateIndex", index}, {"ModifyIndex", index}};
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const auto n = (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16U) |
+                   (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8U) |
+                   static_cast<unsigned char>(bytes[i + 2]);
+    for (const unsigned shift : {18U, 12U, 6U, 0U})
+      out += kAlphabet[(n >> shift) & 0x3FU];
+  }
+  if (const auto rest = bytes.size() - i; rest > 0) {
+    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16U;
+    if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8U;
+    out += kAlphabet[(n >> 18U) & 0x3FU];
+    out += kAlphabet[(n >> 12U) & 0x3FU];
+    out += rest == 2 ? kAlphabet[(n >> 6U) & 0x3FU] : '=';
+    out += '=';
+  }
+  return out;
+}
+
 }  // namespace cascade::agent::api

@@ -90,4 +90,13 @@ Json agent_service_json(const ConsulInstance& instance, std::uint32_t passing_we
 Json agent_check_json(const TtlCheck& check, const std::string& node, const std::string& service,
                       const std::vector<std::string>& tags);
 
+// An entry of GET /v1/kv/KEY (docs/consul-compat.md, "KV store"): `path` is
+// Consul's Key (GROUP/KEY), the value in base64, and `index` its CreateIndex
+// and ModifyIndex: the version of the group at the tier that set the value,
+// when it was set. LockIndex and Flags are 0 (no locks, no flags); no Session.
+Json kv_entry_json(const std::string& path, std::string_view value, std::uint64_t index);
+
+// RFC 4648 base64, with padding, as Consul writes KV values.
+std::string base64(std::string_view bytes);
+
 }  // namespace cascade::agent::api

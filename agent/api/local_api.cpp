@@ -6,11 +6,17 @@
 #include <stdexcept>
 
 #include "cascade/agent/api/consul_api.hpp"
+#include "cascade/agent/api/consul_kv.hpp"
 #include "cascade/agent/api/native_api.hpp"
+#include "cascade/agent/api/native_config.hpp"
 
 namespace cascade::agent::api {
 
 namespace {
+
+// A config edit is answered after the hub committed it to disk: it may take
+// longer than a lookup.
+constexpr Duration kEditTimeout{5000};
 
 WatchSource source_of(Client& client) {
   return {[&client](const proto::ServiceKey& s) { return client.cached_version(s); },
@@ -33,12 +39,19 @@ http::ServerConfig server_config(const HttpApiOptions& options) {
 
 LocalApi::LocalApi(Client& client, const HttpApiOptions& options,
                    const std::optional<std::filesystem::path>& data_dir)
-    : journal_(data_dir ? RegistrationJournal::open(*data_dir) : nullptr),
-      watches_(source_of(client), clock_, std::random_device{}()) {
+    : client_(client),
+      journal_(data_dir ? RegistrationJournal::open(*data_dir) : nullptr),
+      watches_(source_of(client), clock_, std::random_device{}()),
+      config_watches_(client, clock_, std::random_device{}(), client.options().query_timeout),
+      editor_(client, kEditTimeout) {
   add_native_routes(router_, client, watches_, journal_.get());
+  add_native_config_routes(router_, config_watches_, client.options().query_timeout);
   consul_changes_ = add_consul_routes(router_, client, watches_, clock_, journal_.get());
+  add_consul_kv_routes(router_, client, config_watches_, editor_);
   restore();
   server_ = std::make_unique<http::Server>(server_config(options), router_);
+  client.on_any_config_change(
+      [this](const ConfigSnapshot& snapshot) { config_watches_.on_change(snapshot); });
 }
 
 // Each kept registration through its own route again, as its application
@@ -63,6 +76,8 @@ void LocalApi::restore() {
   }
 }
 
-LocalApi::~LocalApi() = default;
+LocalApi::~LocalApi() {
+  client_.on_any_config_change(nullptr);
+}
 
 }  // namespace cascade::agent::api

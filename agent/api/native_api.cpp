@@ -101,6 +101,12 @@ class NativeApi {
     auto key = service_of(request, params);
     if (auto* error = std::get_if<Response>(&key)) return *error;
     const auto service = std::get<proto::ServiceKey>(key);
+    // The operator's degrade switch comes first, as in Client::call(): the
+    // application fails fast (or runs its fallback) without a pick.
+    if (client_.degraded(service.name))
+      return Response::error(503, "degraded",
+                             service.name + " is switched off by an operator (config key degrade." +
+                                 service.name + "): fail fast or use a fallback");
     auto policy = client_.policy_for(service);
     if (auto name = request.arg("policy")) {
       const auto parsed = parse_lb_policy(*name);

@@ -31,9 +31,11 @@ class ClientWithHubTest : public ::testing::Test {
  protected:
   static constexpr Duration kBeat{100};
 
-  explicit ClientWithHubTest(const std::string& name)
+  // `adjust_hub` changes the hub's config before it starts (keys, limits).
+  explicit ClientWithHubTest(const std::string& name,
+                             const std::function<void(hub::HubConfig&)>& adjust_hub = {})
       : hub_dir(fresh_dir(name + "-hub")),
-        hub(std::make_unique<RunningHub>(hub_dir, name + "-test-hub", kBeat)) {}
+        hub(std::make_unique<RunningHub>(hub_dir, name + "-test-hub", kBeat, adjust_hub)) {}
 
   // A Client's options with the hub as its only hub, node id `id`.
   ClientOptions options(const std::string& id) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,13 +35,16 @@ class RunInBackground {
 // A hub server on an ephemeral loopback port, its state in `dir`.
 class RunningHub {
  public:
-  RunningHub(std::filesystem::path dir, std::string id, Duration beat_interval)
+  // `adjust` changes the hub's config (keys, limits) before it starts.
+  RunningHub(std::filesystem::path dir, std::string id, Duration beat_interval,
+             const std::function<void(hub::HubConfig&)>& adjust = {})
       : dir_(std::move(dir)) {
     hub::HubConfig config;
     config.id = std::move(id);
     config.listen = "tcp://127.0.0.1:*";
     config.data_dir = dir_;
     config.beat_interval = beat_interval;
+    if (adjust) adjust(config);
     store_ = hub::SqliteHubStore::open(dir_, sqlite::Synchronous::kNormal);
     server_ = std::make_unique<hub::HubServer>(config, clock_, *store_, context_);
     endpoint_ = server_->bind();

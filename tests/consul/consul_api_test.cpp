@@ -10,9 +10,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
-#include "cascade/agent/api/local_api.hpp"
-#include "cascade/tests/agent/client_with_hub.hpp"
-#include "cascade/tests/common/curl_client.hpp"
+#include "cascade/tests/agent/local_api_with_hub.hpp"
 
 namespace cascade::agent::api {
 namespace {
@@ -22,36 +20,14 @@ using cascade::testing::HttpResult;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-class ConsulApiTest : public agent::testing::ClientWithHubTest {
+class ConsulApiTest : public agent::testing::LocalApiWithHubTest {
  protected:
-  ConsulApiTest() : ClientWithHubTest("consul-api") {
-    auto o = options("consul-agent");
-    o.consumer.zone = "dc1";
-    o.consumer.host = "10.9.9.9";
-    client_ = std::make_unique<Client>(o);
-    HttpApiOptions http;
-    http.listen = std::get<SocketAddress>(SocketAddress::parse("127.0.0.1:0"));
-    api_ = std::make_unique<LocalApi>(*client_, http);
-    client_->on_change([this](const Resolution& r) { api_->on_change(r); });
-    base_ = "http://" + api_->address().to_string();
-  }
-  void TearDown() override {
-    client_->shutdown();
-    api_.reset();  // after the Client's I/O thread stopped, as cascade-agent does
-    client_.reset();
-    ClientWithHubTest::TearDown();
-  }
+  ConsulApiTest()
+      : LocalApiWithHubTest("consul-api", [](ClientOptions& o) {
+          o.consumer.zone = "dc1";
+          o.consumer.host = "10.9.9.9";
+        }) {}
 
-  HttpResult call(std::string method, const std::string& path, std::string body = "") {
-    return cascade::testing::http({std::move(method), base_ + path, std::move(body)});
-  }
-  HttpResult get(const std::string& path) { return call("GET", path); }
-  HttpResult put(const std::string& path, std::string body = "") {
-    return call("PUT", path, std::move(body));
-  }
-  static nlohmann::json json_of(const HttpResult& result) {
-    return nlohmann::json::parse(result.body);
-  }
   // GET `path` until it lists `count` entries: blocking queries, each
   // returning when the agent's copy of the service changes (registrations
   // reach the hub at once, but not before the PUT returns).
@@ -61,10 +37,6 @@ class ConsulApiTest : public agent::testing::ClientWithHubTest {
       result = get(path + "?index=" + result.headers["x-consul-index"] + "&wait=5s");
     return result;
   }
-
-  std::unique_ptr<Client> client_;
-  std::unique_ptr<LocalApi> api_;
-  std::string base_;
 };
 
 constexpr const char* kWebWithTtl =

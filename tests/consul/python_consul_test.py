@@ -15,21 +15,27 @@ dc2 (--upstream), agents A, B and C in dc1 and agent D in dc2, each with
      when it is deregistered.
   4. catalog.services, catalog.service, status.leader, status.peers,
      agent.self, agent.services, agent.checks; A deregisters "web".
+  5. The KV store, cascade's config centre (GROUP/KEY): A puts and gets a
+     value, lists the group (recurse), a blocking get at A returns after a
+     put through B, A deletes; with cascadectl, a key set at the L2 hub is
+     read through A in dc1. A --config-group that is not a group name stops
+     cascade-agent with a message saying so.
 Every wait is a blocking query or a poll with a deadline; hubs and agents
 beat every 200 ms, so the whole run takes a few seconds.
 
-Usage: python_consul_test.py PATH/TO/cascade-hub PATH/TO/cascade-agent
+Usage: python_consul_test.py PATH/TO/cascade-hub PATH/TO/cascade-agent [PATH/TO/cascadectl]
 Exit codes: 0 passed, 1 failed, 77 skipped (no python3-consul here).
 """
 
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'support'))
-from cascade_processes import PATIENCE_S, Processes, check  # noqa: E402
+from cascade_processes import PATIENCE_S, Processes, check, eventually  # noqa: E402
 
 SKIP = 77
 for variable in ('CONSUL_HTTP_ADDR', 'CONSUL_HTTP_TOKEN', 'CONSUL_HTTP_SSL',
@@ -87,27 +93,26 @@ def wait_health(client, name, wanted, **query):
 
 
 class Blocked:
-    """Blocking health queries on a thread of their own, started at once, from
-    `index` until wanted(nodes) holds: a query that returns with nothing
-    wanted (Consul allows such wakeups) blocks again with the index it got."""
+    """Blocking queries on a thread of their own, started at once, from `index`
+    until wanted(answer) holds: ask(index) is one query, (index, answer); a
+    query that returns with nothing wanted (Consul allows such wakeups)
+    blocks again with the index it got."""
 
-    def __init__(self, client, name, index, wanted, **query):
+    def __init__(self, ask, index, wanted):
         self.result = None
         self.queries = 0
         self.started = time.monotonic()
-        self.thread = threading.Thread(target=self.run,
-                                       args=(client, name, index, wanted, query))
+        self.thread = threading.Thread(target=self.run, args=(ask, index, wanted))
         self.thread.start()
 
-    def run(self, client, name, index, wanted, query):
+    def run(self, ask, index, wanted):
         try:
             while True:
                 self.queries += 1
-                index, nodes = client.health.service(name, index=index, wait=BLOCK_WAIT,
-                                                     **query)
-                if wanted(nodes) or time.monotonic() - self.started > PATIENCE_S:
+                index, answer = ask(index)
+                if wanted(answer) or time.monotonic() - self.started > PATIENCE_S:
                     break
-            self.result = (index, nodes)
+            self.result = (index, answer)
         except Exception as e:  # reported by get()
             self.result = e
         self.elapsed = time.monotonic() - self.started
@@ -125,6 +130,12 @@ class Blocked:
         return self.result
 
 
+def blocked_health(client, name, index, wanted, **query):
+    """Blocked on client.health.service(name, **query)."""
+    return Blocked(lambda i: client.health.service(name, index=i, wait=BLOCK_WAIT, **query),
+                   index, wanted)
+
+
 def ttl_checks_change_health_at_another_agent(a, b):
     check(a.agent.service.register('web', service_id='web-1', address='127.0.0.1', port=8080,
                                    tags=['v1'], check=consul.Check.ttl('10s')),
@@ -135,7 +146,7 @@ def ttl_checks_change_health_at_another_agent(a, b):
     _, passing = b.health.service('web', passing=True)
     check(passing == [], f'not passing before the first pass: {passing}')
 
-    blocked = Blocked(b, 'web', index, lambda n: n != [], passing=True)
+    blocked = blocked_health(b, 'web', index, lambda n: n != [], passing=True)
     check(blocked.still_waiting_after(0.3), 'the blocking query returned before any change')
     check(a.agent.check.ttl_pass('service:web-1', notes='ready'), 'pass at A')
     index, nodes = blocked.get()
@@ -172,14 +183,14 @@ def ttl_checks_change_health_at_another_agent(a, b):
 def blocking_query_sees_a_provider_come_and_go(b, c):
     index, nodes = b.health.service('pay')
     check(nodes == [] and index == '1', f'an unknown service: 200 [] at index 1, got {index}')
-    blocked = Blocked(b, 'pay', index, lambda n: n != [])
+    blocked = blocked_health(b, 'pay', index, lambda n: n != [])
     check(blocked.still_waiting_after(0.3), 'nothing to report yet')
     check(c.agent.service.register('pay', service_id='pay-c', address='127.0.0.1', port=7000),
           'register pay at C')
     index, nodes = blocked.get()
     check(ids(nodes) == ['pay-c'], f'pay-c appeared: {nodes}')
     print(f'  B saw pay-c appear after {blocked.elapsed:.2f} s ({blocked.queries} queries)')
-    blocked = Blocked(b, 'pay', index, lambda n: n == [])
+    blocked = blocked_health(b, 'pay', index, lambda n: n == [])
     check(blocked.still_waiting_after(0.3), 'nothing changed yet')
     check(c.agent.service.deregister('pay-c'), 'deregister pay-c at C')
     index, nodes = blocked.get()
@@ -190,7 +201,7 @@ def blocking_query_sees_a_provider_come_and_go(b, c):
 def blocking_query_across_datacenters(b, d):
     index, nodes = b.health.service('geo')
     check(nodes == [], f'geo is unknown at first: {nodes}')
-    blocked = Blocked(b, 'geo', index, lambda n: n != [])
+    blocked = blocked_health(b, 'geo', index, lambda n: n != [])
     check(d.agent.service.register('geo', service_id='geo-d', address='127.0.0.1', port=7100,
                                    tags=['eu']), 'register geo at D (dc2)')
     index, nodes = blocked.get()
@@ -204,7 +215,7 @@ def blocking_query_across_datacenters(b, d):
     check(b.health.service('geo', dc='dc1')[1] == [], '?dc=dc1 drops it')
     check(ids(b.health.service('geo', tag='eu')[1]) == ['geo-d'], '?tag=eu keeps it')
 
-    blocked = Blocked(b, 'geo', index, lambda n: n == [])
+    blocked = blocked_health(b, 'geo', index, lambda n: n == [])
     check(d.agent.service.deregister('geo-d'), 'deregister geo-d at D')
     index, nodes = blocked.get()
     check(nodes == [], f'geo-d disappeared from dc1: {nodes}')
@@ -237,10 +248,62 @@ def catalog_status_and_agent_endpoints(a, b, dc1_hub):
     check(not a.agent.check.ttl_pass('service:web-1'), 'its check went with it (404)')
 
 
+def kv_store_is_the_config_centre(a, b, ctl, l2):
+    check(a.kv.put('app/db/url', 'postgres://db'), 'kv.put at A')
+    index, entry = a.kv.get('app/db/url')
+    check(entry is not None and entry['Value'] == b'postgres://db', f'kv.get at A: {entry}')
+    check(entry['Key'] == 'app/db/url' and entry['Flags'] == 0, f'the entry: {entry}')
+    check(a.kv.put('app/db/pool', '5'), 'kv.put of a second key')
+
+    def both_listed():
+        listed = a.kv.get('app/', recurse=True)[1] or []
+        return listed if len(listed) == 2 else None
+    entries = eventually('both keys listed at A', both_listed)
+    check(sorted((e['Key'], e['Value']) for e in entries) ==
+          [('app/db/pool', b'5'), ('app/db/url', b'postgres://db')], f'recurse: {entries}')
+    index, entry = a.kv.get('app/db/url')
+
+    blocked = Blocked(lambda i: a.kv.get('app/db/url', index=i, wait=BLOCK_WAIT), index,
+                      lambda e: e is not None and e['Value'] == b'postgres://db2')
+    check(blocked.still_waiting_after(0.3), 'the blocking get returned before any change')
+    check(b.kv.put('app/db/url', 'postgres://db2'), 'kv.put through B')
+    _, entry = blocked.get()
+    check(entry['Value'] == b'postgres://db2', f'A saw the put through B: {entry}')
+    print(f'  A saw a KV put through B after {blocked.elapsed:.2f} s ({blocked.queries} queries)')
+
+    check(a.kv.delete('app/db/pool'), 'kv.delete at A')
+    eventually('the deleted key gone at A', lambda: a.kv.get('app/db/pool')[1] is None or None)
+    check(a.kv.delete('app/', recurse=True), 'kv.delete recurse at A')
+    eventually('the group empty at A', lambda: a.kv.get('app/', recurse=True)[1] is None or None)
+
+    if ctl is None:
+        print('  (no cascadectl given: the cross-tier KV read is not checked)')
+        return
+    done = subprocess.run([ctl, '--hub', l2, 'config', 'set', 'shared', 'region', 'eu-west'],
+                          capture_output=True, text=True, timeout=PATIENCE_S)
+    check(done.returncode == 0, f'cascadectl config set at L2: {done.stdout}{done.stderr}')
+    index, entry = a.kv.get('shared/region')
+    if entry is None:
+        blocked = Blocked(lambda i: a.kv.get('shared/region', index=i, wait=BLOCK_WAIT), index,
+                          lambda e: e is not None)
+        _, entry = blocked.get()
+    check(entry['Value'] == b'eu-west', f'the L2 key read through A in dc1: {entry}')
+    print('  a key set at the L2 hub read through a dc1 agent\'s KV')
+
+
+def a_bad_config_group_stops_the_agent(agent_binary, hub):
+    done = subprocess.run([agent_binary, '--hub', hub, '--config-group', 'bad\tname'],
+                          capture_output=True, text=True, timeout=PATIENCE_S)
+    check(done.returncode != 0 and '--config-group' in done.stderr + done.stdout and
+          'control character' in done.stderr + done.stdout,
+          f'a bad --config-group: exit {done.returncode}: {done.stdout}{done.stderr}')
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__)
         return 2
+    ctl = sys.argv[3] if len(sys.argv) == 4 else None
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='cascade-py-consul-') as workdir:
         cluster = Cluster(sys.argv[1], sys.argv[2], workdir)
@@ -255,7 +318,9 @@ def main():
             for step in (lambda: ttl_checks_change_health_at_another_agent(a, b),
                          lambda: blocking_query_sees_a_provider_come_and_go(b, c),
                          lambda: blocking_query_across_datacenters(b, d),
-                         lambda: catalog_status_and_agent_endpoints(a, b, dc1)):
+                         lambda: catalog_status_and_agent_endpoints(a, b, dc1),
+                         lambda: kv_store_is_the_config_centre(a, b, ctl, l2),
+                         lambda: a_bad_config_group_stops_the_agent(sys.argv[2], dc1)):
                 step()
         except Exception as e:  # a Failure, or python-consul's or Python's own
             print(f'FAIL: {type(e).__name__}: {e}')
@@ -264,8 +329,8 @@ def main():
             return 1
         finally:
             cluster.stop()
-    print(f'PASS: python-consul registered, checked, watched and listed through cascade '
-          f'in {time.monotonic() - started:.1f} s')
+    print(f'PASS: python-consul registered, checked, watched, listed and kept keys through '
+          f'cascade in {time.monotonic() - started:.1f} s')
     return 0
 
 

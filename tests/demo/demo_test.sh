@@ -26,6 +26,8 @@ tiers_demo_runs_with_curve() {
   expect_lines 7 'security: curve$'
   expect_lines 0 'security: (loopback|insecure)'
   expect_lines 1 'isolated [0-9]+ ms: 2 failures from 2 callers'
+  expect_lines 1 'both datacenters fail fast \(HTTP 503 degraded\)'
+  expect_lines 1 'switched back on: both pick pay again'
   expect_lines 1 '== Done'
 }
 
