@@ -17,6 +17,18 @@ namespace {
 
 using namespace cascade::hub::testing;
 
+// What `cascadectl config set orders timeout_ms 300` sends.
+proto::AdminRequest set_orders_timeout(std::uint64_t request_id) {
+  proto::AdminRequest edit;
+  edit.request_id = request_id;
+  edit.op = proto::AdminOp::kConfigEdit;
+  edit.actor = "alice@ops-1";
+  edit.service = proto::ServiceKey{"", ""};
+  edit.config_group = "orders";
+  edit.config_edits = {{"timeout_ms", "300"}};
+  return edit;
+}
+
 TEST_F(HubServerTest, RegistrationIsAcknowledgedOnlyAfterItsCommit) {
   auto reply = request(beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}));
   ASSERT_TRUE(reply);
@@ -63,13 +75,7 @@ TEST_F(HubServerTest, OperatorIsAnsweredOnlyOnceTheAuditRecordCommittedWithTheWa
 }
 
 TEST_F(HubServerTest, AConfigEditIsAnsweredOnceItsRecordsCommittedAndHistoryShowsTheCommitTime) {
-  proto::AdminRequest edit;
-  edit.request_id = 6;
-  edit.op = proto::AdminOp::kConfigEdit;
-  edit.actor = "alice@ops-1";
-  edit.service = proto::ServiceKey{"", ""};
-  edit.config_group = "orders";
-  edit.config_edits = {{"timeout_ms", "300"}};
+  const auto edit = set_orders_timeout(6);
   const WallMs before = clock.wall_ms();
   auto reply = request(edit);
   ASSERT_TRUE(reply);
@@ -231,14 +237,7 @@ TEST_F(HubServerPushTest, AConfigEditIsPushedToTheGroupsFollowerBetweenItsBeats)
   ASSERT_EQ(first.config_updates.size(), 1u);
   EXPECT_EQ(first.config_updates[0].kind, proto::UpdateKind::kGone) << "nothing set yet";
 
-  proto::AdminRequest edit;
-  edit.request_id = 8;
-  edit.op = proto::AdminOp::kConfigEdit;
-  edit.actor = "alice@ops-1";
-  edit.service = proto::ServiceKey{"", ""};
-  edit.config_group = "orders";
-  edit.config_edits = {{"timeout_ms", "300"}};
-  const auto bytes = proto::encode(edit);
+  const auto bytes = proto::encode(set_orders_timeout(8));
   client.send(zmq::buffer(bytes), zmq::send_flags::none);
   std::optional<proto::DownBeat> push;
   for (int frames = 0; frames < 3 && !push; ++frames) {
