@@ -6,6 +6,8 @@
 # `web` as usual and serves `pay` from its cache marked stale, until the L2 hubs come back. Two
 # dc1 callers' failure reports isolate a dc2 address everywhere; then an operator switches `pay`
 # off at L2 (config key degrade.pay) and applications in both datacenters fail fast, and back.
+# Last, a datacenter traffic switch: one routing rule at dc1-a (cascadectl set-routes) moves
+# dc1's consumers of `pay` from dc2's providers to a dc1 provider, and one more moves them back.
 # Everything runs with CurveZMQ keys made at start in the run's temp dir (deploy/topologies/keys.sh):
 # a key pair per hub, proxy and agent, and one operator key that every cascadectl call uses.
 #
@@ -145,8 +147,39 @@ http_status() {  # host:port, path
   exec {fd}<&-
   echo "$code"
 }
+# An HTTP GET like http_status: the response's body (the lines after the header's blank line).
+http_body() {  # host:port, path
+  local fd
+  exec {fd}<>"/dev/tcp/${1%:*}/${1##*:}" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$2" "$1" >&"$fd"
+  sed '1,/^\r\{0,1\}$/d' <&"$fd"
+  exec {fd}<&-
+}
 pick_status() { http_status "$1" /api/v1/services/pay/pick; }  # the sidecar's http address
 picks_are() { [ "$(pick_status "$APP_DC1")" = "$1" ] && [ "$(pick_status "$APP_DC2")" = "$1" ]; }
+# True if the sidecar's answer for pay (its list and the rules it holds) contains TEXT.
+sidecar_holds() {  # http address, text
+  [[ $(http_body "$1" /api/v1/services/pay) == *"$2"* ]]
+}
+# One pick of pay through a sidecar: "ZONE ADDRESS" of the instance chosen ("" if none was).
+pick_zone() {  # http address
+  http_body "$1" /api/v1/services/pay/pick |
+    sed -n 's/.*"instance":{.*"address":"\([^"]*\)".*"zone":"\([^"]*\)".*/\2 \1/p'
+}
+# True if four picks of pay through a sidecar all chose an instance in ZONE (round robin: each
+# candidate at least once, there are at most two); PICKED lists the addresses chosen, PICKS_AT_MS
+# is when the first of them was asked for (checking four takes a while on a busy machine).
+picks_in() {  # http address, zone
+  local got
+  PICKED=()
+  PICKS_AT_MS=$(now_ms)
+  for _ in 1 2 3 4; do
+    got=$(pick_zone "$1")
+    PICKED+=("${got#* }")
+    [ "${got%% *}" = "$2" ] || return 1
+  done
+}
+picked() { printf '%s\n' "${PICKED[@]}" | sort -u | paste -sd ' ' -; }  # PICKED, each address once
 http_address() {  # agent name: the address its --http API listens on
   sed -n 's/^http listening on //p' "$WORK/$1.out"
 }
@@ -175,6 +208,7 @@ agent_key() {  # name, role and scopes, then the hubs that admit it
 }
 agent_key web-dc1 "agent register=web" dc1-a dc1-b
 for name in pay-dc2 pay-dc2-new pay-dc2-b; do agent_key $name "agent register=pay" dc2-a dc2-b; done
+agent_key pay-dc1 "agent register=pay" dc1-a dc1-b
 agent_key consumer-dc1 "agent query=pay" dc1-proxy
 # Two callers that report failed calls on pay: the hub counts reporters by key, so two keys.
 for name in caller-a caller-b; do agent_key $name "agent query=pay" dc1-a; done
@@ -334,5 +368,48 @@ t0=$(now_ms)
 for l2 in "$L2_A" "$L2_B"; do ctl "$l2" config set ops degrade.pay off >/dev/null; done
 wait_until "$t0" "both sidecars picking pay again" picks_are 200
 echo "   -> switched back on: both pick pay again after $WAITED_MS ms"
+
+# ---------------------------------------------------------------------------------------------
+step "h. Datacenter traffic switch: dc1's consumers of pay move from dc2 to dc1 with one routing rule, and back"
+# Routing rules live at the hub a consumer beats to and come to it with the service's list, a
+# cross-tier list too (protocol section 5.12); no hub sends them up or down a tier. dc1's
+# consumers of pay (app-dc1, and consumer-dc1 behind the proxy) beat to dc1-a, so the operator
+# sets the rule there: one command, replacing the rule that was there.
+# A rule only chooses among the instances of the list the hub serves. dc1-a holds no pay of its
+# own, so it serves the list it composes from L2's answer: dc2's providers and those of any
+# other L1, dc1-b's too (all tagged tier 2). That is why dc1's provider beats to dc1-b here. Had
+# it beaten to dc1-a, dc1-a would answer for pay from its own tier alone (--min-local-up 1: an
+# L1 with a local UP instance does not ask L2): dc2's providers would leave dc1-a's list, the
+# registration itself would move dc1's consumers to dc1, and no rule at dc1-a could send them
+# back to dc2 (a filter that leaves nothing falls back to the whole list; with force, every
+# pick fails). For the same reason dc1-b, which holds the provider, serves pay from dc1 alone,
+# rule or not: a dc1 consumer that fails over to dc1-b lands on dc1's provider.
+echo "   dc1 gets a pay provider of its own; first the operator keeps dc1's consumers on dc2:"
+t0=$(now_ms)
+ctl "$DC1_A" set-routes pay --rule '=> zone = dc2' | indent
+wait_until "$t0" "app-dc1 holding the rule '=> zone = dc2'" sidecar_holds "$APP_DC1" '"text":"=> zone = dc2"'
+start_agent pay-dc1 --hub "$DC1_B" --hub "$DC1_A" --register "pay=10.1.0.20:8443,zone=dc1"
+wait_until "$t0" "app-dc1 holding dc1's pay" sidecar_holds "$APP_DC1" '"address":"10.1.0.20:8443"'
+echo "   10.1.0.20 beats to dc1-b; dc1-a has no pay of its own and composes pay from L2, both datacenters:"
+ctl "$DC1_A" resolve pay | indent
+picks_in "$APP_DC1" dc2 || fail "app-dc1 picked ${PICKED[*]}: expected dc2's pay only ('=> zone = dc2')"
+echo "   app-dc1's picks all go to dc2 ($(picked)): the rule holds dc1's provider back"
+t0=$(now_ms)
+ctl "$DC1_A" set-routes pay --rule '=> zone = dc1' | indent
+replied=$(( $(now_ms) - t0 ))
+wait_until "$t0" "app-dc1 picking dc1's pay" picks_in "$APP_DC1" dc1
+switched=$(( PICKS_AT_MS - t0 ))
+echo "   -> dc1's consumers switched to dc1 $switched ms after the operator's command: app-dc1 picks $(picked)"
+echo "      (cascadectl replied after $replied ms, its start-up included; dc1-a pushes the rule to its"
+echo "      consumers at once, between their beats; four picks checked after $WAITED_MS ms)"
+picks_in "$APP_DC2" dc2 || fail "app-dc2 picked ${PICKED[*]}: expected dc2's pay only"
+echo "   app-dc2 is untouched: it picks $(picked) (dc2-a answers for pay from its own tier, under its own rules: none)"
+t0=$(now_ms)
+ctl "$DC1_A" set-routes pay --rule '=> zone = dc2' | indent
+replied=$(( $(now_ms) - t0 ))
+wait_until "$t0" "app-dc1 picking dc2's pay again" picks_in "$APP_DC1" dc2
+switched=$(( PICKS_AT_MS - t0 ))
+echo "   -> switched back: dc1's consumers pick dc2's pay again $switched ms after the command: app-dc1 picks $(picked)"
+echo "      (cascadectl replied after $replied ms; four picks checked after $WAITED_MS ms)"
 
 step "Done"

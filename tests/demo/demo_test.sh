@@ -20,7 +20,8 @@ expect_lines() {  # n, pattern
 }
 
 # Seven hubs and the proxy say `security: curve` in their status, and every step is reached
-# (the fast-fail step needs two callers' keys to isolate: one key alone cannot).
+# (the fast-fail step needs two callers' keys to isolate: one key alone cannot; the traffic
+# switch moves dc1's picks to dc1's provider alone, then back to dc2's).
 tiers_demo_runs_with_curve() {
   bash "$source/deploy/tiers-demo.sh" "$build" 2>&1 | tee "$out"
   expect_lines 7 'security: curve$'
@@ -28,6 +29,8 @@ tiers_demo_runs_with_curve() {
   expect_lines 1 'isolated [0-9]+ ms: 2 failures from 2 callers'
   expect_lines 1 'both datacenters fail fast \(HTTP 503 degraded\)'
   expect_lines 1 'switched back on: both pick pay again'
+  expect_lines 1 "dc1's consumers switched to dc1 [0-9]+ ms after the operator's command: app-dc1 picks 10\.1\.0\.20:8443\$"
+  expect_lines 1 "switched back: dc1's consumers pick dc2's pay again [0-9]+ ms after the command: app-dc1 picks 10\.2\."
   expect_lines 1 '== Done'
 }
 
