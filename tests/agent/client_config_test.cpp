@@ -20,14 +20,6 @@ class ClientConfigTest : public testing::ClientWithHubTest {
  protected:
   ClientConfigTest() : ClientWithHubTest("config") {}
 
-  proto::AdminReply set(const std::string& group, std::vector<proto::ConfigEdit> edits) {
-    proto::AdminRequest request;
-    request.op = proto::AdminOp::kConfigEdit;
-    request.service = proto::ServiceKey{"", ""};
-    request.config_group = group;
-    request.config_edits = std::move(edits);
-    return admin(std::move(request));
-  }
   ClientOptions with_levers(const std::string& id) {
     auto o = options(id);
     o.config_groups = {"ops.levers"};
@@ -42,7 +34,8 @@ class ClientConfigTest : public testing::ClientWithHubTest {
 };
 
 TEST_F(ClientConfigTest, TheFirstLookupWaitsForTheHubAndGetsEachValueWithItsOrigin) {
-  ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "300"}, {"blob", std::string("\0\xff", 2)}}).ok);
+  ASSERT_TRUE(
+      set_config("orders.limits", {{"timeout_ms", "300"}, {"blob", std::string("\0\xff", 2)}}).ok);
   Client client(options("app"));
   const auto got = client.config("orders.limits");
   ASSERT_TRUE(got) << "no answer within the query timeout";
@@ -63,7 +56,7 @@ TEST_F(ClientConfigTest, AGroupNoTierHasIsGoneNotMissing) {
 }
 
 TEST_F(ClientConfigTest, AChangeAtTheHubReachesTheCallbackWithoutWaitingForABeat) {
-  ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "300"}}).ok);
+  ASSERT_TRUE(set_config("orders.limits", {{"timeout_ms", "300"}}).ok);
   Client client(options("app"));
   std::promise<std::string> changed;
   std::atomic<bool> once{false};
@@ -72,7 +65,7 @@ TEST_F(ClientConfigTest, AChangeAtTheHubReachesTheCallbackWithoutWaitingForABeat
   });
   ASSERT_TRUE(
       eventually([&] { return client.config_value("orders.limits", "timeout_ms") == "300"; }));
-  ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "250"}}).ok);
+  ASSERT_TRUE(set_config("orders.limits", {{"timeout_ms", "250"}}).ok);
   auto future = changed.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(3)), std::future_status::ready);
   EXPECT_EQ(future.get(), "250");
@@ -87,7 +80,7 @@ TEST_F(ClientConfigTest, ADegradeSwitchMakesCallsFailFastOrRunTheFallbackUntilSw
     return AttemptOutcome::kOk;
   };
   ASSERT_TRUE(eventually([&] { return client.call(orders, fn).outcome == AttemptOutcome::kOk; }));
-  ASSERT_TRUE(set("ops.levers", {{"degrade.orders", "on"}}).ok);
+  ASSERT_TRUE(set_config("ops.levers", {{"degrade.orders", "on"}}).ok);
   ASSERT_TRUE(
       eventually([&] { return client.call(orders, fn).refused == CallRefusal::kDegraded; }));
   const int before = attempts.load();
@@ -103,13 +96,13 @@ TEST_F(ClientConfigTest, ADegradeSwitchMakesCallsFailFastOrRunTheFallbackUntilSw
   EXPECT_EQ(attempts.load(), before) << "a degraded service is not called";
   EXPECT_GE(client.stats().levers.degraded, 2u);
 
-  ASSERT_TRUE(set("ops.levers", {{"degrade.orders", "off"}}).ok);
+  ASSERT_TRUE(set_config("ops.levers", {{"degrade.orders", "off"}}).ok);
   EXPECT_TRUE(eventually([&] { return client.call(orders, fn).outcome == AttemptOutcome::kOk; }));
 }
 
 TEST_F(ClientConfigTest, AnInFlightLimitRefusesTheCallOverItAtOnce) {
   auto p = provider();
-  ASSERT_TRUE(set("ops.levers", {{"limit.orders.max_in_flight", "1"}}).ok);
+  ASSERT_TRUE(set_config("ops.levers", {{"limit.orders.max_in_flight", "1"}}).ok);
   Client client(with_levers("app"));
   ASSERT_TRUE(eventually(
       [&] { return client.config_value("ops.levers", "limit.orders.max_in_flight") == "1"; }));
@@ -160,7 +153,7 @@ TEST_F(ClientConfigTest, AGroupStillUnansweredAfterItsFirstQueryTimeoutAnswersAt
 TEST_F(ClientConfigTest,
        ARestartedClientServesItsGroupsFromDiskStaleWithTheirAgeWhileNoHubAnswers) {
   const auto data = testing::fresh_dir("config-client");
-  ASSERT_TRUE(set("orders.limits", {{"timeout_ms", "300"}}).ok);
+  ASSERT_TRUE(set_config("orders.limits", {{"timeout_ms", "300"}}).ok);
   {
     auto o = options("app");
     o.data_dir = data;

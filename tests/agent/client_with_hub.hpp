@@ -13,6 +13,7 @@
 #include "cascade/agent/client.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/tests/agent/running_hub.hpp"
+#include "cascade/tests/common/builders.hpp"
 
 namespace cascade::agent::testing {
 
@@ -46,6 +47,14 @@ class ClientWithHubTest : public ::testing::Test {
     o.query_timeout = Duration{500};
     o.shutdown_timeout = Duration{1000};
     return o;
+  }
+  // An operator's edit of a config group at the hub, and its answer.
+  proto::AdminReply set_config(const std::string& group, std::vector<proto::ConfigEdit> edits) {
+    return admin(test_support::config_edit(group, std::move(edits)));
+  }
+  // An edit of one key, which the hub must accept.
+  void set_config_key(const std::string& group, const std::string& key, const std::string& value) {
+    ASSERT_TRUE(set_config(group, {{key, value}}).ok);
   }
   // What cascadectl sends for an operator command, and the hub's answer
   // (a failed test and an empty reply when none came within 3 s).

@@ -22,15 +22,6 @@ class NativeConfigApiTest : public agent::testing::LocalApiWithHubTest {
  protected:
   NativeConfigApiTest() : LocalApiWithHubTest("native-config") {}
 
-  // An operator's edit at the hub (what `cascadectl config set` sends).
-  void set_at_hub(const std::string& group, const std::string& key, const std::string& value) {
-    proto::AdminRequest request;
-    request.op = proto::AdminOp::kConfigEdit;
-    request.config_group = group;
-    request.config_edits = {{key, value}};
-    ASSERT_TRUE(admin(request).ok);
-  }
-
   static std::string code_of(const HttpResult& r) {
     const auto json = json_of(r);
     return json.is_object() && json.contains("error") ? json["error"].value("code", "") : "";
@@ -38,7 +29,7 @@ class NativeConfigApiTest : public agent::testing::LocalApiWithHubTest {
 };
 
 TEST_F(NativeConfigApiTest, AGroupNotFollowedYetIsAnsweredWithTheHubsFirstAnswer) {
-  set_at_hub("payments", "timeout_ms", "250");
+  set_config_key("payments", "timeout_ms", "250");
   const auto r = get("/api/v1/config/payments");
   ASSERT_EQ(r.status, 200) << r.body;
   const auto group = json_of(r);
@@ -59,7 +50,7 @@ TEST_F(NativeConfigApiTest, AGroupNotFollowedYetIsAnsweredWithTheHubsFirstAnswer
 }
 
 TEST_F(NativeConfigApiTest, OneKeyIsItsEntryAndAnAbsentKeyIs404UnknownKey) {
-  set_at_hub("payments", "retry/max", "3");
+  set_config_key("payments", "retry/max", "3");
   const auto one = get("/api/v1/config/payments/retry/max");
   ASSERT_EQ(one.status, 200) << one.body;
   EXPECT_EQ(json_of(one)["entry"]["key"], "retry/max") << "keys may hold '/'";
@@ -81,7 +72,7 @@ TEST_F(NativeConfigApiTest, AGroupNoTierHasIsGoneAtVersionOne) {
 }
 
 TEST_F(NativeConfigApiTest, AWatchReturnsWhenAnOperatorChangesTheGroup) {
-  set_at_hub("flags", "new_ui", "off");
+  set_config_key("flags", "new_ui", "off");
   const auto first = get("/api/v1/config/flags/new_ui");
   ASSERT_EQ(first.status, 200);
   const auto index = first.headers.at("x-cascade-index");
@@ -90,7 +81,7 @@ TEST_F(NativeConfigApiTest, AWatchReturnsWhenAnOperatorChangesTheGroup) {
   });
   EXPECT_EQ(blocked.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
       << "nothing changed yet: the watch waits";
-  set_at_hub("flags", "new_ui", "on");
+  set_config_key("flags", "new_ui", "on");
   const auto woken = blocked.get();
   ASSERT_EQ(woken.status, 200) << woken.body;
   EXPECT_NE(woken.headers.at("x-cascade-index"), index);
@@ -98,7 +89,7 @@ TEST_F(NativeConfigApiTest, AWatchReturnsWhenAnOperatorChangesTheGroup) {
 }
 
 TEST_F(NativeConfigApiTest, AWatchWhoseWaitEndsReturnsTheGroupAsItIs) {
-  set_at_hub("flags", "a", "1");
+  set_config_key("flags", "a", "1");
   const auto index = get("/api/v1/config/flags").headers.at("x-cascade-index");
   const auto ended = get("/api/v1/config/flags?index=" + index + "&wait=200ms");
   ASSERT_EQ(ended.status, 200);
@@ -122,7 +113,7 @@ TEST_F(NativeConfigApiTest, AGroupNoHubAnswersForIs504AtTheQueryTimeout) {
 
 TEST_F(NativeConfigApiTest, APickOfADegradedServiceIs503DegradedAtOnceUntilSwitchedOff) {
   ASSERT_EQ(get("/api/v1/config/ops").status, 200) << "the agent follows ops from now on";
-  set_at_hub("ops", "degrade.pay", "on");
+  set_config_key("ops", "degrade.pay", "on");
   const auto pick_code = [&] { return code_of(get("/api/v1/services/pay/pick")); };
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (pick_code() != "degraded" && std::chrono::steady_clock::now() < until)
@@ -132,7 +123,7 @@ TEST_F(NativeConfigApiTest, APickOfADegradedServiceIs503DegradedAtOnceUntilSwitc
   EXPECT_EQ(code_of(refused), "degraded");
   EXPECT_THAT(json_of(refused)["error"]["message"].get<std::string>(), HasSubstr("degrade.pay"));
 
-  set_at_hub("ops", "degrade.pay", "off");
+  set_config_key("ops", "degrade.pay", "off");
   const auto back = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (pick_code() == "degraded" && std::chrono::steady_clock::now() < back)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -29,16 +29,6 @@ class ConsulKvTest : public agent::testing::LocalApiWithHubTest {
 
   HttpResult del(const std::string& path) { return call("DELETE", path); }
 
-  // An operator's edit at the hub, as `cascadectl config set` makes it: a
-  // writer other than this agent.
-  void set_at_hub(const std::string& group, const std::string& key, const std::string& value) {
-    proto::AdminRequest request;
-    request.op = proto::AdminOp::kConfigEdit;
-    request.config_group = group;
-    request.config_edits = {{key, value}};
-    ASSERT_TRUE(admin(request).ok);
-  }
-
   // GET `path` until `wanted` holds for the answer: blocking reads, each
   // returning when the agent's copy of the group changes.
   HttpResult wait_until(const std::string& path,
@@ -123,7 +113,7 @@ TEST_F(ConsulKvTest, ABlockingGetReturnsWhenAnotherWriterChangesTheGroup) {
                             [&] { return get("/v1/kv/app/mode?index=" + index + "&wait=20s"); });
   EXPECT_EQ(blocked.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
       << "nothing changed yet: the read waits";
-  set_at_hub("app", "mode", "v2");
+  set_config_key("app", "mode", "v2");
   const auto woken = blocked.get();
   ASSERT_EQ(woken.status, 200) << woken.body;
   EXPECT_NE(woken.headers.at("x-consul-index"), index);
@@ -137,7 +127,7 @@ TEST_F(ConsulKvTest, ABlockingGetOfAnAbsentKeyReturnsWhenItAppears) {
     return get("/v1/kv/app/later?index=" + absent.headers.at("x-consul-index") + "&wait=20s");
   });
   EXPECT_EQ(blocked.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
-  set_at_hub("app", "later", "a");
+  set_config_key("app", "later", "a");
   const auto woken = blocked.get();
   ASSERT_EQ(woken.status, 200) << woken.body;
   EXPECT_EQ(json_of(woken)[0]["Value"], kBase64.at("a"));

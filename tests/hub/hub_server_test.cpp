@@ -19,13 +19,9 @@ using namespace cascade::hub::testing;
 
 // What `cascadectl config set orders timeout_ms 300` sends.
 proto::AdminRequest set_orders_timeout(std::uint64_t request_id) {
-  proto::AdminRequest edit;
+  auto edit = test_support::config_edit("orders", {{"timeout_ms", "300"}});
   edit.request_id = request_id;
-  edit.op = proto::AdminOp::kConfigEdit;
   edit.actor = "alice@ops-1";
-  edit.service = proto::ServiceKey{"", ""};
-  edit.config_group = "orders";
-  edit.config_edits = {{"timeout_ms", "300"}};
   return edit;
 }
 
