@@ -172,9 +172,9 @@ void AgentCore::declare_reads(proto::UpBeat& beat) {
       held = it->second.version_trusted ? it->second.version : kUnverifiedVersion;
     beat.uses.push_back({key, held});
   }
-  beat.configs = configs_.uses();
-  configs_declared_ = beat.configs;
+  configs_declared_ = configs_.uses();
   configs_declared_seq_ = beat.seq;
+  declare_configs(beat);
   if (config_.send_deltas) {
     change_no_at_seq_[beat.seq] = change_no_;
     // Unanswered beats (hub down) must not grow this without bound.
@@ -349,6 +349,21 @@ void AgentCore::send_deregister(AgentActions& out) {
     if (!mirrors_[hub].deregistered) out.send.push_back({hub, *deregister_});
 }
 
+// The follow list goes whole when it is not the list last sent (a group
+// followed or dropped, a version moved, another hub); otherwise its digest
+// stands for it, a few bytes whatever the number of groups. A hub that does
+// not believe we hold what the digest says (a reply or push lost, a restart)
+// asks for the list (DownBeat::send_configs).
+void AgentCore::declare_configs(proto::UpBeat& beat) {
+  if (configs_list_sent_ != configs_declared_) {
+    beat.configs = configs_declared_;
+    configs_list_sent_ = configs_declared_;
+    configs_list_sent_seq_ = beat.seq;
+    return;
+  }
+  beat.configs_digest = proto::config_uses_digest(configs_declared_);
+}
+
 void AgentCore::emit_mirror_beats(AgentActions& out) {
   for (std::size_t hub = 0; hub < mirrors_.size(); ++hub) {
     if (hub == current_hub_) continue;
@@ -412,7 +427,12 @@ void AgentCore::apply_config_updates(MonoTime now, const std::vector<proto::Conf
     if (const auto* assembled = parts_.add(update)) whole.push_back(*assembled);
   auto applied = configs_.apply(now, whole);
   append(out.config_changed, std::move(applied.changed));
-  if (applied.missed_base) repair_soon(now);
+  if (applied.missed_base) {
+    // Declared at 0 now, which may be the list sent last (a first answer
+    // missed since): the hub believes otherwise, so the list goes, not its digest.
+    configs_list_sent_.reset();
+    repair_soon(now);
+  }
 }
 
 void AgentCore::repair_soon(MonoTime now) {
@@ -440,6 +460,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     // The hub restarted (or we moved): resend our set once, at a random point
     // within one interval, so a whole fleet does not resend in the same instant.
     resend_full_at_ = now + Duration{rng_.uniform(0, config_.beat_interval.count())};
+    configs_list_sent_.reset();  // it does not know what we follow: the next beat says
   }
   const bool other_hub = !hub_id_.empty() && down.hub_id != hub_id_;
   if (down.lease_ms > 0) granted_lease_ = Duration{down.lease_ms};
@@ -467,9 +488,14 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   }
   apply_updates(now, down.updates, out);
   apply_config_updates(now, down.config_updates, out);
+  if (down.send_configs && down.ack_seq >= configs_list_sent_seq_) {
+    configs_list_sent_.reset();  // the hub did not take our digest: the list goes now
+    repair_soon(now);
+  }
   // Every group the beat declared is current as of this reply (unless the
-  // reply moved it on); a reply to an older beat says nothing of them.
-  if (down.ack_seq == configs_declared_seq_ && !other_hub)
+  // reply moved it on); a reply to an older beat, or one that did not take
+  // the beat's digest, says nothing of them.
+  if (down.ack_seq == configs_declared_seq_ && !other_hub && !down.send_configs)
     configs_.confirm(now, configs_declared_, down.stale_configs);
   // Every entry the beat declared is now confirmed current by the hub, but
   // for those it serves stale, which are as old as it says.

@@ -308,6 +308,7 @@ class AgentCore {
   proto::UpBeat bare_beat_header();
   proto::UpBeat beat_header();
   void declare_reads(proto::UpBeat& beat);
+  void declare_configs(proto::UpBeat& beat);
   // Appends this interval's beat: digest only, or with the whole set or the
   // pending delta (several beats when either is split into chunks).
   void emit_beat(AgentActions& out);
@@ -402,6 +403,10 @@ class AgentCore {
   // The config groups the newest beat declared: its reply confirms them.
   std::vector<proto::ConfigUse> configs_declared_;
   std::uint64_t configs_declared_seq_ = 0;
+  // The follow list as a beat last carried it whole (nullopt: send it next),
+  // and that beat's seq.
+  std::optional<std::vector<proto::ConfigUse>> configs_list_sent_;
+  std::uint64_t configs_list_sent_seq_ = 0;
   std::map<std::uint64_t, PendingQuery> pending_;
 
   std::size_t current_hub_ = 0;

@@ -12,9 +12,10 @@
 //     the edit was sent until that subscriber's core holds the new value
 //     (config_changed). It crosses L2 -> L1's uplink -> subscriber, pushed
 //     between beats at each hop.
-//  2. steady-state bytes: the codec's bytes of an agent's UpBeat following
-//     --groups groups against one following none, and of the hub's reply
-//     when nothing changed, from a HubCore answering real beats.
+//  2. steady-state bytes: the codec's bytes of an AgentCore's UpBeat
+//     following --groups groups against one following none, and of the
+//     hub's reply when nothing changed, from a HubCore answering its beats;
+//     and the one beat that carries the whole list after a change.
 //
 // Every sample is checked (each subscriber holds exactly the new value with
 // L2 as its origin). A failed check exits 1; a target MISS is a result.
@@ -31,13 +32,12 @@
 #include <thread>
 #include <vector>
 
+#include "cascade/agent/agent_core.hpp"
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
 #include "cascade/bench/fast_fail_fleet.hpp"
 #include "cascade/bench/in_process_hub.hpp"
 #include "cascade/common/codec.hpp"
-#include "cascade/common/config_copy.hpp"
-#include "cascade/common/digest.hpp"
 #include "cascade/hub/hub_core.hpp"
 
 namespace {
@@ -256,11 +256,71 @@ struct Bytes {
   std::size_t up_with = 0;
   std::size_t down_without = 0;
   std::size_t down_with = 0;  // nothing changed since the last reply
+  std::size_t up_list = 0;    // the beat that carries the list (a change moved a version)
   std::size_t name_bytes = 0;
 };
 
+struct BeatSizes {
+  std::size_t up = 0;
+  std::size_t down = 0;
+};
+
+// One agent core beating a hub core directly (no transport, one clock): what
+// each of its beats and the hub's replies cost on the wire.
+class DirectAgent {
+ public:
+  DirectAgent(hub::HubCore& hub, std::string node, MonoTime now)
+      : hub_(hub), core_(config_of(std::move(node)), 7) {
+    deliver(now, core_.start(now));
+  }
+  agent::AgentCore& core() { return core_; }
+
+  // Runs the agent's timers until it beat once more; that beat's sizes.
+  BeatSizes beat(MonoTime& now) {
+    const auto beats = core_.counters().beats_sent;
+    while (core_.counters().beats_sent == beats) {
+      now = core_.next_deadline();
+      deliver(now, core_.on_timer(now));
+    }
+    return last_;
+  }
+  const proto::UpBeat& last_beat() const { return last_beat_; }
+  const proto::DownBeat& last_reply() const { return last_reply_; }
+
+ private:
+  static agent::AgentCoreConfig config_of(std::string node) {
+    agent::AgentCoreConfig c;
+    c.node_id = std::move(node);
+    return c;
+  }
+  void deliver(MonoTime now, agent::AgentActions actions) {
+    while (!actions.send.empty()) {
+      agent::AgentActions next;
+      for (const auto& out : actions.send) {
+        auto result = hub_.handle(now, out.message);
+        if (const auto* beat = std::get_if<proto::UpBeat>(&out.message)) {
+          last_beat_ = *beat;
+          last_reply_ = std::get<proto::DownBeat>(result.reply);
+          last_ = {proto::encode(out.message).size(), proto::encode(result.reply).size()};
+        }
+        next.merge(core_.on_message(now, 0, result.reply));
+      }
+      actions = std::move(next);
+    }
+  }
+
+  hub::HubCore& hub_;
+  agent::AgentCore core_;
+  BeatSizes last_;
+  proto::UpBeat last_beat_;
+  proto::DownBeat last_reply_;
+};
+
+// Two agents against one hub core, one following nothing and one the groups,
+// beating until steady (nothing to send but digests); then one group changes
+// and the follower's next beats are measured too.
 Bytes measure_bytes(const Options& o) {
-  const MonoTime now = mono_from_ms(1'000'000);
+  MonoTime now = mono_from_ms(1'000'000);
   hub::HubCore hub(hub::HubCoreConfig{"dc1", 1, Duration{6000}}, 1, now);
   std::vector<std::string> groups;
   Bytes b;
@@ -270,41 +330,33 @@ Bytes measure_bytes(const Options& o) {
     b.name_bytes += groups.back().size();
     hub.edit_config(now, groups.back(), {{"timeout_ms", "300"}, {"retries", "3"}}, "bench", 0);
   }
-  auto down_of = [&](const proto::UpBeat& beat) {
-    return std::get<proto::DownBeat>(hub.handle(now, beat).reply);
-  };
-  // Two agents, one following nothing and one the groups; each beats until
-  // it is in steady state (nothing to send but its digest and what it holds).
-  auto beat_of = [](const std::string& node, std::uint64_t seq) {
-    proto::UpBeat beat;
-    beat.node_id = node;
-    beat.epoch = 1;
-    beat.seq = seq;
-    beat.digest = proto::digest_of({});
-    return beat;
-  };
-  auto first = beat_of("dc1-sub-000001", 1);
-  first.registrations = std::vector<proto::Registration>{};
-  down_of(first);
-  auto plain = beat_of("dc1-sub-000001", 2);
-  const auto plain_down = down_of(plain);
-
-  proto::ConfigCopy copy(Duration{300'000});
+  DirectAgent plain(hub, "dc1-sub-000001", now);
+  DirectAgent follower(hub, "dc1-sub-000002", now);
   for (const auto& g : groups)
-    copy.pin(now, g);
-  auto follower_first = beat_of("dc1-sub-000002", 1);
-  follower_first.registrations = std::vector<proto::Registration>{};
-  follower_first.configs = copy.uses();
-  copy.apply(now, down_of(follower_first).config_updates);
-  auto follower = beat_of("dc1-sub-000002", 2);
-  follower.configs = copy.uses();
-  const auto follower_down = down_of(follower);
-  if (!follower_down.config_updates.empty())
+    follower.core().pin_config(now, g);
+  constexpr int kBeatsToSteady = 4;
+  BeatSizes plain_beat;
+  BeatSizes follower_beat;
+  for (int i = 0; i < kBeatsToSteady; ++i) {
+    plain_beat = plain.beat(now);
+    follower_beat = follower.beat(now);
+  }
+  const auto& steady = follower.last_beat();
+  if (!steady.configs.empty() || steady.configs_digest == 0)
+    throw std::runtime_error("a steady follower's beat is not its digest alone");
+  if (!follower.last_reply().config_updates.empty() || follower.last_reply().send_configs)
     throw std::runtime_error("a follower holding every group current was sent updates");
-  b.up_without = proto::encode(plain).size();
-  b.up_with = proto::encode(follower).size();
-  b.down_without = proto::encode(plain_down).size();
-  b.down_with = proto::encode(follower_down).size();
+  if (follower.core().configs().size() != groups.size())
+    throw std::runtime_error("the follower does not hold every group");
+  b.up_without = plain_beat.up;
+  b.up_with = follower_beat.up;
+  b.down_without = plain_beat.down;
+  b.down_with = follower_beat.down;
+  hub.edit_config(now, groups.front(), {{"timeout_ms", "250"}}, "bench", 0);
+  follower.beat(now);  // its reply carries the change
+  b.up_list = follower.beat(now).up;
+  if (follower.last_beat().configs.size() != groups.size())
+    throw std::runtime_error("the beat after a change does not carry the list");
   return b;
 }
 
@@ -337,6 +389,8 @@ int run(const Options& o) {
       o.groups, static_cast<double>(b.name_bytes) / static_cast<double>(o.groups));
   std::printf("    UpBeat:   %zu bytes without groups, %zu with: +%.1f bytes per group\n",
               b.up_without, b.up_with, up_per_group);
+  std::printf("    UpBeat after a change of one group: %zu bytes, once (the list goes whole)\n",
+              b.up_list);
   std::printf(
       "    DownBeat: %zu bytes without groups, %zu with nothing changed: %+.1f bytes per group\n",
       b.down_without, b.down_with, down_per_group);

@@ -30,6 +30,13 @@ class Fnv {
   std::uint64_t h_ = kFnvOffset;
 };
 
+// splitmix64 finaliser: FNV's low bits mix poorly, and the digests add hashes.
+std::uint64_t finish(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 auto sort_key(const Registration& r) {
   return std::tie(r.service, r.instance.id);
 }
@@ -62,17 +69,24 @@ std::uint64_t registration_hash(const Registration& r) {
     h.u64(static_cast<std::uint64_t>(in.health));
     h.bytes(in.health_reason);
   }
-  // splitmix64 finaliser: FNV's low bits mix poorly, and the digest adds hashes.
-  std::uint64_t z = h.value();
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return finish(h.value());
 }
 
 std::uint64_t digest_of(const std::vector<Registration>& regs) {
   SetDigest d;
   for (const auto& r : regs)
     d.add(r);
+  return d.value();
+}
+
+std::uint64_t config_uses_digest(const std::vector<ConfigUse>& uses) {
+  SetDigest d;
+  for (const auto& use : uses) {
+    Fnv h;
+    h.bytes(use.group);
+    h.u64(use.version);
+    d.add_hash(finish(h.value()));
+  }
   return d.value();
 }
 

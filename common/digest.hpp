@@ -1,6 +1,6 @@
 #pragma once
-// Digest of a registration set: the hub compares it on every beat to decide
-// whether it must ask for the full set.
+// Digests of the sets a beat stands for. A registration set's digest: the hub
+// compares it on every beat to decide whether it must ask for the full set.
 //
 // The digest is the sum (mod 2^64) of one 64-bit hash per registration, so it
 // is order-independent and can be updated one registration at a time: a hub
@@ -50,5 +50,11 @@ class SetDigest {
 
 // Digest of a set without duplicate members (any order).
 std::uint64_t digest_of(const std::vector<Registration>& regs);
+
+// Digest of the config groups a subscriber follows with the versions it holds
+// (UpBeat::configs_digest), in any order; 0 for none. A steady beat sends this
+// instead of the list, and the hub compares it with what it believes the
+// subscriber holds.
+std::uint64_t config_uses_digest(const std::vector<ConfigUse>& uses);
 
 }  // namespace cascade::proto

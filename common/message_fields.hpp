@@ -314,6 +314,7 @@ void describe(Io& io, M& m) {
   io.field("sender_tier", m.sender_tier);
   io.field("on_behalf_of", m.on_behalf_of, Text{kMaxIdBytes});
   io.field("configs", m.configs, MaxItems{kMaxConfigUsesPerBeat});
+  io.field("configs_digest", m.configs_digest);
 }
 
 template <typename Io, Of<DownBeat> M>
@@ -330,6 +331,7 @@ void describe(Io& io, M& m) {
   io.field("stale", m.stale);
   io.field("config_updates", m.config_updates, MaxItems{kMaxConfigUsesPerBeat});
   io.field("stale_configs", m.stale_configs, MaxItems{kMaxConfigUsesPerBeat});
+  io.field("send_configs", m.send_configs);
 }
 
 template <typename Io, Of<Query> M>

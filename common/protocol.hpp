@@ -186,8 +186,15 @@ struct UpBeat {
   // agent authenticated with; the hub binds the node to it (section 5.15).
   std::string on_behalf_of{};
   // Trailing field (revision 6): the config groups the sender follows, with
-  // the version it holds of each.
+  // the version it holds of each. Sent when the list changed since the sender
+  // last sent it, or when the hub asked (DownBeat::send_configs); otherwise
+  // empty, and `configs_digest` stands for it.
   std::vector<ConfigUse> configs{};
+  // Trailing field (revision 6): with `configs` empty, the digest of the list
+  // the sender would declare (config_uses_digest, common/digest.hpp); 0 when
+  // it follows no group or `configs` carries the list. The hub checks it
+  // against the versions it believes the sender holds.
+  std::uint64_t configs_digest = 0;
   bool operator==(const UpBeat&) const = default;
 };
 
@@ -282,6 +289,10 @@ struct DownBeat {
   // upper tier's copy is past its TTL. A declared group not named here is
   // current as of this reply.
   std::vector<StaleConfig> stale_configs{};
+  // Trailing field (revision 6): the beat's configs_digest is not the digest
+  // of what the hub believes the sender holds: send the list (nothing about
+  // the groups is confirmed by this reply).
+  bool send_configs = false;
   bool operator==(const DownBeat&) const = default;
 };
 

@@ -179,6 +179,17 @@ picks_in() {  # http address, zone
     [ "${got%% *}" = "$2" ] || return 1
   done
 }
+# The operator's one command: pay's rule at dc1-a becomes '=> zone = ZONE'; then waits until
+# app-dc1's picks all go there. SWITCHED_MS: from the command to the first of the four picks that
+# showed it; REPLIED_MS: until cascadectl returned.
+switch_dc1_to() {  # zone
+  local t0
+  t0=$(now_ms)
+  ctl "$DC1_A" set-routes pay --rule "=> zone = $1" | indent
+  REPLIED_MS=$(( $(now_ms) - t0 ))
+  wait_until "$t0" "app-dc1 picking $1's pay" picks_in "$APP_DC1" "$1"
+  SWITCHED_MS=$(( PICKS_AT_MS - t0 ))
+}
 picked() { printf '%s\n' "${PICKED[@]}" | sort -u | paste -sd ' ' -; }  # PICKED, each address once
 http_address() {  # agent name: the address its --http API listens on
   sed -n 's/^http listening on //p' "$WORK/$1.out"
@@ -375,41 +386,28 @@ step "h. Datacenter traffic switch: dc1's consumers of pay move from dc2 to dc1 
 # cross-tier list too (protocol section 5.12); no hub sends them up or down a tier. dc1's
 # consumers of pay (app-dc1, and consumer-dc1 behind the proxy) beat to dc1-a, so the operator
 # sets the rule there: one command, replacing the rule that was there.
-# A rule only chooses among the instances of the list the hub serves. dc1-a holds no pay of its
-# own, so it serves the list it composes from L2's answer: dc2's providers and those of any
-# other L1, dc1-b's too (all tagged tier 2). That is why dc1's provider beats to dc1-b here. Had
-# it beaten to dc1-a, dc1-a would answer for pay from its own tier alone (--min-local-up 1: an
-# L1 with a local UP instance does not ask L2): dc2's providers would leave dc1-a's list, the
-# registration itself would move dc1's consumers to dc1, and no rule at dc1-a could send them
-# back to dc2 (a filter that leaves nothing falls back to the whole list; with force, every
-# pick fails). For the same reason dc1-b, which holds the provider, serves pay from dc1 alone,
-# rule or not: a dc1 consumer that fails over to dc1-b lands on dc1's provider.
+# A rule only chooses among the instances of the list the hub serves. An L1 with a UP instance
+# of its own answers for a service from its own tier (--min-local-up 1), but not while the
+# service has a routing rule there: then it composes its own instances with L2's answer, every
+# datacenter's, so a rule can send dc1's consumers to dc2 although dc1 has a provider.
 echo "   dc1 gets a pay provider of its own; first the operator keeps dc1's consumers on dc2:"
 t0=$(now_ms)
 ctl "$DC1_A" set-routes pay --rule '=> zone = dc2' | indent
 wait_until "$t0" "app-dc1 holding the rule '=> zone = dc2'" sidecar_holds "$APP_DC1" '"text":"=> zone = dc2"'
-start_agent pay-dc1 --hub "$DC1_B" --hub "$DC1_A" --register "pay=10.1.0.20:8443,zone=dc1"
+start_agent pay-dc1 --hub "$DC1_A" --hub "$DC1_B" --register "pay=10.1.0.20:8443,zone=dc1"
 wait_until "$t0" "app-dc1 holding dc1's pay" sidecar_holds "$APP_DC1" '"address":"10.1.0.20:8443"'
-echo "   10.1.0.20 beats to dc1-b; dc1-a has no pay of its own and composes pay from L2, both datacenters:"
+echo "   10.1.0.20 beats to dc1-a; with a rule for pay there, dc1-a composes pay with L2's answer, both datacenters:"
 ctl "$DC1_A" resolve pay | indent
 picks_in "$APP_DC1" dc2 || fail "app-dc1 picked ${PICKED[*]}: expected dc2's pay only ('=> zone = dc2')"
 echo "   app-dc1's picks all go to dc2 ($(picked)): the rule holds dc1's provider back"
-t0=$(now_ms)
-ctl "$DC1_A" set-routes pay --rule '=> zone = dc1' | indent
-replied=$(( $(now_ms) - t0 ))
-wait_until "$t0" "app-dc1 picking dc1's pay" picks_in "$APP_DC1" dc1
-switched=$(( PICKS_AT_MS - t0 ))
-echo "   -> dc1's consumers switched to dc1 $switched ms after the operator's command: app-dc1 picks $(picked)"
-echo "      (cascadectl replied after $replied ms, its start-up included; dc1-a pushes the rule to its"
+switch_dc1_to dc1
+echo "   -> dc1's consumers switched to dc1 $SWITCHED_MS ms after the operator's command: app-dc1 picks $(picked)"
+echo "      (cascadectl replied after $REPLIED_MS ms, its start-up included; dc1-a pushes the rule to its"
 echo "      consumers at once, between their beats; four picks checked after $WAITED_MS ms)"
 picks_in "$APP_DC2" dc2 || fail "app-dc2 picked ${PICKED[*]}: expected dc2's pay only"
 echo "   app-dc2 is untouched: it picks $(picked) (dc2-a answers for pay from its own tier, under its own rules: none)"
-t0=$(now_ms)
-ctl "$DC1_A" set-routes pay --rule '=> zone = dc2' | indent
-replied=$(( $(now_ms) - t0 ))
-wait_until "$t0" "app-dc1 picking dc2's pay again" picks_in "$APP_DC1" dc2
-switched=$(( PICKS_AT_MS - t0 ))
-echo "   -> switched back: dc1's consumers pick dc2's pay again $switched ms after the command: app-dc1 picks $(picked)"
-echo "      (cascadectl replied after $replied ms; four picks checked after $WAITED_MS ms)"
+switch_dc1_to dc2
+echo "   -> switched back: dc1's consumers pick dc2's pay again $SWITCHED_MS ms after the command: app-dc1 picks $(picked)"
+echo "      (cascadectl replied after $REPLIED_MS ms; four picks checked after $WAITED_MS ms)"
 
 step "Done"

@@ -62,6 +62,16 @@ void ConfigCentre::follow(const std::string& node, const std::vector<proto::Conf
   }
 }
 
+std::vector<proto::ConfigUse> ConfigCentre::held_by(const std::string& node) const {
+  std::vector<proto::ConfigUse> held;
+  auto known = followed_by_.find(node);
+  if (known == followed_by_.end()) return held;
+  held.reserve(known->second.size());
+  for (const auto& group : known->second)
+    held.push_back({group, followers_.find(group)->second.find(node)->second});
+  return held;
+}
+
 void ConfigCentre::forget(const std::string& node) {
   auto it = followed_by_.find(node);
   if (it == followed_by_.end()) return;

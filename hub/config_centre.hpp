@@ -4,8 +4,9 @@
 // makes between beats. Sans-IO, owned by HubCore.
 //
 // Following. A node follows exactly the groups its last beat declared
-// (UpBeat::configs); a group it stops declaring is dropped at that beat, as
-// service uses are. Each follower's held version is what the hub last sent
+// (UpBeat::configs, or their digest standing for the list last sent: see
+// held_by); a group it stops declaring is dropped at that beat, as service
+// uses are. Each follower's held version is what the hub last sent
 // it (or, before that, what it declared), so a push is a delta from there.
 //
 // First answers. A follower's first beat for a group (declared at version 0)
@@ -56,6 +57,13 @@ class ConfigCentre {
   // Groups `awaits_upper` names are left out (see "First answers").
   void on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
                std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper = {});
+  // What the hub believes the node holds: the groups its last list declared,
+  // each at the version last sent to it (or declared). A beat that sends the
+  // digest of its list instead (UpBeat::configs_digest) stands for this when
+  // the digests match.
+  std::vector<proto::ConfigUse> held_by(const std::string& node) const;
+  // A beat's digest did not match held_by(): its reply asks for the list.
+  void count_list_requested() { ++counters_.lists_requested; }
   // The node is gone (expired, deregistered): it follows nothing.
   void forget(const std::string& node);
 

@@ -334,12 +334,33 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
     collect_updates(now, node, uses_in_scope(caller, beat.uses), reply);
   else
     collect_updates(now, node, beat.uses, reply);
-  // Beats that follow no group cost nothing here.
-  if (!beat.configs.empty() || node.follows_config) follow_configs(now, node, beat.configs, reply);
+  if (in_order) follow_declared_configs(now, node, beat, reply);
   // A carried set is acknowledged by this reply even when it changed nothing
   // in memory: the change it repeats may still be waiting for its commit.
   return {std::move(reply),
           state_changed || beat.registrations.has_value() || beat.delta.has_value()};
+}
+
+// A beat declares the groups it follows by their list or, while the list is
+// the one it last sent, by the list's digest: when that matches what this hub
+// believes the node holds, it stands for that list; when not (a reply or push
+// was lost, this hub restarted), the reply asks for the list and confirms
+// nothing. A beat that arrived after a newer one declares nothing: its list
+// is not the node's any more.
+void HubCore::follow_declared_configs(MonoTime now, Node& node, const proto::UpBeat& beat,
+                                      proto::DownBeat& reply) {
+  if (beat.configs.empty() && beat.configs_digest != 0) {
+    auto held = config_centre_.held_by(node.id);
+    if (proto::config_uses_digest(held) != beat.configs_digest) {
+      reply.send_configs = true;
+      config_centre_.count_list_requested();
+      return;
+    }
+    follow_configs(now, node, held, reply);
+    return;
+  }
+  // Beats that follow no group cost nothing here.
+  if (!beat.configs.empty() || node.follows_config) follow_configs(now, node, beat.configs, reply);
 }
 
 // A tiered hub follows upstream every group its followers follow. Until the
@@ -679,8 +700,15 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
   return svc;
 }
 
+// Enough UP instances here (min_local_up) answer for a service without the
+// upper tier, unless an operator set routing rules for it here: a rule
+// chooses among zones, and moving a datacenter's consumers to another one
+// (a traffic switch) needs that datacenter's instances in the list.
 bool HubCore::answers_locally(const ServiceEntry* svc) const {
-  return !uplink_ || (svc != nullptr && svc->up_count() >= config_.min_local_up);
+  if (!uplink_) return true;
+  if (svc == nullptr || svc->up_count() < config_.min_local_up) return false;
+  return std::none_of(svc->routes.begin(), svc->routes.end(),
+                      [](const proto::RouteRuleText& rule) { return rule.enabled; });
 }
 
 HandleResult HubCore::on_query(MonoTime now, const proto::Query& query) {
@@ -825,6 +853,11 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
   if (const auto* down = std::get_if<proto::DownBeat>(&message))
     for (const auto& update : down->updates)
       if (const auto* svc = registry_.find(update.service)) push_gate_.mark(now, svc);
+  // So is the upper tier's first answer for a list this tier just began to
+  // compose (a routing rule set here, the last UP instance here gone): the
+  // consumers' beats were answered with what they held meanwhile.
+  if (const auto* answer = std::get_if<proto::QueryReply>(&message))
+    if (const auto* svc = registry_.find(answer->service)) push_gate_.mark(now, svc);
 }
 
 // Replies for the consumers whose queries waited for the upper tier.

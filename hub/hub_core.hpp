@@ -314,13 +314,16 @@ class HubCore {
   proto::QueryReply local_reply(const proto::Query& query, const ServiceEntry* svc) const;
   proto::Message cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
                                   const CrossTierAnswer& answer) const;
-  // This tier answers alone: no upper tier, or enough UP instances here.
+  // This tier answers alone: no upper tier, or enough UP instances here and
+  // no routing rule for the service.
   bool answers_locally(const ServiceEntry* svc) const;
   void collect_answers();
   void feed_uplink(MonoTime now);
   // Config groups from the upper tier (docs/design-config.md): a beat's
   // groups followed upstream, and its reply; each upper copy that came,
   // changed or was dropped served under this hub's own keys.
+  void follow_declared_configs(MonoTime now, Node& node, const proto::UpBeat& beat,
+                               proto::DownBeat& reply);
   void follow_configs(MonoTime now, Node& node, const std::vector<proto::ConfigUse>& uses,
                       proto::DownBeat& reply);
   void take_upper_configs(MonoTime now);

@@ -84,6 +84,10 @@ void add_config_families(StateFamilies& f) {
             {{"applied", "config_edits"}, {"refused", "config_edits_refused"}});
   f.counter("config_pushes_total", "Config changes pushed to followers between their beats.",
             "config_pushes");
+  f.counter("config_lists_requested_total",
+            "Replies that asked a node for its list of followed groups (its digest did not "
+            "match what the hub believes it holds).",
+            "config_lists_requested");
   f.counter("config_served_stale_total",
             "Followed groups named stale in beat replies: the upper tier's copy is past its TTL.",
             "config_served_stale");

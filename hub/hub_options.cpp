@@ -338,7 +338,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--min-local-up", c.min_local_up,
                  "Fewer UP instances of a service in this tier than this: add the upper "
-                 "tier's instances")
+                 "tier's instances (always added for a service with routing rules here)")
       ->capture_default_str();
   add_protection_options(app, c, raw);
   add_connection_options(app, c, raw);

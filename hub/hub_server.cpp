@@ -359,7 +359,8 @@ void HubServer::learn_route(const proto::Message& message, const Multipart& fram
   const auto* beat = std::get_if<proto::UpBeat>(&message);
   // Only a node that reads something (services, config groups) or a hub
   // below is ever pushed to: the others' routes are not worth keeping.
-  if (beat == nullptr || (beat->uses.empty() && beat->configs.empty() && beat->sender_tier == 0))
+  if (beat == nullptr || (beat->uses.empty() && beat->configs.empty() &&
+                          beat->configs_digest == 0 && beat->sender_tier == 0))
     return;
   auto& route = node_routes_[beat->node_id];
   const auto hops = frames.size() - 1;  // all but the payload

@@ -65,13 +65,14 @@ struct HubCounters {
 
 // The config centre's (hub/config_centre.hpp), named in status with a
 // "config_" prefix: config_updates_delta, ...
-#define CASCADE_CONFIG_COUNTERS(X)                                               \
-  X(updates_delta) /* group updates sent to followers as deltas */               \
-  X(updates_full)  /* ... as the whole group */                                  \
-  X(updates_gone)  /* ... as "gone" (never set here, or every key removed) */    \
-  X(edits)         /* operators' edits and rollbacks that changed something */   \
-  X(edits_refused) /* ... refused whole (a limit, a name, a version not kept) */ \
-  X(served_stale)  /* groups named stale in replies: the upper copy is past its TTL */
+#define CASCADE_CONFIG_COUNTERS(X)                                                       \
+  X(updates_delta)   /* group updates sent to followers as deltas */                     \
+  X(updates_full)    /* ... as the whole group */                                        \
+  X(updates_gone)    /* ... as "gone" (never set here, or every key removed) */          \
+  X(edits)           /* operators' edits and rollbacks that changed something */         \
+  X(edits_refused)   /* ... refused whole (a limit, a name, a version not kept) */       \
+  X(served_stale)    /* groups named stale in replies: the upper copy is past its TTL */ \
+  X(lists_requested) /* replies that asked for a follow list: its digest did not match */
 
 struct ConfigCentreCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

@@ -107,16 +107,20 @@ bool Uplink::config_pending(MonoTime now, std::string_view group) const {
   return asked_lately;
 }
 
+// The hubs of an upper pair (kAll) each hold their own keys: the copy is
+// every key any link holds, the first-listed upstream's value where several
+// hold one. Taking one link's copy whole instead (say, the one confirmed
+// last) would lose an edit made at the other hub, or flip between the two
+// with the order in which their replies came.
 std::optional<proto::ConfigValues> Uplink::upper_config(std::string_view group) const {
-  const proto::HeldConfig* best = nullptr;
-  for (const auto& core : cores_) {
+  proto::ConfigValues merged;
+  for (const auto& core : cores_) {  // in the order the upstreams are listed
     const auto* held = core.configs().find(group);
-    if (held != nullptr && held->received &&
-        (best == nullptr || held->confirmed_at > best->confirmed_at))
-      best = held;
+    if (held != nullptr && held->received)
+      merged.insert(held->entries.begin(), held->entries.end());  // the first value stays
   }
-  if (best == nullptr || best->entries.empty()) return std::nullopt;
-  return best->entries;
+  if (merged.empty()) return std::nullopt;
+  return merged;
 }
 
 std::optional<Duration> Uplink::config_stale_age(MonoTime now, std::string_view group) const {

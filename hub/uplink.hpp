@@ -136,8 +136,9 @@ class Uplink {
   // no copy yet, asked less than query_timeout ago, and the upper tier not
   // known to be down.
   bool config_pending(MonoTime now, std::string_view group) const;
-  // The upper tier's copy of the group (the most recently confirmed link's);
-  // nullopt when none is held or the upper tier has no such group.
+  // The upper tier's copy of the group: every key the links hold, the
+  // first-listed upstream's value where several do; nullopt when none is
+  // held or the upper tier has no such group.
   std::optional<proto::ConfigValues> upper_config(std::string_view group) const;
   // How old the upper tier's copy of a followed group is when past the TTL
   // (the upper tier is unreachable, or itself serves it stale); nullopt when

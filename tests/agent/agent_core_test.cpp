@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cascade/common/digest.hpp"
 #include "cascade/tests/common/builders.hpp"
 
 namespace cascade::agent {
@@ -483,7 +484,10 @@ TEST_F(AgentCoreConfigTest, AGroupNotUsedForTheTtlIsDroppedAndNoLongerDeclared) 
         core.on_message(clock.now(), 0, down_for(*b));
   }
   EXPECT_EQ(dropped, std::vector<std::string>{"orders"});
-  EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"flags", 0}}))
+  // The list went when orders was dropped; the beats since stand for it.
+  const auto beat = next_beat();
+  EXPECT_TRUE(beat.configs.empty());
+  EXPECT_EQ(beat.configs_digest, proto::config_uses_digest({{"flags", 0}}))
       << "a pinned group stays";
 }
 
@@ -510,6 +514,59 @@ TEST_F(AgentCoreConfigTest, AfterMovingToAnotherHubEveryGroupIsDeclaredAtVersion
   core.on_message(clock.now(), 0, down);
   EXPECT_EQ(core.configs().find("orders")->entries.at("a").value, "1") << "kept and served";
   EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"orders", 0}}));
+}
+
+// The list of followed groups goes whole only when it changed; a steady beat
+// sends its digest (a few bytes, whatever the number of groups).
+class AgentCoreConfigDigestTest : public AgentCoreConfigTest {
+ protected:
+  // Follows orders at 7, and beats until the list was sent and answered.
+  proto::UpBeat steady_digest_beat() {
+    follow_orders_at_7();
+    const auto list_beat = next_beat();
+    EXPECT_EQ(list_beat.configs, (std::vector<proto::ConfigUse>{{"orders", 7}}));
+    core.on_message(clock.now(), 0, down_for(list_beat));
+    return next_beat();
+  }
+};
+
+TEST_F(AgentCoreConfigDigestTest, ASteadyBeatSendsTheDigestOfItsListInsteadOfTheList) {
+  const auto beat = steady_digest_beat();
+  EXPECT_TRUE(beat.configs.empty());
+  EXPECT_EQ(beat.configs_digest, proto::config_uses_digest({{"orders", 7}}));
+  core.on_message(clock.now(), 0, down_for(beat));
+  EXPECT_EQ(core.configs().find("orders")->confirmed_at, clock.now())
+      << "a reply that took the digest confirms the groups";
+}
+
+TEST_F(AgentCoreConfigDigestTest, AHubThatAsksForTheListGetsItAtOnceAndConfirmsNothing) {
+  const auto beat = steady_digest_beat();
+  const auto confirmed = core.configs().find("orders")->confirmed_at;
+  auto down = down_for(beat);
+  down.send_configs = true;
+  clock.advance(Duration{5});
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(core.configs().find("orders")->confirmed_at, confirmed);
+  EXPECT_EQ(core.next_deadline(), clock.now()) << "not at the end of the interval";
+  const auto list_beat = last_beat(core.on_timer(clock.now()));
+  EXPECT_EQ(list_beat.configs, (std::vector<proto::ConfigUse>{{"orders", 7}}));
+  EXPECT_EQ(list_beat.configs_digest, 0u);
+}
+
+TEST_F(AgentCoreConfigDigestTest, AfterTheHubRestartedTheNextBeatCarriesTheList) {
+  auto down = down_for(steady_digest_beat());
+  down.hub_epoch = 2;
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(next_beat().configs, (std::vector<proto::ConfigUse>{{"orders", 7}}));
+}
+
+TEST(ConfigUsesDigest, IsZeroForNoGroupAndTheSameInAnyOrderAndMovesWithAVersion) {
+  EXPECT_EQ(proto::config_uses_digest({}), 0u);
+  const auto digest = proto::config_uses_digest({{"orders", 7}, {"flags", 2}});
+  EXPECT_NE(digest, 0u);
+  EXPECT_EQ(proto::config_uses_digest({{"flags", 2}, {"orders", 7}}), digest);
+  EXPECT_NE(proto::config_uses_digest({{"orders", 8}, {"flags", 2}}), digest);
+  EXPECT_NE(proto::config_uses_digest({{"orders", 7}}), digest);
 }
 
 // ---------------------------------------------------------------- routing rules

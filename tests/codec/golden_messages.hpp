@@ -428,6 +428,26 @@ inline DownBeat downbeat_config_stale() {
   return m;
 }
 
+// Node A's next beat: its list is the one it sent (its versions as the reply
+// to upbeat_configs() left them), so the digest stands for it.
+inline UpBeat upbeat_config_digest() {
+  auto m = upbeat_configs();
+  m.seq = 4825;
+  m.configs.clear();
+  m.configs_digest =
+      proto::config_uses_digest({{std::string(kConfigGroup), config_version(kHubEpoch, 14)},
+                                 {std::string(kConfigSharedGroup), config_version(kHubEpoch, 31)}});
+  return m;
+}
+
+// A hub that believes node A holds other versions than its digest says (a
+// push was lost on the way) asks for the list.
+inline DownBeat downbeat_send_configs() {
+  auto m = reply_to_node_a(4825);
+  m.send_configs = true;
+  return m;
+}
+
 // An operator sets one key and removes another of a group, in one change.
 inline proto::AdminRequest admin_config_edit() {
   proto::AdminRequest m;
@@ -566,6 +586,12 @@ inline std::vector<Sample> variant_samples() {
        "reply of an L1 hub cut off from its upper tier: a followed group served stale, with its "
        "age",
        downbeat_config_stale()},
+      {"35-upbeat-config-digest",
+       "agent beat whose list of followed groups is the one it last sent: its digest instead",
+       upbeat_config_digest()},
+      {"36-downbeat-send-configs",
+       "reply to a beat whose config digest the hub does not expect: send the list",
+       downbeat_send_configs()},
   };
 }
 

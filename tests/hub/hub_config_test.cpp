@@ -47,6 +47,16 @@ class HubConfigTest : public ::testing::Test {
                          std::vector<proto::ConfigUse> configs) {
     auto b = beat(node, seq, 0);
     b.configs = std::move(configs);
+    return reply_to(b);
+  }
+  // A steady beat: the digest of the list in place of the list.
+  proto::DownBeat follow_by_digest(const std::string& node, std::uint64_t seq,
+                                   const std::vector<proto::ConfigUse>& configs) {
+    auto b = beat(node, seq, 0);
+    b.configs_digest = proto::config_uses_digest(configs);
+    return reply_to(b);
+  }
+  proto::DownBeat reply_to(const proto::UpBeat& b) {
     auto r = hub.handle(clock.now(), b);
     auto* down = std::get_if<proto::DownBeat>(&r.reply);
     EXPECT_NE(down, nullptr);
@@ -132,12 +142,56 @@ TEST_F(HubConfigTest, ABeatThatStopsFollowingEndsTheSubscription) {
   EXPECT_TRUE(pushes_soon().empty());
 }
 
+TEST_F(HubConfigTest, ADigestThatMatchesStandsForTheListAndGetsTheSameUpdates) {
+  set("orders", "timeout_ms", "300");
+  const auto held = follow("n1", 1, {{"orders", 0}}).config_updates.at(0).version;
+  EXPECT_TRUE(follow_by_digest("n1", 2, {{"orders", held}}).config_updates.empty());
+  set("orders", "timeout_ms", "250");
+  const auto down = follow_by_digest("n1", 3, {{"orders", held}});
+  EXPECT_FALSE(down.send_configs);
+  ASSERT_EQ(down.config_updates.size(), 1u);
+  EXPECT_EQ(down.config_updates[0].from_version, held);
+  EXPECT_EQ(down.config_updates[0].upserts.at(0).value, "250");
+  EXPECT_EQ(counter("config_lists_requested"), 0u);
+  EXPECT_EQ(counter("config_subscriptions"), 1u);
+}
+
+// The reply to n1's first beat was lost: n1 still holds nothing, the hub
+// believes it holds the version it sent.
+TEST_F(HubConfigTest, ADigestOfOtherVersionsThanTheHubSentAsksForTheListAndKeepsFollowing) {
+  set("orders", "timeout_ms", "300");
+  follow("n1", 1, {{"orders", 0}});
+  const auto down = follow_by_digest("n1", 2, {{"orders", 0}});
+  EXPECT_TRUE(down.send_configs);
+  EXPECT_TRUE(down.config_updates.empty());
+  EXPECT_EQ(counter("config_lists_requested"), 1u);
+  set("orders", "timeout_ms", "250");
+  EXPECT_EQ(pushes_soon().size(), 1u) << "n1 still follows orders";
+  const auto listed = follow("n1", 3, {{"orders", 0}});
+  ASSERT_EQ(listed.config_updates.size(), 1u);
+  EXPECT_EQ(listed.config_updates[0].kind, proto::UpdateKind::kFull);
+}
+
+TEST_F(HubConfigTest, ADigestFromANodeThisHubNeverHeardTheListOfAsksForIt) {
+  EXPECT_TRUE(follow_by_digest("n1", 1, {{"orders", 7}}).send_configs);
+}
+
+// Beats can overtake each other (a retry, a proxy): the older list is not
+// the node's any more.
+TEST_F(HubConfigTest, ABeatThatArrivesAfterANewerOneDoesNotReapplyItsOlderList) {
+  set("orders", "k", "1");
+  follow("n1", 2, {{"orders", 0}});
+  const auto late = follow("n1", 1, {});
+  EXPECT_TRUE(late.config_updates.empty());
+  EXPECT_EQ(counter("config_subscriptions"), 1u);
+}
+
 TEST_F(HubConfigTest, StatusListsEveryConfigCentreCounterUnderItsConfigName) {
   set("orders", "k", "1");
   hub.edit_config(clock.now(), "orders", {{"bad\nkey", "1"}}, "ops", kWall);
   follow("n1", 1, {{"orders", 0}});
   const auto listed = hub.config_centre().counters().list();
-  ASSERT_EQ(listed.size(), 6u);
+  ASSERT_EQ(listed.size(), 7u);
   for (const auto& [name, value] : listed) {
     EXPECT_EQ(name.rfind("config_", 0), 0u) << name;
     EXPECT_EQ(counter(name), value) << name;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "cascade/tests/hub/hub_test_util.hpp"
 #include "cascade/tests/hub/tier_harness.hpp"
 
@@ -42,13 +44,15 @@ class TieredConfig : public ::testing::Test {
     const auto* served = net.hub(hub).config_centre().groups().served(group);
     return served ? served->entries.size() : 0;
   }
-  // Whether the last beat `from` sent to L2 declared the group.
+  // Whether the list `from` last sent to L2 declared the group (a steady beat
+  // sends the digest of the list it sent before instead).
   bool declares_upstream(const std::string& from, const std::string& group) {
     const auto& beats = net.beats_to("l2");
-    for (auto it = beats.rbegin(); it != beats.rend(); ++it)
-      if (it->node_id == from)
-        return std::any_of(it->configs.begin(), it->configs.end(),
-                           [&](const proto::ConfigUse& u) { return u.group == group; });
+    for (auto it = beats.rbegin(); it != beats.rend(); ++it) {
+      if (it->node_id != from || (it->configs.empty() && it->configs_digest != 0)) continue;
+      return std::any_of(it->configs.begin(), it->configs.end(),
+                         [&](const proto::ConfigUse& u) { return u.group == group; });
+    }
     return false;
   }
   // Whether any beat reply or push a follower got said the group is gone.
@@ -294,6 +298,51 @@ TEST(ThreeTierConfig, EachTiersKeysReachL1WithTheirOriginAndTheLowerTierWins) {
                                                   return u.kind == UpdateKind::kGone;
                                                 });
                            }));
+}
+
+// An L1 beating to both hubs of an L2 pair (each holds its own keys): what it
+// serves of a group is every key either has, the first-listed hub's value
+// where both set one, the same on every beat whichever reply came last.
+class TieredConfigPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    net.add({.id = "l2-a", .tier = 2});
+    net.add({.id = "l2-b", .tier = 2});
+    net.add({.id = "l1", .upstreams = {"l2-a", "l2-b"}, .mode = UplinkMode::kAll});
+    net.advance(Duration{100});
+    net.follower("l1", "app", {"orders"});
+    net.advance(Duration{100});
+  }
+  // The value `app` holds after each of `beats` beat intervals (one value
+  // when it never changed).
+  std::set<std::string> values_over(int beats, const std::string& key) {
+    std::set<std::string> seen;
+    for (int i = 0; i < beats; ++i) {
+      net.advance(kBeatInterval);
+      seen.insert(value_of(net, "app", "orders", key));
+    }
+    return seen;
+  }
+  TierHarness net;
+};
+
+TEST_F(TieredConfigPair, AKeySetAtEitherHubOfThePairReachesFollowersBelow) {
+  net.set_config("l2-b", "orders", "timeout_ms", "300");
+  net.set_config("l2-a", "orders", "retries", "3");
+  net.advance(Duration{100});
+  EXPECT_EQ(value_of(net, "app", "orders", "timeout_ms"), "300");
+  EXPECT_EQ(value_of(net, "app", "orders", "retries"), "3");
+  EXPECT_EQ(values_over(5, "timeout_ms"), std::set<std::string>{"300"});
+}
+
+TEST_F(TieredConfigPair, AKeyBothHubsSetIsServedWithTheFirstListedHubsValueOnEveryBeat) {
+  net.set_config("l2-a", "orders", "timeout_ms", "300");
+  net.set_config("l2-b", "orders", "timeout_ms", "900");
+  net.advance(Duration{100});
+  EXPECT_EQ(values_over(5, "timeout_ms"), std::set<std::string>{"300"});
+  const auto* entry = net.config_value("app", "orders", "timeout_ms");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->origin.hub, "l2-a");
 }
 
 }  // namespace

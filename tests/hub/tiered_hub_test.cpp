@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "cascade/tests/hub/hub_test_util.hpp"
 #include "cascade/tests/hub/tier_harness.hpp"
 
@@ -26,6 +28,48 @@ class TwoDatacenters : public ::testing::Test {
 
   TierHarness net;
 };
+
+proto::Registration reg_in(const std::string& zone, const std::string& id,
+                           const std::string& address) {
+  auto r = test_support::reg("pay", id, address);
+  r.instance.zone = zone;
+  return r;
+}
+
+std::set<std::string> ids_of(const HeldList& list) {
+  std::set<std::string> ids;
+  for (const auto& [id, instance] : list.instances)
+    ids.insert(id);
+  return ids;
+}
+
+// A datacenter traffic switch: dc1 provides pay too, so l1-dc1 answers for it
+// from dc1 alone, until an operator sets a rule for pay at l1-dc1; from then
+// on dc1's consumers get dc2's instances as well (the rule picks among them),
+// pushed between beats; without rules, dc1 alone again.
+TEST_F(TwoDatacenters, ARoutingRuleAtAnL1ServesItsConsumersEveryDatacentersInstances) {
+  net.agent("l1-dc1", "pay-dc1", {reg_in("dc1", "p1", "10.1.0.1:80")});
+  net.agent("l1-dc2", "pay-dc2", {reg_in("dc2", "p2", "10.2.0.1:80")});
+  net.consumer("l1-dc1", "app", {"pay"});
+  net.advance(Duration{100});
+  EXPECT_EQ(ids_of(net.list("app", "pay")), std::set<std::string>{"p1"}) << "dc1 alone";
+
+  auto rules = proto::AdminRequest{};
+  rules.op = proto::AdminOp::kSetRoutes;
+  rules.actor = "ops@bastion";
+  rules.service = key("pay");
+  rules.routes = {{"=> zone = dc2", 0, false, true}};
+  net.hub("l1-dc1").handle(net.clock.now(), rules);
+  const auto pushes = net.pushes_to("app").size();
+  net.advance(Duration{200});
+  EXPECT_EQ(ids_of(net.list("app", "pay")), (std::set<std::string>{"p1", "p2"}));
+  EXPECT_GT(net.pushes_to("app").size(), pushes) << "pushed, not left for the next beat";
+
+  rules.routes.clear();
+  net.hub("l1-dc1").handle(net.clock.now(), rules);
+  net.advance(Duration{200});
+  EXPECT_EQ(ids_of(net.list("app", "pay")), std::set<std::string>{"p1"});
+}
 
 TEST_F(TwoDatacenters, RegistrationInDc2ReachesL2AsTheTiersAggregate) {
   net.agent("l1-dc2", "pay-1",
