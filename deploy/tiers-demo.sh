@@ -369,14 +369,15 @@ APP_DC1=$(http_address app-dc1) APP_DC2=$(http_address app-dc2)
 wait_until "$t0" "pay picked in both datacenters" picks_are 200
 echo "   app-dc1 and app-dc2 pick a pay instance: HTTP 200"
 t0=$(now_ms)
-# Config lives at each hub: the L2 pair takes the same edit, each hub its own copy.
-for l2 in "$L2_A" "$L2_B"; do ctl "$l2" config set ops degrade.pay on | indent; done
+# One command at l2-a: each hub keeps its own keys, and an L1 beating to both hubs of the pair
+# serves every key either holds (l2-a's value where both set one).
+ctl "$L2_A" config set ops degrade.pay on | indent
 wait_until "$t0" "both sidecars refusing pay" picks_are 503
 echo "   -> both datacenters fail fast (HTTP 503 degraded) $WAITED_MS ms after the operator's command"
 echo "      (pushed between beats: L2 -> dc1-a, dc2-a -> sidecars; cascadectl start-up included)"
 ctl "$DC1_A" config get ops | indent
 t0=$(now_ms)
-for l2 in "$L2_A" "$L2_B"; do ctl "$l2" config set ops degrade.pay off >/dev/null; done
+ctl "$L2_A" config set ops degrade.pay off >/dev/null
 wait_until "$t0" "both sidecars picking pay again" picks_are 200
 echo "   -> switched back on: both pick pay again after $WAITED_MS ms"
 
