@@ -668,6 +668,14 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
   const auto known = uplink_->use(now, use.service);
   const auto& upper_version = known.version;
   if (!upper_version) {
+    // The upper tier cannot answer now: a consumer holding this tier's own
+    // list (a composed one it keeps) gets this tier's changes and rules
+    // meanwhile, so a rule set here during an outage applies at once.
+    const bool holds_local_list = (use.version & kCrossTierBit) == 0;
+    if (holds_local_list && svc != nullptr && !svc->instances.empty() && uplink_->known_down(now)) {
+      add_local_update(use, svc, out);
+      return svc;
+    }
     // Nothing from above yet (being asked): keep what the consumer holds,
     // unless the upper tier said it has no such service either.
     const bool gone =

@@ -169,6 +169,9 @@ class Uplink {
 
   // Some upstream answered within its freshness window.
   bool reachable(MonoTime now) const;
+  // Not reachable, and long enough after the start (query_timeout) that it
+  // would have answered by now: waiting for the upper tier is pointless.
+  bool known_down(MonoTime now) const;
   std::vector<proto::UpstreamStatus> status(MonoTime now) const;
   std::size_t cached_entries() const;
   std::uint32_t upstream_tier() const { return tier_ + 1; }
@@ -194,7 +197,6 @@ class Uplink {
   const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
   std::size_t reachable_core(MonoTime now) const;  // the first that answers, else 0
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
-  bool known_down(MonoTime now) const;
   Duration ttl() const;
 
   UplinkConfig config_;

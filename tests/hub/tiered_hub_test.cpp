@@ -71,6 +71,30 @@ TEST_F(TwoDatacenters, ARoutingRuleAtAnL1ServesItsConsumersEveryDatacentersInsta
   EXPECT_EQ(ids_of(net.list("app", "pay")), std::set<std::string>{"p1"});
 }
 
+// An L1 cut off from L2 cannot compose: a rule set there meanwhile still
+// reaches its consumers, with dc1's own list.
+TEST_F(TwoDatacenters, ARoutingRuleSetAtAnL1CutOffFromL2StillReachesItsConsumers) {
+  net.agent("l1-dc1", "pay-dc1", {reg_in("dc1", "p1", "10.1.0.1:80")});
+  net.consumer("l1-dc1", "app", {"pay"});
+  net.advance(Duration{100});
+  net.cut("l1-dc1", "l2");
+  net.advance(Duration{10'000});
+
+  auto rules = proto::AdminRequest{};
+  rules.op = proto::AdminOp::kSetRoutes;
+  rules.actor = "ops@bastion";
+  rules.service = key("pay");
+  rules.routes = {{"=> zone = dc1", 0, false, true}};
+  net.hub("l1-dc1").handle(net.clock.now(), rules);
+  const auto pushes = net.pushes_to("app").size();
+  net.advance(Duration{200});
+  ASSERT_GT(net.pushes_to("app").size(), pushes);
+  const auto& update = net.pushes_to("app").back().updates.at(0);
+  ASSERT_TRUE(update.routes.has_value());
+  EXPECT_EQ(update.routes->at(0).text, "=> zone = dc1");
+  EXPECT_EQ(ids_of(net.list("app", "pay")), std::set<std::string>{"p1"});
+}
+
 TEST_F(TwoDatacenters, RegistrationInDc2ReachesL2AsTheTiersAggregate) {
   net.agent("l1-dc2", "pay-1",
             {reg("pay", "pay-1", "10.2.0.1:80"), reg("audit", "a-1", "10.2.0.1:81")});
