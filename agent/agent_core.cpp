@@ -533,6 +533,16 @@ void AgentCore::on_set_acknowledged(std::uint64_t ack_seq) {
   change_no_at_seq_.erase(change_no_at_seq_.begin(), std::next(sent));
 }
 
+// Versions one hub incarnation issues for a list grow: its registry's, and
+// among themselves those of lists it composes with an upper tier's (top bit
+// set; protocol section 5.8). A full list older than the one held from the
+// same hub was overtaken on the way by a newer one and must not replace it.
+bool AgentCore::overtaken(const CacheEntry& entry, std::uint64_t version) {
+  constexpr auto kComposed = std::uint64_t{1} << 63;
+  return entry.version_trusted && ((entry.version ^ version) & kComposed) == 0 &&
+         version < entry.version;
+}
+
 AgentCore::UpdateOutcome AgentCore::apply_update(MonoTime now, const proto::ServiceUpdate& update,
                                                  AgentActions& out) {
   auto it = cache_.find(update.service);
@@ -557,6 +567,8 @@ AgentCore::UpdateOutcome AgentCore::apply_update(MonoTime now, const proto::Serv
     case proto::UpdateKind::kFull:
       if (entry.version == update.version)
         return UpdateOutcome::kIgnored;  // a repeat of what we hold (e.g. crossed a query reply)
+      if (overtaken(entry, update.version))
+        return UpdateOutcome::kIgnored;  // a late reply or push: a newer list came first
       entry.instances.clear();
       for (const auto& in : update.upserts)
         entry.instances.emplace(in.id, in);

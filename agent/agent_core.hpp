@@ -302,6 +302,8 @@ class AgentCore {
     proto::ServiceKey service;
     MonoTime deadline;
   };
+  // A full list at `version` is older than the list held from the same hub.
+  static bool overtaken(const CacheEntry& entry, std::uint64_t version);
 
   // A beat with this agent's identity; beat_header() adds what it reads (the
   // services and config groups used) and remembers it for the reply.

@@ -27,6 +27,12 @@ agent::AgentCore& AgentFleet::Access::core(std::size_t agent) {
   return *fleet_.agents_.at(agent).core;
 }
 
+void AgentFleet::Access::silence(std::size_t agent) {
+  auto& a = fleet_.agents_.at(agent);
+  a.silenced = true;
+  fleet_.timers_.erase({a.scheduled, agent});
+}
+
 MonoTime AgentFleet::Access::now() const {
   return fleet_.clock_.now();
 }
@@ -229,6 +235,7 @@ void AgentFleet::receive(std::size_t socket) {
         }
         agent = it->second;
       }
+      if (agents_[agent].silenced) continue;
       if (const auto* down = std::get_if<proto::DownBeat>(message); down && down->push)
         ++counters_.pushes_received;
       if (observer_ != nullptr) observer_->on_received(agent, *message, at);
@@ -283,6 +290,7 @@ void AgentFleet::apply(std::size_t agent, agent::AgentActions actions) {
 
 void AgentFleet::reschedule(std::size_t agent, MonoTime at) {
   Agent& a = agents_[agent];
+  if (a.silenced) return;
   timers_.erase({a.scheduled, agent});
   a.scheduled = at;
   timers_.insert({at, agent});

@@ -93,6 +93,9 @@ class AgentFleet {
    public:
     agent::AgentCore& core(std::size_t agent);
     MonoTime now() const;
+    // kill -9: the agent sends nothing more (no Deregister) and ignores what
+    // it is sent, so its hub expires it when its lease runs out.
+    void silence(std::size_t agent);
     std::size_t size() const;
 
    private:
@@ -127,6 +130,7 @@ class AgentFleet {
     std::unique_ptr<agent::AgentCore> core;
     std::size_t socket = 0;
     bool started = false;
+    bool silenced = false;
     MonoTime scheduled{};  // its entry in timers_
   };
   struct Task {

@@ -17,15 +17,15 @@ namespace {
 // service becomes local again, and vice versa.
 constexpr std::uint64_t kCrossTierBit = std::uint64_t{1} << 63;
 
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t composite_version(std::uint64_t local_version, std::uint64_t upper_version) {
-  const auto v = kCrossTierBit | (mix64(upper_version ^ mix64(local_version)) >> 1);
-  return v == ~std::uint64_t{0} ? v - 1 : v;  // all ones means "unverified" to agents
+// The version of the service's list composed with an upper tier's list at
+// `upper_version`: the same while neither list moves, else a new one from
+// the registry, so composed versions grow like local ones (section 5.8 of
+// schemas/protocol-v1.md) and never equal one (the top bit).
+std::uint64_t composed_version(Registry& registry, ServiceEntry& svc, std::uint64_t upper_version) {
+  auto& c = svc.composed;
+  if (c.version == 0 || c.local != svc.version || c.upper != upper_version)
+    c = {svc.version, upper_version, kCrossTierBit | registry.issue_version()};
+  return c.version;
 }
 
 struct ComposedList {
@@ -34,13 +34,12 @@ struct ComposedList {
 };
 
 // This tier's instances first (tier 0), then the upper tier's that it lacks.
-ComposedList compose(const Registry& registry, const ServiceEntry* svc, const CrossTierView& view) {
+ComposedList compose(Registry& registry, ServiceEntry& svc, const CrossTierView& view) {
   ComposedList list;
-  const std::uint64_t local_version = svc != nullptr ? svc->version : 0;
-  list.version = composite_version(local_version, view.version);
-  if (svc != nullptr) list.instances = registry.full_update(*svc, 0).upserts;
+  list.version = composed_version(registry, svc, view.version);
+  list.instances = registry.full_update(svc, 0).upserts;
   for (const auto& in : view.instances)
-    if (svc == nullptr || !svc->instances.contains(in.id)) list.instances.push_back(in);
+    if (!svc.instances.contains(in.id)) list.instances.push_back(in);
   return list;
 }
 
@@ -127,6 +126,9 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
 }
 
 HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const Peer& peer) {
+  // Every message is a transaction of its own: a change it makes is never
+  // logged under a version consumers already hold.
+  registry_.begin_txn();
   auto who = caller_of(peer.principal, message);
   if (auto* refusal = std::get_if<Refusal>(&who)) return refuse(now, message, std::move(*refusal));
   const auto& caller = std::get<Caller>(who);
@@ -135,7 +137,7 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const 
   if (refusal && admin == nullptr) return refuse(now, message, std::move(*refusal));
   auto result = admin ? on_admin(now, *admin, caller, peer, std::move(refusal))  // audited
                       : dispatch(now, message, caller, peer);
-  drain_health_changes(now);
+  drain_served_changes(now);
   if (uplink_) feed_uplink(now);
   return result;
 }
@@ -692,10 +694,10 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
     }
     return svc;
   }
-  if (svc == nullptr) svc = &registry_.service(use.service);
+  ServiceEntry& entry = registry_.service(use.service);
   // The steady state costs a version comparison; the list is built only when it changed.
-  if (composite_version(svc->version, *upper_version) == use.version) return svc;
-  auto list = compose(registry_, svc, *uplink_->view(now, use.service));
+  if (composed_version(registry_, entry, *upper_version) == use.version) return &entry;
+  auto list = compose(registry_, entry, *uplink_->view(now, use.service));
   ++counters_.updates_cross_tier;
   // The rules are this tier's own (section 5.12): an upper tier's rules stay there.
   out.push_back(proto::ServiceUpdate{use.service,
@@ -704,8 +706,8 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
                                      proto::UpdateKind::kFull,
                                      std::move(list.instances),
                                      {},
-                                     svc->routes});
-  return svc;
+                                     entry.routes});
+  return &entry;
 }
 
 // Enough UP instances here (min_local_up) answer for a service without the
@@ -757,7 +759,7 @@ proto::QueryReply HubCore::local_reply(const proto::Query& query, const ServiceE
 }
 
 proto::Message HubCore::cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
-                                         const CrossTierAnswer& answer) const {
+                                         const CrossTierAnswer& answer) {
   const bool have_local = svc != nullptr && !svc->instances.empty();
   const auto source =
       answer.asked_now ? proto::AnswerSource::kUpstream : proto::AnswerSource::kCache;
@@ -775,7 +777,8 @@ proto::Message HubCore::cross_tier_reply(const proto::Query& query, const Servic
         query.request_id};
   }
   const auto& view = *answer.view;
-  auto list = compose(registry_, svc, view);
+  auto& entry = registry_.service(query.service);  // its composition's version is kept there
+  auto list = compose(registry_, entry, view);
   proto::QueryReply reply = local_reply(query, nullptr);
   if (svc != nullptr) reply.routes = svc->routes;  // this tier's rules only (section 5.12)
   reply.version = list.version;
@@ -847,8 +850,9 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
   if (!uplink_) return;
   if (const auto* report = std::get_if<proto::FailureReport>(&message)) {
     // On its way down to the hub holding the address: this one, or below.
+    registry_.begin_txn();
     on_failure_report(now, *report, Caller{});  // the upper tier signs its own reports
-    drain_health_changes(now);
+    drain_served_changes(now);
     feed_uplink(now);
     return;
   }
@@ -919,12 +923,12 @@ void HubCore::tick(MonoTime now) {
     log_configs_left_out(now);
     log_upstream_state(now);
   }
+  registry_.begin_txn();
   departed_.prune(now);
   readmit_due(now);
-  registry_.begin_txn();
   expire_leases(now);
   release_held(now);
-  drain_health_changes(now);
+  drain_served_changes(now);
   flush_pushes(now);
   flush_config_pushes(now);
   if (uplink_) feed_uplink(now);

@@ -312,8 +312,9 @@ class HubCore {
                          std::string_view source);
   HandleResult on_query(MonoTime now, const proto::Query& query);
   proto::QueryReply local_reply(const proto::Query& query, const ServiceEntry* svc) const;
+  // Composes the answer; the service's entry keeps its composition's version.
   proto::Message cross_tier_reply(const proto::Query& query, const ServiceEntry* svc,
-                                  const CrossTierAnswer& answer) const;
+                                  const CrossTierAnswer& answer);
   // This tier answers alone: no upper tier, or enough UP instances here and
   // no routing rule for the service.
   bool answers_locally(const ServiceEntry* svc) const;
@@ -380,7 +381,7 @@ class HubCore {
   void readmit_due(MonoTime now);
   Verdict verdict_after_isolation(const InstanceEntry& entry) const;
   void readmit_restarted(MonoTime now, Node& node);
-  void drain_health_changes(MonoTime now);
+  void drain_served_changes(MonoTime now);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
   void flush_config_pushes(MonoTime now);

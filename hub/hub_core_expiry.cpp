@@ -89,8 +89,12 @@ void HubCore::expire(Node& node, const char* why) {
              {"instances", removed}});
 }
 
-void HubCore::on_probe_result(MonoTime /*now*/, const ProbeResult& result) {
-  if (probes_.on_result(result)) expire_dead(result.node_id);
+void HubCore::on_probe_result(MonoTime now, const ProbeResult& result) {
+  if (!probes_.on_result(result)) return;
+  registry_.begin_txn();
+  expire_dead(result.node_id);
+  drain_served_changes(now);
+  if (uplink_) feed_uplink(now);
 }
 
 void HubCore::expire_dead(const std::string& node_id) {

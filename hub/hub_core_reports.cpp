@@ -179,10 +179,13 @@ Verdict HubCore::verdict_after_isolation(const InstanceEntry& entry) const {
   return {};
 }
 
-// Health changes (isolations here or reported by a lower tier) are pushed.
-void HubCore::drain_health_changes(MonoTime now) {
-  for (const auto* svc : registry_.take_health_changes())
-    push_gate_.mark(now, svc);
+// Every change of a served list (a registration, a deregistration, an
+// expiry, a status or health change, an operator's mark or rules) is pushed
+// to the service's consumers between beats: they learn it within the push
+// delay, not at their next beat. A service nobody follows here is not marked.
+void HubCore::drain_served_changes(MonoTime now) {
+  for (const auto* svc : registry_.take_served_changes())
+    if (consumers_.contains(svc)) push_gate_.mark(now, svc);
 }
 
 // One pushed DownBeat per consumer, with every pushed service it uses.

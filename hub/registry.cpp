@@ -58,12 +58,11 @@ void add(ServiceEntry& svc, InstanceTotals& totals, const Tally& t, bool adding)
 
 // The one place the counts change: keeps the service's counts and the
 // registry's totals right when one instance goes from `before` to `after`
-// (nullopt: absent); true when its health as consumers see it changed.
-bool recount(ServiceEntry& svc, InstanceTotals& totals, const std::optional<Tally>& before,
+// (nullopt: absent).
+void recount(ServiceEntry& svc, InstanceTotals& totals, const std::optional<Tally>& before,
              const std::optional<Tally>& after) {
   if (before) add(svc, totals, *before, false);
   if (after) add(svc, totals, *after, true);
-  return before && after && before->health != after->health;
 }
 
 }  // namespace
@@ -136,7 +135,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.owner = node;
     entry.instance = instance;
   }
-  if (recount(svc, totals_, before, tally_of(entry))) health_changes_.push_back(&svc);
+  recount(svc, totals_, before, tally_of(entry));
   dirty_instances_.push_back({&svc, instance.id});
   record_change(svc, instance.id);
   return true;
@@ -176,7 +175,7 @@ bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict ver
   if (it == svc.instances.end() || it->second.verdict == verdict) return false;
   const auto before = tally_of(it->second);
   it->second.verdict = std::move(verdict);
-  if (recount(svc, totals_, before, tally_of(it->second))) health_changes_.push_back(&svc);
+  recount(svc, totals_, before, tally_of(it->second));
   record_change(svc, id);
   return true;
 }
@@ -193,7 +192,6 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
   const auto before = tally_of(it->second);
   it->second.out_of_service = out_of_service;
   recount(*svc, totals_, before, tally_of(it->second));
-  health_changes_.push_back(svc);  // consumers should stop (or resume) calling it now
   record_change(*svc, id);
   return changed;
 }
@@ -209,9 +207,9 @@ const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std:
   return nullptr;
 }
 
-std::vector<const ServiceEntry*> Registry::take_health_changes() {
-  auto out = std::move(health_changes_);
-  health_changes_.clear();
+std::vector<const ServiceEntry*> Registry::take_served_changes() {
+  auto out = std::move(served_changes_);
+  served_changes_.clear();
   sort_unique(out);
   return out;
 }
@@ -231,10 +229,11 @@ void Registry::record_change(ServiceEntry& svc, const std::string& id) {
 void Registry::log_change(ServiceEntry& svc, const std::string& id) {
   if (svc.txn != txn_) {
     svc.txn = txn_;
-    svc.version = version_base_ | ++version_counter_;
+    svc.version = issue_version();
     dirty_services_.push_back(&svc);
   }
   svc.log.push_back({svc.version, id});
+  served_changes_.push_back(&svc);
   while (svc.log.size() > log_capacity_) {
     svc.log_floor = svc.log.front().version;
     svc.log.pop_front();
@@ -329,7 +328,7 @@ void Registry::stamp_unversioned() {
   for (auto& [key, svc] : services_) {
     if (svc->version != 0 || (svc->instances.empty() && svc->routes.empty())) continue;
     svc->txn = txn_;
-    svc->version = version_base_ | ++version_counter_;
+    svc->version = issue_version();
     svc->log_floor = svc->version;
     dirty_services_.push_back(svc.get());
   }

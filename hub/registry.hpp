@@ -93,6 +93,16 @@ struct ServiceEntry {
   // The version issued when `routes` last changed: a delta from an older
   // version carries them. 0 after a restore: the restored version covers them.
   std::uint64_t routes_version = 0;
+  // The version this hub gave its composition of the local list (at version
+  // `local`) with an upper tier's (at `upper`): issued by the registry like
+  // any version, with the top bit set, so a composed list's versions grow
+  // and a consumer can tell a newer list from one a late message brings.
+  struct Composition {
+    std::uint64_t local = 0;
+    std::uint64_t upper = 0;
+    std::uint64_t version = 0;
+  };
+  Composition composed{};
   std::uint32_t up_count() const { return up; }
 };
 
@@ -122,6 +132,9 @@ class Registry {
 
   // Starts a transaction: the next change to each service issues a new version.
   void begin_txn() { ++txn_; }
+  // A version larger than every version issued before (of any service),
+  // for a list composed outside the registry (a cross-tier list).
+  std::uint64_t issue_version() { return version_base_ | ++version_counter_; }
 
   ServiceEntry& service(const proto::ServiceKey& key);  // finds or creates
   ServiceEntry* find(const proto::ServiceKey& key);
@@ -170,11 +183,11 @@ class Registry {
   const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
                                      std::string_view node) const;
 
-  // Services where what consumers see of some instance's health changed
-  // (isolated, readmitted, unconfirmed; by this hub or by a lower tier), or
-  // an operator marked one out of service or back: worth a push between
-  // beats. Deduplicated.
-  std::vector<const ServiceEntry*> take_health_changes();
+  // Services whose list as consumers are served it changed since the last
+  // call (every change that issues a version: an instance added, changed or
+  // removed, its health, an operator's mark, the routing rules): worth a
+  // push between beats. Deduplicated.
+  std::vector<const ServiceEntry*> take_served_changes();
 
   // Instances whose content changed (added, changed, removed) since the last
   // call, for the hub's uplink; recorded only after track_changes().
@@ -235,7 +248,7 @@ class Registry {
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;
   bool track_changes_ = false;
-  std::vector<const ServiceEntry*> health_changes_;
+  std::vector<const ServiceEntry*> served_changes_;
   std::vector<DirtyInstance> changes_;
   std::set<proto::InstanceKey> out_of_service_;
 };

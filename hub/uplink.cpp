@@ -184,28 +184,37 @@ std::optional<CrossTierAnswer> Uplink::answer_now(MonoTime now,
 
 Uplink::Known Uplink::use(MonoTime now, const proto::ServiceKey& service) {
   touch(now, service);
-  if (const auto* core = freshest(now, service)) return {core->held(now, service)->version, false};
+  if (const auto* core = serving_core(now, service))
+    return {core->held(now, service)->version, false};
   const auto declared = missing_.declare(now, service);
   const bool ask_again = !declared.missing || declared.expired;
   if (ask_again && !known_down(now)) ask(now, service, std::nullopt);
   return {std::nullopt, declared.missing};
 }
 
-const agent::AgentCore* Uplink::freshest(MonoTime now, const proto::ServiceKey& service) const {
-  const agent::AgentCore* best = nullptr;
-  Duration best_age{0};
+// The hubs of an upper pair hold this tier's state independently, and one
+// may lag the other by a lost message. Serving whichever copy was confirmed
+// last would flip consumers between the two, and since every change is
+// pushed, a lagging copy would take a change back from them: the first
+// link (in the order the upstreams are listed) with a copy within the TTL is
+// served, the others only when it has none.
+const agent::AgentCore* Uplink::serving_core(MonoTime now, const proto::ServiceKey& service) const {
+  const agent::AgentCore* youngest = nullptr;
+  Duration youngest_age{0};
   for (const auto& core : cores_) {
     auto held = core.held(now, service);
-    if (held && (best == nullptr || held->age < best_age)) {
-      best = &core;
-      best_age = held->age;
+    if (!held) continue;
+    if (held->age <= ttl()) return &core;
+    if (youngest == nullptr || held->age < youngest_age) {
+      youngest = &core;
+      youngest_age = held->age;
     }
   }
-  return best;
+  return youngest;
 }
 
 std::optional<Duration> Uplink::stale_age(MonoTime now, const proto::ServiceKey& service) const {
-  const auto* core = freshest(now, service);
+  const auto* core = serving_core(now, service);
   if (core == nullptr) return std::nullopt;
   const auto age = core->held(now, service)->age;
   if (age <= ttl()) return std::nullopt;
@@ -224,7 +233,7 @@ std::size_t Uplink::reachable_core(MonoTime now) const {
 
 bool Uplink::knows_address(MonoTime now, const proto::ServiceKey& service,
                            std::string_view address) const {
-  const auto* core = freshest(now, service);
+  const auto* core = serving_core(now, service);
   if (core == nullptr) return false;
   const auto held = core->peek(now, 0, service);
   return held && std::any_of(held->instances.begin(), held->instances.end(),
@@ -273,7 +282,7 @@ void Uplink::settle(MonoTime now, const proto::ServiceKey& service, bool answere
 
 std::optional<CrossTierView> Uplink::best_view(MonoTime now,
                                                const proto::ServiceKey& service) const {
-  const auto* core = freshest(now, service);
+  const auto* core = serving_core(now, service);
   if (core == nullptr) return std::nullopt;
   auto best = core->peek(now, 0, service);
   CrossTierView view;

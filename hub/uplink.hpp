@@ -23,6 +23,9 @@
 //   asked wait for the same answer.
 // - Multi-homing: `kAll` beats to every upstream (each holds this tier's
 //   state independently); `kFailover` beats to one and moves on after misses.
+//   Lists are served from the first-listed upstream's copy while it is
+//   fresh, never from whichever copy was confirmed last: a lagging copy must
+//   not take back a change consumers were pushed.
 // - Config groups (docs/design-config.md): the links follow upstream the
 //   groups this tier's followers declare, each link's ConfigCopy holding the
 //   upper tier's copy (confirmed by every reply, changed by replies and
@@ -117,7 +120,8 @@ class Uplink {
     bool missing = false;
   };
   Known use(MonoTime now, const proto::ServiceKey& service);
-  // The freshest list known of the service, tagged with tiers.
+  // The list served of the service (the first upstream's while it is fresh,
+  // see serving_core), tagged with tiers.
   std::optional<CrossTierView> view(MonoTime now, const proto::ServiceKey& service) const {
     return best_view(now, service);
   }
@@ -193,8 +197,9 @@ class Uplink {
   void settle(MonoTime now, const proto::ServiceKey& service, bool answered);
   void count_lookup(const std::optional<CrossTierAnswer>& answer);
   std::optional<CrossTierView> best_view(MonoTime now, const proto::ServiceKey& service) const;
-  // The core holding the freshest copy of the service, if any.
-  const agent::AgentCore* freshest(MonoTime now, const proto::ServiceKey& service) const;
+  // The core whose copy of the service is served: the first holding one
+  // within the TTL, else the one confirmed last; nullptr if none holds one.
+  const agent::AgentCore* serving_core(MonoTime now, const proto::ServiceKey& service) const;
   std::size_t reachable_core(MonoTime now) const;  // the first that answers, else 0
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
   Duration ttl() const;

@@ -364,6 +364,35 @@ TEST_F(AgentCoreTest, PushWeAlreadyHaveOrThatAppliesKeepsTheBeatInterval) {
   EXPECT_EQ(core.next_deadline(), interval_beat);
 }
 
+// A hub's versions of a list grow: a full list older than the one held is a
+// late reply (or push) that a newer one overtook, and is ignored; composed
+// (cross-tier) versions, top bit set, are compared among themselves only.
+TEST_F(AgentCoreTest, AFullListOlderThanTheOneHeldFromTheSameHubIsIgnored) {
+  start_with_svc_resolved();
+  core.on_message(clock.now(), 0, down_for(next_beat()));  // hub-a, incarnation 1, answers
+  core.on_message(clock.now(), 0,
+                  push_of({key("svc"), 5, 8, proto::UpdateKind::kFull, {inst("i3", "c:1")}, {}}));
+  auto late = core.on_message(
+      clock.now(), 0,
+      push_of({key("svc"), 5, 7, proto::UpdateKind::kFull, {inst("i2", "b:1")}, {}}));
+  EXPECT_TRUE(late.changed.empty());
+  auto held = core.lookup(clock.now(), 0, key("svc"));
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->version, 8u);
+  ASSERT_EQ(held->instances.size(), 1u);
+  EXPECT_EQ(held->instances[0].id, "i3") << "the newer list stays";
+
+  constexpr std::uint64_t kComposed = std::uint64_t{1} << 63;
+  core.on_message(
+      clock.now(), 0,
+      push_of({key("svc"), 8, kComposed | 2, proto::UpdateKind::kFull, {inst("x1", "x:1")}, {}}));
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, kComposed | 2)
+      << "a composed list replaces a local one whatever the numbers";
+  core.on_message(clock.now(), 0,
+                  push_of({key("svc"), 0, 6, proto::UpdateKind::kFull, {inst("i1", "a:1")}, {}}));
+  EXPECT_EQ(core.lookup(clock.now(), 0, key("svc"))->version, 6u) << "and back";
+}
+
 TEST_F(AgentCoreTest, DeltaAppliesOnlyOnTopOfTheVersionItWasMadeFor) {
   start_with_svc_resolved();
   update_at_next_beat({key("svc"), 4, 9, proto::UpdateKind::kDelta, {inst("i2", "b:1")}, {}});

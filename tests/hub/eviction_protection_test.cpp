@@ -396,6 +396,31 @@ TEST_F(EvictionProtectionProbes, ACallersConnectionRefusedReportAboutAHeldAgentE
   EXPECT_EQ(rig().hub.counters().nodes_confirmed_dead, 1u);
 }
 
+// The report that proves a held agent dead comes right after a consumer was
+// served the version of the tick that held it: the removal must come under a
+// version of its own, or that consumer, holding the tick's version, would
+// never be sent it.
+TEST_F(EvictionProtectionProbes, AHeldAgentProvedDeadAfterAConsumerWasServedIsPushedAsGone) {
+  start();
+  fleet->consumer();
+  stop(three);
+  const auto held = known(three);
+  ASSERT_EQ(held.size(), 1u);
+  rig().beat("c1");
+  ASSERT_EQ(rig().list("c1", kService).instances.at(held[0]).health, Health::kUnconfirmed);
+
+  proto::FailureSignal signal;
+  signal.service = test_support::key(kService);
+  signal.address = "host-" + held[0] + ":80";
+  signal.reporter = "caller-1";
+  signal.kind = proto::FailureKind::kConnectionRefused;
+  rig().handle(proto::FailureReport{0, {signal}, 0});
+  ASSERT_FALSE(rig().hub.knows_node(held[0]));
+  rig().advance(Duration{5}, Duration{1});
+  EXPECT_FALSE(rig().list("c1", kService).instances.contains(held[0]))
+      << "c1 learns by push that the held agent is gone";
+}
+
 TEST_F(EvictionProtectionProbes, ProbingSwitchedOffLeavesTheHoldsAsTheyWere) {
   auto config = probing();
   config.probes.enabled = false;
