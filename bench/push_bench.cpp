@@ -46,6 +46,8 @@
 #include "cascade/bench/bench_util.hpp"
 #include "cascade/bench/fast_fail_fleet.hpp"
 #include "cascade/bench/in_process_hub.hpp"
+#include "cascade/bench/last_beats.hpp"
+#include "cascade/bench/mass_change.hpp"
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/hub_config.hpp"
@@ -70,6 +72,8 @@ struct Options {
   std::size_t anchors = 14;  // per service: one expiry stays under eviction protection's caps
   std::size_t samples = 20;  // per kind and case, <= services
   Duration gap{300};         // between trials, +-50%
+  bool mass = true;
+  bench::MassChangeOptions mass_change{};
   bool quick = false;
 };
 
@@ -81,6 +85,9 @@ constexpr const char* kUsage =
   --anchors N     instances per service that never change (default 14)
   --samples N     trials per kind and case (default 20; <= --services)
   --gap-ms MS     between trials, +-50% (default 300)
+  --mass-instances N  the mass change: instances of its one service (default 5000)
+  --mass-consumers N  the mass change: consumers following it (default 1000)
+  --no-mass       skip the mass change (a tenth of the service killed at once)
   --quick         smoke test: small sizes; checks every change, judges no timing
 )";
 
@@ -92,12 +99,18 @@ Options parse_options(int argc, char** argv) {
       opt.services = 3;
       opt.anchors = 12;  // two expiries per service stay under the guard's 20% caps
       opt.samples = 3;
+      opt.mass_change.instances = 200;
+      opt.mass_change.consumers = 20;
+      opt.mass_change.baseline = Duration{1000};
     });
     f.add({{"--consumers", &opt.consumers},
            {"--services", &opt.services},
            {"--anchors", &opt.anchors},
            {"--samples", &opt.samples},
-           {"--gap-ms", &opt.gap}});
+           {"--gap-ms", &opt.gap},
+           {"--mass-instances", &opt.mass_change.instances},
+           {"--mass-consumers", &opt.mass_change.consumers},
+           {"--no-mass", &opt.mass}});
   });
   if (o.samples > o.services)
     throw std::invalid_argument("--samples cannot exceed --services (one expiry per service)");
@@ -168,25 +181,6 @@ std::vector<FleetAgent> providers(const Options& o, std::size_t cases, ProviderL
   layout.size = out.size();
   return out;
 }
-
-// When each provider last sent a beat: an expiry's lease ends a lease after it.
-class BeatLog : public bench::FleetObserver {
- public:
-  explicit BeatLog(std::size_t agents) : last_(agents) {}
-  void on_sent(std::size_t agent, const proto::Message& message, SteadyTime at) override {
-    if (!std::holds_alternative<proto::UpBeat>(message)) return;
-    std::lock_guard lock(mu_);
-    last_[agent] = at;
-  }
-  SteadyTime last_beat(std::size_t agent) {
-    std::lock_guard lock(mu_);
-    return last_[agent];
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<SteadyTime> last_;
-};
 
 // ---------------------------------------------------------------- consumers
 
@@ -284,8 +278,9 @@ void add_trial(KindResult& r, const ListWatch::Condition& c, SteadyTime changed)
 
 class CaseRun {
  public:
-  CaseRun(const Options& o, AgentFleet& providers, BeatLog& beats, const ProviderLayout& layout,
-          AgentFleet& consumers, ListWatch& watch, std::size_t case_index)
+  CaseRun(const Options& o, AgentFleet& providers, bench::LastBeats& beats,
+          const ProviderLayout& layout, AgentFleet& consumers, ListWatch& watch,
+          std::size_t case_index)
       : o_(o),
         providers_(providers),
         beats_(beats),
@@ -349,7 +344,7 @@ class CaseRun {
 
   const Options& o_;
   AgentFleet& providers_;
-  BeatLog& beats_;
+  bench::LastBeats& beats_;
   const ProviderLayout& layout_;
   AgentFleet& consumers_;
   ListWatch& watch_;
@@ -366,7 +361,7 @@ struct CaseResult {
 };
 
 CaseResult run_case(const Options& o, const bench::InProcessHub& home, bool cross,
-                    AgentFleet& providers, BeatLog& beats, const ProviderLayout& layout,
+                    AgentFleet& providers, bench::LastBeats& beats, const ProviderLayout& layout,
                     std::size_t case_index, std::vector<std::string>& problems) {
   CaseResult result;
   result.name = cross ? "cross tier (consumers on dc1)" : "same tier (consumers on dc2)";
@@ -431,7 +426,44 @@ void print_case(const Options& o, const CaseResult& c) {
   }
 }
 
+constexpr double kTargetBeatP99DuringMassMs = 5;
+
+void print_mass(const Options& o, const bench::MassChangeResult& m) {
+  const auto& b = m.beat_rtt_before_ms;
+  const auto& d = m.beat_rtt_during_ms;
+  std::printf(
+      "\nmass change at one hub: a service of %zu instances followed by %zu consumers; %zu "
+      "providers killed at once, their leases ending within %.2f s\n",
+      o.mass_change.instances, o.mass_change.consumers, m.killed, m.expiry_spread_s);
+  std::printf(
+      "pushes: %llu sent over %.2f s, busiest second %.0f (cap %u/s); %llu over the cap, "
+      "%llu held by the notify switch: those consumers learn at their next beat\n",
+      static_cast<unsigned long long>(m.pushes), m.push_seconds, m.peak_pushes_per_s, m.push_cap,
+      static_cast<unsigned long long>(m.pushes_over_rate),
+      static_cast<unsigned long long>(m.pushes_by_switch));
+  std::printf("updates sent meanwhile: %llu whole lists, %llu deltas\n",
+              static_cast<unsigned long long>(m.updates_full),
+              static_cast<unsigned long long>(m.updates_delta));
+  std::printf(
+      "consumer beats answered: steady p50 %.2f p99 %.2f max %.2f ms (%zu); during the "
+      "change p50 %.2f p99 %.2f max %.2f ms (%zu)\n",
+      b.p50, b.p99, b.max, b.count, d.p50, d.p99, d.max, d.count);
+  std::printf(
+      "the last consumer held the list without the killed %.2f s after the last lease "
+      "ended\n",
+      m.last_consumer_after_last_expiry_s);
+}
+
+// The hub's token bucket lets a full second's worth out at once, then the rate.
+void check_mass(const bench::MassChangeResult& m, std::vector<std::string>& problems) {
+  const double allowed = m.push_cap * (m.push_seconds + 1);
+  if (static_cast<double>(m.pushes) > allowed)
+    problems.push_back("mass change: " + std::to_string(m.pushes) + " pushes in " +
+                       std::to_string(m.push_seconds) + " s, above the cap");
+}
+
 int judge(const Options& o, std::vector<CaseResult>& cases,
+          const std::optional<bench::MassChangeResult>& mass,
           const std::vector<std::string>& problems) {
   std::printf("\ntargets (p99 until every consumer holds the change):\n");
   int misses = 0;
@@ -444,6 +476,13 @@ int judge(const Options& o, std::vector<CaseResult>& cases,
                   o.quick ? "----" : (pass ? "PASS" : "MISS"), c.name.c_str(), k.kind.c_str(),
                   p.p99, c.target_ms);
     }
+  if (mass) {
+    const bool pass = mass->beat_rtt_during_ms.p99 <= kTargetBeatP99DuringMassMs;
+    misses += pass ? 0 : 1;
+    std::printf("%s  mass change: consumer beats answered p99 %.2f ms (target <= %.0f ms)\n",
+                o.quick ? "----" : (pass ? "PASS" : "MISS"), mass->beat_rtt_during_ms.p99,
+                kTargetBeatP99DuringMassMs);
+  }
   for (const auto& p : problems)
     std::printf("FAILED CHECK: %s\n", p.c_str());
   std::printf("%d target(s) missed%s; load average at end: %s\n", o.quick ? 0 : misses,
@@ -462,7 +501,7 @@ int run(const Options& o) {
   bench::TwoTierHubs hubs("cascade-push-bench", [](hub::HubConfig&) {});
   ProviderLayout layout;
   auto specs = providers(o, 2, layout);
-  BeatLog beats(layout.size);
+  bench::LastBeats beats(layout.size);
   progress("starting " + std::to_string(layout.size) + " providers on dc2");
   AgentFleet provider_fleet({.name = "providers", .endpoint = hubs.dc2.endpoint(), .seed = 3},
                             std::move(specs), &beats);
@@ -472,7 +511,14 @@ int run(const Options& o) {
   print_case(o, cases.back());
   cases.push_back(run_case(o, hubs.dc1, true, provider_fleet, beats, layout, 1, problems));
   print_case(o, cases.back());
-  return judge(o, cases, problems);
+  std::optional<bench::MassChangeResult> mass;
+  if (o.mass) {
+    progress("mass change: a tenth of a large service killed at once");
+    mass = bench::run_mass_change(o.mass_change, problems);
+    print_mass(o, *mass);
+    check_mass(*mass, problems);
+  }
+  return judge(o, cases, mass, problems);
 }
 
 }  // namespace
