@@ -231,9 +231,10 @@ void Registry::log_change(ServiceEntry& svc, const std::string& id) {
     svc.txn = txn_;
     svc.version = issue_version();
     dirty_services_.push_back(&svc);
+    // Once per version: every drain of served changes ends a transaction.
+    served_changes_.push_back(&svc);
   }
   svc.log.push_back({svc.version, id});
-  served_changes_.push_back(&svc);
   while (svc.log.size() > log_capacity_) {
     svc.log_floor = svc.log.front().version;
     svc.log.pop_front();
