@@ -284,13 +284,6 @@ proto::ServiceKey key(const std::string& name) {
   return proto::ServiceKey{name, std::string(proto::kDefaultGroup)};
 }
 
-agent::AgentCoreConfig agent_config(std::string node_id, std::uint64_t epoch) {
-  agent::AgentCoreConfig c;  // the agent's defaults: beat 2 s +-10%, reports batched 5 ms
-  c.node_id = std::move(node_id);
-  c.epoch = epoch;
-  return c;
-}
-
 // ---------------------------------------------------------------- hubs and probes
 
 // Names of the ZeroMQ I/O threads ("N/ZMQbg/IO/0"), to tell whose CPU is whose.
@@ -548,7 +541,7 @@ std::vector<FleetAgent> providers(const std::vector<CaseSpec>& cases, const Opti
     for (std::size_t s = 0; s < o.services; ++s) {
       for (std::size_t j = 0; j < o.instances; ++j) {
         FleetAgent a;
-        a.config = agent_config("prov-" + instance_id(c, s, j), epoch++);
+        a.config = bench::default_agent_config("prov-" + instance_id(c, s, j), epoch++);
         proto::Registration r;
         r.service = key(service_name(c, s));
         r.instance.id = instance_id(c, s, j);
@@ -596,7 +589,7 @@ CaseResult run_case(const Options& o, bench::TwoTierHubs& d, const CaseSpec& c,
   std::uint64_t epoch = 1;
   for (std::size_t k = 0; k < o.consumers; ++k) {
     FleetAgent a;
-    a.config = agent_config(c.prefix + "consumer-" + std::to_string(k), epoch++);
+    a.config = bench::default_agent_config(c.prefix + "consumer-" + std::to_string(k), epoch++);
     for (std::size_t s = 0; s < o.services; ++s)
       a.pinned.push_back(key(service_name(c, s)));
     specs.push_back(std::move(a));
@@ -996,7 +989,7 @@ FloodResult run_flood(const Options& o, std::vector<std::string>& problems) {
   std::uniform_int_distribution<std::size_t> pick(0, o.flood_services - 1);
   for (std::size_t a = 0; a < o.flood_agents; ++a) {
     FleetAgent spec;
-    spec.config = agent_config("agent-" + std::to_string(a), a + 1);
+    spec.config = bench::default_agent_config("agent-" + std::to_string(a), a + 1);
     for (std::size_t m = 0; m < o.flood_instances; ++m) {
       const std::size_t g = a * o.flood_instances + m;
       proto::Registration r;

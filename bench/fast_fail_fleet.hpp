@@ -48,6 +48,15 @@ struct FleetAgent {
   std::vector<std::string> configs{};  // config groups it follows (pinned: never dropped)
 };
 
+// The agent's defaults (beat 2 s +-10%, reports batched 5 ms) under a node id
+// and an epoch.
+inline agent::AgentCoreConfig default_agent_config(std::string node_id, std::uint64_t epoch) {
+  agent::AgentCoreConfig c;
+  c.node_id = std::move(node_id);
+  c.epoch = epoch;
+  return c;
+}
+
 struct FleetConfig {
   std::string name = "fleet";  // the driver thread's name (15 characters at most are kept)
   std::string endpoint;        // the hub every agent of the fleet beats to

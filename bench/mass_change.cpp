@@ -11,6 +11,7 @@
 #include "cascade/bench/fast_fail_fleet.hpp"
 #include "cascade/bench/in_process_hub.hpp"
 #include "cascade/bench/last_beats.hpp"
+#include "cascade/bench/latency_prober.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::bench {
@@ -109,10 +110,7 @@ class MassWatch : public FleetObserver {
 
 // The i-th agent of a fleet whose node ids start with `prefix`.
 FleetAgent numbered_agent(const std::string& prefix, std::size_t i) {
-  FleetAgent a;
-  a.config.node_id = prefix + std::to_string(i);
-  a.config.epoch = i + 1;
-  return a;
+  return FleetAgent{default_agent_config(prefix + std::to_string(i), i + 1), {}, {}};
 }
 
 std::vector<FleetAgent> providers(const MassChangeOptions& o) {
@@ -209,10 +207,13 @@ MassChangeResult run_mass_change(const MassChangeOptions& o, std::vector<std::st
 
   // One interval for the beats the readiness checks (which copy every list) delayed.
   std::this_thread::sleep_for(Duration{2000});
+  LatencyProber prober(hub.endpoint(), std::chrono::milliseconds(5));
   const auto steady_from = SteadyClock::now();
   std::this_thread::sleep_for(o.baseline);
   auto steady = watch.rtts_between(steady_from, SteadyClock::now());
   result.beat_rtt_before_ms = percentiles(steady);
+  auto probed = prober.between(steady_from, SteadyClock::now());
+  result.hub_rtt_before_ms = percentiles(probed);
 
   result.killed = static_cast<std::size_t>(static_cast<double>(o.instances) * o.killed_share);
   const auto before = probe.counters();
@@ -250,6 +251,9 @@ MassChangeResult run_mass_change(const MassChangeOptions& o, std::vector<std::st
   result.last_consumer_after_last_expiry_s = seconds(last_expiry, *all);
   auto during = watch.rtts_between(first_expiry, *all);
   result.beat_rtt_during_ms = percentiles(during);
+  auto probed_during = prober.between(first_expiry, *all);
+  result.hub_rtt_during_ms = percentiles(probed_during);
+  result.hub_probes_unanswered = prober.unanswered();
   const auto pushes = watch.pushes_after(first_expiry - std::chrono::milliseconds(100));
   if (!pushes.empty())
     result.push_seconds = seconds(*std::min_element(pushes.begin(), pushes.end()),

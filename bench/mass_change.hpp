@@ -5,7 +5,8 @@
 // list and every consumer of the service is owed a push. What is measured:
 // the hub's outgoing pushes against its cap (--push-max-per-second), the
 // round trip of every consumer beat answered meanwhile against the steady
-// state before, and when the last consumer held the list without the dead.
+// state before (and of a prober's queries, from a thread of its own), and
+// when the last consumer held the list without the dead.
 
 #include <cstdint>
 #include <string>
@@ -37,6 +38,9 @@ struct MassChangeResult {
   double peak_pushes_per_s = 0;    // the busiest 1 s window at the consumers
   Percentiles beat_rtt_before_ms;  // consumers' beats answered in the steady state
   Percentiles beat_rtt_during_ms;  // ... from the first lease end to every consumer current
+  Percentiles hub_rtt_before_ms;   // the hub's answers to a prober of its own (LatencyProber)
+  Percentiles hub_rtt_during_ms;
+  std::size_t hub_probes_unanswered = 0;
   double last_consumer_after_last_expiry_s = 0;
 };
 

@@ -125,13 +125,6 @@ proto::ServiceKey service_key(std::size_t s) {
   return proto::ServiceKey{"fan-" + std::to_string(s), std::string(proto::kDefaultGroup)};
 }
 
-agent::AgentCoreConfig agent_config(std::string node_id, std::uint64_t epoch) {
-  agent::AgentCoreConfig c;  // the agent's defaults: beat 2 s +-10%
-  c.node_id = std::move(node_id);
-  c.epoch = epoch;
-  return c;
-}
-
 proto::Registration registration(std::size_t s, const std::string& id, std::size_t n) {
   proto::Registration r;
   r.service = service_key(s);
@@ -160,7 +153,7 @@ std::vector<FleetAgent> providers(const Options& o, std::size_t cases, ProviderL
   std::size_t n = 0;
   auto add = [&](const std::string& id, std::optional<proto::Registration> reg) {
     FleetAgent a;
-    a.config = agent_config(id, epoch++);
+    a.config = bench::default_agent_config(id, epoch++);
     if (reg) a.registrations.push_back(std::move(*reg));
     out.push_back(std::move(a));
   };
@@ -370,8 +363,8 @@ CaseResult run_case(const Options& o, const bench::InProcessHub& home, bool cros
   std::vector<FleetAgent> specs;
   for (std::size_t k = 0; k < o.consumers; ++k) {
     FleetAgent a;
-    a.config =
-        agent_config("consumer-" + std::to_string(case_index) + "-" + std::to_string(k), k + 1);
+    a.config = bench::default_agent_config(
+        "consumer-" + std::to_string(case_index) + "-" + std::to_string(k), k + 1);
     for (std::size_t s = 0; s < o.services; ++s)
       a.pinned.push_back(service_key(s));
     specs.push_back(std::move(a));
@@ -448,6 +441,12 @@ void print_mass(const Options& o, const bench::MassChangeResult& m) {
       "consumer beats answered: steady p50 %.2f p99 %.2f max %.2f ms (%zu); during the "
       "change p50 %.2f p99 %.2f max %.2f ms (%zu)\n",
       b.p50, b.p99, b.max, b.count, d.p50, d.p99, d.max, d.count);
+  const auto& hb = m.hub_rtt_before_ms;
+  const auto& hd = m.hub_rtt_during_ms;
+  std::printf(
+      "hub answers to a prober of its own (a query every 5 ms): steady p50 %.2f p99 %.2f max "
+      "%.2f ms (%zu); during the change p50 %.2f p99 %.2f max %.2f ms (%zu); %zu unanswered\n",
+      hb.p50, hb.p99, hb.max, hb.count, hd.p50, hd.p99, hd.max, hd.count, m.hub_probes_unanswered);
   std::printf(
       "the last consumer held the list without the killed %.2f s after the last lease "
       "ended\n",
@@ -477,10 +476,10 @@ int judge(const Options& o, std::vector<CaseResult>& cases,
                   p.p99, c.target_ms);
     }
   if (mass) {
-    const bool pass = mass->beat_rtt_during_ms.p99 <= kTargetBeatP99DuringMassMs;
+    const bool pass = mass->hub_rtt_during_ms.p99 <= kTargetBeatP99DuringMassMs;
     misses += pass ? 0 : 1;
-    std::printf("%s  mass change: consumer beats answered p99 %.2f ms (target <= %.0f ms)\n",
-                o.quick ? "----" : (pass ? "PASS" : "MISS"), mass->beat_rtt_during_ms.p99,
+    std::printf("%s  mass change: the hub answered the prober p99 %.2f ms (target <= %.0f ms)\n",
+                o.quick ? "----" : (pass ? "PASS" : "MISS"), mass->hub_rtt_during_ms.p99,
                 kTargetBeatP99DuringMassMs);
   }
   for (const auto& p : problems)

@@ -4,9 +4,9 @@
 
 namespace cascade::hub {
 
-ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
+ConfigCentre::ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, const PushConfig& push,
                            ConfigLimits limits)
-    : groups_(std::move(self), hub_epoch, limits), push_gate_(push_delay) {}
+    : groups_(std::move(self), hub_epoch, limits), push_gate_(push) {}
 
 std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t held,
                                        std::vector<proto::ConfigUpdate>& out) {
@@ -129,20 +129,24 @@ bool ConfigCentre::followers_behind(std::string_view group) const {
 }
 
 std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushes(
-    MonoTime now, PushBudget& budget) {
+    MonoTime now, PushBudget& budget, const AwaitsUpper& awaits_upper) {
   auto groups = push_gate_.take(now, budget);
   std::sort(groups.begin(), groups.end());
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes;
   for (const auto& group : groups) {
     auto holders = followers_.find(group);
-    if (holders == followers_.end()) continue;
+    if (holders == followers_.end() || (awaits_upper && awaits_upper(group))) continue;
     std::size_t ordinal = 0;
+    bool sent = false;
     for (auto& [node, held] : holders->second) {
       if (!push_gate_.admit(budget, ordinal++)) continue;
       auto& updates = pushes[node];
+      const auto before = updates.size();
       held = add_update(group, held, updates);
+      sent = sent || updates.size() > before;
       if (updates.empty()) pushes.erase(node);
     }
+    if (sent) push_gate_.pushed(now, group);
   }
   return pushes;
 }

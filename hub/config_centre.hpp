@@ -44,8 +44,8 @@ namespace cascade::hub {
 
 class ConfigCentre {
  public:
-  // `push_delay`: how long changes coalesce before they are pushed (PushConfig::delay).
-  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, Duration push_delay,
+  // `push`: how changes coalesce before they are pushed (its delay and repeat gap).
+  ConfigCentre(ConfigIdentity self, std::uint64_t hub_epoch, const PushConfig& push,
                ConfigLimits limits = {});
 
   // Whether the upper tier's copy of a group is still on its way (empty: no
@@ -79,9 +79,11 @@ class ConfigCentre {
 
   // Followers to push to now, each with its updates (empty before the gate
   // fires), as many as `budget` (the hub's, shared with the service lists'
-  // pushes) admits.
-  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(MonoTime now,
-                                                                      PushBudget& budget);
+  // pushes) admits. Groups `awaits_upper` names wait for set_upper, which
+  // marks them again: a first answer is the whole group, never this tier's
+  // keys alone.
+  std::map<std::string, std::vector<proto::ConfigUpdate>> take_pushes(
+      MonoTime now, PushBudget& budget, const AwaitsUpper& awaits_upper = {});
   std::optional<MonoTime> next_deadline() const { return push_gate_.next_deadline(); }
   // History records of the changes since the last call, to persist, in the
   // order they were made.

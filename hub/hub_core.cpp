@@ -11,12 +11,6 @@ namespace cascade::hub {
 
 namespace {
 
-// Versions of lists this hub composes from an upper tier's answer carry the
-// top bit, so they never equal a version its own registry issued (those stay
-// below 2^63) and a consumer that held one gets the whole list when the
-// service becomes local again, and vice versa.
-constexpr std::uint64_t kCrossTierBit = std::uint64_t{1} << 63;
-
 // The version of the service's list composed with an upper tier's list at
 // `upper_version`: the same while neither list moves, else a new one from
 // the registry, so composed versions grow like local ones (section 5.8 of
@@ -71,8 +65,8 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       guard_(config_.eviction),
       probes_(config_.probes),
       push_budget_(config_.push),
-      push_gate_(config_.push.delay),
-      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push.delay) {
+      push_gate_(config_.push),
+      config_centre_({config_.hub_id, config_.tier}, hub_epoch, config_.push) {
   if (config_.uplink) {
     uplink_.emplace(*config_.uplink, config_.hub_id, config_.tier, hub_epoch,
                     hub_epoch ^ std::hash<std::string>{}(config_.hub_id), started);
@@ -137,8 +131,7 @@ HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const 
   if (refusal && admin == nullptr) return refuse(now, message, std::move(*refusal));
   auto result = admin ? on_admin(now, *admin, caller, peer, std::move(refusal))  // audited
                       : dispatch(now, message, caller, peer);
-  drain_served_changes(now);
-  if (uplink_) feed_uplink(now);
+  after_changes(now);
   return result;
 }
 
@@ -370,6 +363,11 @@ void HubCore::follow_declared_configs(MonoTime now, Node& node, const proto::UpB
 // tier is down, or took query_timeout), the group is left out of the reply,
 // own keys included, so a follower's first answer is the whole group; the
 // follower gets it by push when the upper copy arrives.
+ConfigCentre::AwaitsUpper HubCore::config_awaits_upper(MonoTime now) const {
+  if (!uplink_) return {};
+  return [this, now](std::string_view group) { return uplink_->config_pending(now, group); };
+}
+
 void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::ConfigUse>& uses,
                              proto::DownBeat& reply) {
   node.follows_config = !uses.empty();
@@ -379,9 +377,7 @@ void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::
   }
   for (const auto& use : uses)
     uplink_->follow_config(now, use.group);
-  config_centre_.on_beat(node.id, uses, reply.config_updates, [this, now](std::string_view group) {
-    return uplink_->config_pending(now, group);
-  });
+  config_centre_.on_beat(node.id, uses, reply.config_updates, config_awaits_upper(now));
   // As for cross-tier lists (section 5.14): a group whose upper copy is past
   // its TTL is still served, and the reply says how old it is rather than
   // confirming it.
@@ -852,8 +848,7 @@ void HubCore::on_upstream_message(MonoTime now, std::size_t index, const proto::
     // On its way down to the hub holding the address: this one, or below.
     registry_.begin_txn();
     on_failure_report(now, *report, Caller{});  // the upper tier signs its own reports
-    drain_served_changes(now);
-    feed_uplink(now);
+    after_changes(now);
     return;
   }
   uplink_->on_message(now, index, message);

@@ -47,7 +47,7 @@ struct HubCoreConfig {
   std::string hub_id = "hub";
   std::uint32_t tier = 1;
   Duration lease{6000};                          // an agent that misses this long is expired
-  std::size_t change_log_per_service = 256;      // deltas reach back this many changes
+  std::size_t change_log_per_service = 256;      // changes a delta reaches back, or a list's 1/4
   std::size_t max_expirations_per_tick = 10000;  // bounds the work of one tick
   std::size_t max_registrations_per_node = 10000;
   std::size_t max_registrations_per_child_hub = 5'000'000;  // a lower tier's whole aggregate
@@ -150,6 +150,12 @@ struct ListedInstances {
   std::vector<ListedInstance> instances;  // at most the limit asked for
   std::size_t total = 0;                  // in the whole list
 };
+
+// Versions of lists a hub composes from an upper tier's answer carry the
+// top bit, so they never equal a version its own registry issued (those stay
+// below 2^63) and a consumer that held one gets the whole list when the
+// service becomes local again, and vice versa.
+inline constexpr std::uint64_t kCrossTierBit = std::uint64_t{1} << 63;
 
 class HubCore {
  public:
@@ -382,9 +388,16 @@ class HubCore {
   Verdict verdict_after_isolation(const InstanceEntry& entry) const;
   void readmit_restarted(MonoTime now, Node& node);
   void drain_served_changes(MonoTime now);
+  // What ends every event that may change lists: the changed services are
+  // marked for their consumers' pushes and the uplink learns the new lists.
+  void after_changes(MonoTime now);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
+  void count_sent(const std::vector<proto::ServiceUpdate>& updates);
   void flush_config_pushes(MonoTime now);
+  // Whether a group's first answer still waits for the upper tier's copy
+  // (none without an uplink).
+  ConfigCentre::AwaitsUpper config_awaits_upper(MonoTime now) const;
   void add_config_counters(std::vector<std::pair<std::string, std::uint64_t>>& counters) const;
   // A pushed DownBeat to `node_id`, without updates yet.
   proto::DownBeat push_for(const std::string& node_id) const;

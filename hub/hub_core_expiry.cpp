@@ -93,8 +93,7 @@ void HubCore::on_probe_result(MonoTime now, const ProbeResult& result) {
   if (!probes_.on_result(result)) return;
   registry_.begin_txn();
   expire_dead(result.node_id);
-  drain_served_changes(now);
-  if (uplink_) feed_uplink(now);
+  after_changes(now);
 }
 
 void HubCore::expire_dead(const std::string& node_id) {

@@ -188,6 +188,11 @@ void HubCore::drain_served_changes(MonoTime now) {
     if (consumers_.contains(svc)) push_gate_.mark(now, svc);
 }
 
+void HubCore::after_changes(MonoTime now) {
+  drain_served_changes(now);
+  if (uplink_) feed_uplink(now);
+}
+
 // One pushed DownBeat per consumer, with every pushed service it uses.
 // Services go in key order and consumers in id order (consumers_), never in
 // the order of pointer-keyed containers, so a flush replays from a seed.
@@ -200,21 +205,46 @@ void HubCore::flush_pushes(MonoTime now) {
   for (const auto* svc : services) {
     auto consumers = consumers_.find(svc);
     if (consumers == consumers_.end()) continue;
+    // Consumers of a service mostly hold the same version: its update is
+    // built (a delta walked from the log, a composed list) once per flush.
+    std::map<std::uint64_t, std::vector<proto::ServiceUpdate>> built;  // held -> update
     std::size_t ordinal = 0;
+    bool sent = false;
     for (Node* node : consumers->second) {
       if (!push_gate_.admit(push_budget_, ordinal++)) continue;
       auto& [who, updates] = per_node[node->id];
       who = node;
       for (auto& use : node->uses) {
         if (use.service != svc) continue;
-        const auto before = updates.size();
-        add_update(now, proto::ServiceUse{svc->key, use.held}, updates);
-        if (updates.size() > before) use.held = updates.back().version;
+        auto [update, first] = built.try_emplace(use.held);
+        if (first)
+          add_update(now, proto::ServiceUse{svc->key, use.held}, update->second);
+        else
+          count_sent(update->second);
+        if (update->second.empty()) continue;
+        updates.push_back(update->second.front());
+        use.held = update->second.front().version;
+        sent = true;
       }
     }
+    if (sent) push_gate_.pushed(now, svc);
   }
   for (auto& [id, entry] : per_node)
     if (!entry.second.empty()) push_to(*entry.first, std::move(entry.second));
+}
+
+// An update built once and sent again counts as sent each time.
+void HubCore::count_sent(const std::vector<proto::ServiceUpdate>& updates) {
+  for (const auto& u : updates) {
+    if (u.kind == proto::UpdateKind::kDelta)
+      ++counters_.updates_delta;
+    else if (u.kind == proto::UpdateKind::kGone)
+      ++counters_.updates_gone;
+    else if ((u.version & kCrossTierBit) != 0)
+      ++counters_.updates_cross_tier;
+    else
+      ++counters_.updates_full;
+  }
 }
 
 void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
@@ -227,7 +257,8 @@ void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
 // Config changes go out on pushes of their own (a DownBeat with only
 // config_updates), one per follower, in node-id order.
 void HubCore::flush_config_pushes(MonoTime now) {
-  for (auto& [node, updates] : config_centre_.take_pushes(now, push_budget_)) {
+  for (auto& [node, updates] :
+       config_centre_.take_pushes(now, push_budget_, config_awaits_upper(now))) {
     auto push = push_for(node);
     push.config_updates = std::move(updates);
     node_messages_.push_back({node, std::move(push)});

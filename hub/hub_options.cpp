@@ -69,6 +69,7 @@ struct RawOptions {
   std::int64_t isolation_base_ms = 10'000;
   std::int64_t isolation_max_ms = 300'000;
   std::int64_t push_delay_ms = 5;
+  std::int64_t push_repeat_gap_ms = 100;
   std::string eviction_protection = "on";
   std::string probe_held = "on";
   std::int64_t probe_timeout_ms = 1000;
@@ -119,6 +120,7 @@ std::string validate_protection(HubConfig& c, const RawOptions& raw) {
   c.isolation.base_isolation = Duration{raw.isolation_base_ms};
   c.isolation.max_isolation = Duration{raw.isolation_max_ms};
   c.push.delay = Duration{raw.push_delay_ms};
+  c.push.repeat_gap = Duration{raw.push_repeat_gap_ms};
   c.push.share_percent = raw.notify_share_percent;
   c.isolation.enabled = !raw.no_isolation;
   c.eviction.enabled = raw.eviction_protection == "on";
@@ -206,7 +208,11 @@ void add_isolation_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
 void add_protection_options(CLI::App& app, HubConfig& c, RawOptions& raw) {
   add_isolation_options(app, c, raw);
   app.add_option("--push-delay-ms", raw.push_delay_ms,
-                 "Isolations are pushed to consumers after this coalescing delay, in milliseconds")
+                 "Changes are pushed to consumers after this coalescing delay, in milliseconds")
+      ->capture_default_str();
+  app.add_option("--push-repeat-gap-ms", raw.push_repeat_gap_ms,
+                 "A service (config group) that keeps changing is pushed at most once per gap, "
+                 "in milliseconds (0..10000)")
       ->capture_default_str();
   app.add_option("--push-max-per-second", c.push.max_per_second,
                  "At most this many pushes per second; the other consumers learn at their beat")

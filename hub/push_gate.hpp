@@ -8,6 +8,11 @@
 //   that changes until it fires goes out together, one DownBeat per consumer.
 //   Each kind of push has a gate of its own (PushGate): service lists and
 //   config groups are marked, timed and flushed apart.
+// - Repeat gap: a key pushed at t is not flushed again before t +
+//   `repeat_gap`. A lone change still goes out after `delay`; a key that keeps
+//   changing (a tenth of a large service expiring over an interval) is pushed
+//   at most once per gap, each push carrying everything since the last, so a
+//   mass change costs consumers × (duration / gap) pushes, not one per tick.
 // - Storm cap: at most `max_per_second` pushes per second across all
 //   consumers (a token bucket, so a quiet hub can push a burst at once).
 //   Consumers over the cap are not lost: their next beat brings the change.
@@ -21,10 +26,11 @@
 //
 // Sans-IO: time comes in as `now`.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,6 +43,7 @@ struct PushConfig {
   std::uint32_t max_per_second = 50'000;  // across all consumers; 0 = never push
   bool notify_switch = false;             // on: push to only share_percent of consumers
   std::uint32_t share_percent = 100;      // 1..100, used while the switch is on
+  Duration repeat_gap{100};               // a key pushed is not flushed again within
 };
 
 // "" when usable, else what is wrong.
@@ -81,25 +88,46 @@ class PushBudget {
 template <typename Key>
 class PushGate {
  public:
-  explicit PushGate(Duration delay) : delay_(delay) {}
+  explicit PushGate(const PushConfig& config)
+      : delay_(config.delay), repeat_gap_(config.repeat_gap) {}
 
   void mark(MonoTime now, Key key) {
-    if (pending_.insert(std::move(key)).second && !due_) due_ = now + delay_;
+    if (pending_.contains(key)) return;
+    auto due = now + delay_;
+    if (auto last = pushed_.find(key); last != pushed_.end())
+      due = std::max(due, last->second + repeat_gap_);
+    pending_.emplace(std::move(key), due);
+    if (!due_ || due < *due_) due_ = due;
   }
   std::optional<MonoTime> next_deadline() const { return due_; }
 
-  // The keys to push now (empty before the coalescing timer fired); `budget`
-  // is topped up for the flush.
+  // The keys to push now (empty before the earliest one is due); `budget` is
+  // topped up for the flush.
   std::vector<Key> take(MonoTime now, PushBudget& budget) {
     if (!due_ || now < *due_) return {};
+    forget_pushed_before(now - repeat_gap_);
+    std::vector<Key> out;
     due_.reset();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second > now) {
+        if (!due_ || it->second < *due_) due_ = it->second;
+        ++it;
+        continue;
+      }
+      out.push_back(std::move(it->first));
+      it = pending_.erase(it);
+    }
     ++rotation_;
     ++counters_.flushes;
     budget.refill(now);
-    std::vector<Key> out(pending_.begin(), pending_.end());
-    pending_.clear();
     return out;
   }
+
+  // The flush of `key` at `now` pushed something: its next flush waits for
+  // the repeat gap. (A flush that found every consumer current does not
+  // delay the next change, such as a first answer that waited for an upper
+  // tier's copy.)
+  void pushed(MonoTime now, const Key& key) { pushed_[key] = now; }
 
   // Whether the `ordinal`-th consumer of a key gets this flush's push, as
   // `budget` (the hub's, shared by every gate) decides.
@@ -121,9 +149,16 @@ class PushGate {
   const PushCounters& counters() const { return counters_; }
 
  private:
+  // Only keys pushed within the last gap can delay a mark.
+  void forget_pushed_before(MonoTime cutoff) {
+    std::erase_if(pushed_, [cutoff](const auto& f) { return f.second <= cutoff; });
+  }
+
   Duration delay_;
-  std::unordered_set<Key> pending_;
-  std::optional<MonoTime> due_;
+  Duration repeat_gap_;
+  std::unordered_map<Key, MonoTime> pending_;  // key -> when it is due
+  std::unordered_map<Key, MonoTime> pushed_;   // key -> its last push, within the gap
+  std::optional<MonoTime> due_;                // the earliest pending key's
   std::uint64_t rotation_ = 0;
   PushCounters counters_;
 };

@@ -235,7 +235,11 @@ void Registry::log_change(ServiceEntry& svc, const std::string& id) {
     served_changes_.push_back(&svc);
   }
   svc.log.push_back({svc.version, id});
-  while (svc.log.size() > log_capacity_) {
+  // A log of a quarter of the list lets a delta reach back over a mass change
+  // (a tenth of the instances expiring) without growing past a small share of
+  // the list itself; a longer reach would make deltas as big as the list.
+  const auto capacity = std::max(log_capacity_, svc.instances.size() / 4);
+  while (svc.log.size() > capacity) {
     svc.log_floor = svc.log.front().version;
     svc.log.pop_front();
   }

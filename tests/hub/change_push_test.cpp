@@ -129,6 +129,55 @@ TEST_F(ChangePush, AStatusChangeIsPushed) {
   EXPECT_EQ(rig.list("c2", kService).instances.at("p2").status, proto::InstanceStatus::kDown);
 }
 
+// A mass change (providers joining every 10 ms for 1 s) is pushed at most
+// once per repeat gap, each push carrying everything since the last, and the
+// consumers hold the last change within a gap of it.
+TEST_F(ChangePush, AServiceThatKeepsChangingIsPushedAtMostOncePerRepeatGap) {
+  constexpr Duration kRepeatGap = PushConfig{}.repeat_gap;
+  constexpr int kJoins = 100;
+  for (int i = 0; i < kJoins; ++i) {
+    const auto id = "n" + std::to_string(i);
+    rig.provider(id, {reg(kService, id, "10.1.0." + std::to_string(i) + ":80")});
+    rig.advance(Duration{10}, Duration{1});
+  }
+  const auto took = time_until_consumers_current(kRepeatGap + kPushDelay);
+  ASSERT_TRUE(took.has_value()) << "the last change is pushed once the gap has passed";
+  EXPECT_TRUE(held_by_every_consumer("n" + std::to_string(kJoins - 1)));
+
+  const auto span = Duration{10} * kJoins + *took;
+  const auto most = static_cast<std::size_t>(span / kRepeatGap) + 1;
+  for (const auto& c : consumers) {
+    SCOPED_TRACE(c);
+    const auto& pushed = rig.agent(c).pushed_at;
+    EXPECT_LE(pushed.size(), most) << "one push per gap, not one per change";
+    EXPECT_GE(pushed.size(), most - 2) << "pushed all along, not only at the end";
+    for (std::size_t i = 1; i < pushed.size(); ++i)
+      EXPECT_GE(pushed[i] - pushed[i - 1], kRepeatGap);
+  }
+}
+
+// The gap holds back only a key that was just flushed: a change after a quiet
+// gap goes out after the coalescing delay alone.
+TEST_F(ChangePush, AChangeAfterAQuietGapIsPushedWithinThePushDelay) {
+  rig.provider("p3", {reg(kService, "p3", "10.0.0.3:80")});
+  ASSERT_TRUE(time_until_consumers_current(Duration{1000}).has_value());
+  rig.advance(PushConfig{}.repeat_gap, Duration{1});
+
+  rig.deregister("p3");
+  const auto took = time_until_consumers_current(Duration{1000});
+  ASSERT_TRUE(took.has_value());
+  EXPECT_LE(*took, kPushDelay);
+}
+
+// Three consumers holding the same version are sent one update built once;
+// each counts as sent.
+TEST_F(ChangePush, EveryConsumersUpdateIsCountedAsSent) {
+  const auto deltas = rig.counter("updates_delta");
+  rig.provider("p3", {reg(kService, "p3", "10.0.0.3:80")});
+  ASSERT_TRUE(time_until_consumers_current(Duration{1000}).has_value());
+  EXPECT_EQ(rig.counter("updates_delta"), deltas + consumers.size());
+}
+
 TEST_F(ChangePush, AServiceNobodyFollowsIsNotPushed) {
   rig.provider("p9", {reg("audit", "p9", "10.0.0.9:80")});
   rig.advance(Duration{100});

@@ -19,7 +19,7 @@ const MonoTime kStart = mono_from_ms(1'000'000);
 class ConfigCentreTest : public ::testing::Test {
  protected:
   explicit ConfigCentreTest(PushConfig push = {})
-      : budget(push), centre({"hub-dc1", 1}, 3, push.delay) {}
+      : wait_(push.delay + push.repeat_gap), budget(push), centre({"hub-dc1", 1}, 3, push) {}
 
   // A beat from `node` declaring `uses`; the updates its reply carries.
   std::vector<proto::ConfigUpdate> beat(const std::string& node,
@@ -36,12 +36,14 @@ class ConfigCentreTest : public ::testing::Test {
     const auto* served = centre.groups().served(group);
     return served ? served->version : 0;
   }
-  // Moves past the coalescing delay; the pushes then due.
+  // Moves past the coalescing delay (and the repeat gap of a group flushed
+  // just before); the pushes then due.
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes_after_delay() {
-    now += Duration{50};
+    now += wait_;
     return centre.take_pushes(now, budget);
   }
 
+  Duration wait_;
   MonoTime now = kStart;
   PushBudget budget;  // the hub's, shared with the service lists' pushes
   ConfigCentre centre;

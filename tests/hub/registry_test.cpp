@@ -99,6 +99,25 @@ TEST_F(RegistryTest, VersionOlderThanTheLogGetsTheFullList) {
   EXPECT_EQ(u->upserts.size(), 7u);
 }
 
+// The log holds the configured 4 changes or a quarter of the list, whichever
+// is more: a tenth of a 100-instance list expiring one by one still goes out
+// as a delta to a consumer that held the list before the first.
+TEST_F(RegistryTest, ALargeListsLogReachesBackOverAMassChange) {
+  reg.begin_txn();
+  for (int i = 0; i < 100; ++i)
+    reg.upsert(svc, inst("i" + std::to_string(i), "h:" + std::to_string(i)), "node");
+  const auto held = svc.version;
+  for (int i = 0; i < 10; ++i) {
+    reg.begin_txn();
+    reg.remove(svc, "i" + std::to_string(i), "node");
+  }
+  auto u = reg.update_for(svc, held);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->kind, proto::UpdateKind::kDelta);
+  EXPECT_EQ(u->removed.size(), 10u);
+  EXPECT_TRUE(u->upserts.empty());
+}
+
 TEST_F(RegistryTest, VersionThisHubNeverIssuedGetsTheFullList) {
   add("a", "h:1");
   auto& other = reg.service({"other", "default"});

@@ -223,6 +223,11 @@ TEST_F(TieredConfig, OwnKeysOfAGroupAlsoSetAtL2AreFirstAnsweredTogetherWithL2s) 
   EXPECT_EQ(held->entries.size(), 2u);
   EXPECT_EQ(value("app-1", "retries"), "2");
   EXPECT_EQ(value("app-1", "timeout_ms"), "300");
+  // The set at l1-dc1 was still to be pushed when app-1 came: that push
+  // waited for L2's copy too, so no push carried the group without L2's keys.
+  for (const auto& push : net.pushes_to("app-1"))
+    for (const auto& update : push.config_updates)
+      EXPECT_EQ(update.upserts.size(), 2u);
 }
 
 TEST_F(TieredConfig, AGroupNoTierHasIsAnsweredGoneOnceL2SaidSo) {
