@@ -212,10 +212,18 @@ inline std::pair<std::size_t, std::size_t> sender_slice(std::size_t from, std::s
 // the node id. Node ids are "n" + digits, id_bytes long: the default 9 fits
 // std::string's inline buffer, which real host names do not, so memory
 // figures with the default lean optimistic (--id-bytes 36 shows the cost).
+//
+// With realistic names (--realistic-names) the shapes follow a production
+// fleet instead: 8-byte node ids, a 36-byte UUID per instance, service names
+// of 30 to 60 bytes, 16-to-20-byte addresses and two metadata pairs.
 class Fleet {
  public:
-  Fleet(std::size_t capacity, std::size_t services, std::size_t id_bytes)
-      : services_(services), id_bytes_(id_bytes), digests_(capacity, 0) {}
+  Fleet(std::size_t capacity, std::size_t services, std::size_t id_bytes, bool realistic = false)
+      : services_(services),
+        id_bytes_(realistic ? kRealisticNodeIdBytes : id_bytes),
+        realistic_(realistic),
+        service_names_(service_names(services, realistic)),
+        digests_(capacity, 0) {}
 
   std::string node_id(std::size_t i) const {
     std::string id(id_bytes_, '0');
@@ -227,11 +235,12 @@ class Fleet {
 
   proto::Registration registration(std::size_t i) const {
     proto::Registration r;
-    r.service.name = "svc-" + std::to_string(i % services_);
-    r.instance.id = node_id(i);
-    r.instance.address = address(i, 8080);
+    r.service.name = service_names_[i % services_];
+    r.instance.id = realistic_ ? uuid(i) : node_id(i);
+    r.instance.address = realistic_ ? realistic_address(i) : address(i, 8080);
     r.instance.zone = i % 3 == 0 ? "zone-a" : (i % 3 == 1 ? "zone-b" : "zone-c");
     r.instance.metadata.emplace("version", "1.4.2");
+    if (realistic_) r.instance.metadata.emplace("protocol", i % 2 == 0 ? "grpc" : "http");
     return r;
   }
 
@@ -252,8 +261,45 @@ class Fleet {
   std::uint64_t digest(std::size_t i) const { return digests_[i]; }
 
  private:
+  static constexpr std::size_t kRealisticNodeIdBytes = 8;  // "n" + 7 digits: 10M nodes
+
+  // "svc-<s>", or a dotted name of 30..60 bytes, its length spread by s.
+  static std::vector<std::string> service_names(std::size_t services, bool realistic) {
+    static constexpr const char* kTeams[] = {"payments",  "checkout", "search", "identity",
+                                             "inventory", "shipping", "ads",    "messaging"};
+    static constexpr std::string_view kTail = "-backend-internal-api-grpc-v2-primary-endpoint";
+    std::vector<std::string> names;
+    for (std::size_t s = 0; s < services; ++s) {
+      if (!realistic) {
+        names.push_back("svc-" + std::to_string(s));
+        continue;
+      }
+      auto name = "com.example." + std::string(kTeams[s % 8]) + ".service-" + std::to_string(s);
+      const auto length = 30 + (s * 13) % 31;
+      if (name.size() < length) name += kTail.substr(0, length - name.size());
+      names.push_back(std::move(name));
+    }
+    return names;
+  }
+  // "172.<16..31>.b.c:<port>", distinct for every i below 2^20.
+  static std::string realistic_address(std::size_t i) {
+    return "172." + std::to_string(16 + ((i >> 16) & 15)) + "." + std::to_string((i >> 8) & 255) +
+           "." + std::to_string(i & 255) + ":" + std::to_string(20'000 + i % 40'000);
+  }
+  // A version-4-shaped UUID, distinct per i: 8-4-4-4-12 hex digits.
+  static std::string uuid(std::size_t i) {
+    const auto a = static_cast<unsigned long long>(i) * 0x9E3779B97F4A7C15ull;
+    char out[37];
+    std::snprintf(out, sizeof out, "%08llx-%04llx-4%03llx-a%03llx-%012llx", a >> 32,
+                  (a >> 16) & 0xffff, a & 0xfff, (a >> 52) & 0xfff,
+                  static_cast<unsigned long long>(i) & 0xffffffffffffull);
+    return out;
+  }
+
   std::size_t services_;
   std::size_t id_bytes_;
+  bool realistic_;
+  std::vector<std::string> service_names_;
   std::vector<std::uint64_t> digests_;  // written by disjoint senders while registering
 };
 

@@ -22,6 +22,12 @@
 
 namespace cascade::bench {
 
+// A progress line on stderr (stdout carries only the results), tagged with
+// the bench and its pid so a profiler can be attached at the right moment.
+inline void progress(const char* bench, const std::string& what) {
+  std::fprintf(stderr, "[%s pid %d] %s\n", bench, static_cast<int>(getpid()), what.c_str());
+}
+
 // The main() of a benchmark program: a bad option exits 2, a failure while
 // running exits 1 (after what was printed so far), both with one line on stderr.
 template <typename Options, typename Parse, typename Run>

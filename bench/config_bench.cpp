@@ -97,7 +97,7 @@ Options parse_options(int argc, char** argv) {
 }
 
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[config-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("config-bench", what);
 }
 
 // Per subscriber of one fleet: when it first held the expected value.

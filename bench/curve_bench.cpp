@@ -241,7 +241,7 @@ LatencyUs measure_connects(zmq::context_t& client, const HubAccess& access, std:
 }
 
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[curve-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("curve-bench", what);
 }
 
 // Nanoseconds of `cpu_per_s` (CPU seconds per wall second) per beat.

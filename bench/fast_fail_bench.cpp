@@ -273,7 +273,7 @@ Options parse_options(int argc, char** argv) {
 }
 
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[fast-fail-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("fast-fail-bench", what);
 }
 
 double ms_between(SteadyTime a, SteadyTime b) {

@@ -117,7 +117,8 @@ struct Options {
   std::size_t reg_window = 8;      // registration frames in flight per sender
   std::size_t resolve_queries = 5000;
   std::size_t id_bytes = 9;  // length of node and instance ids ("n" + digits)
-  bool single = true;        // also run one beat per frame
+  bool realistic_names = false;
+  bool single = true;  // also run one beat per frame
   bool raw = true;
   bool memory = true;
   bool breakdown = true;  // sans-IO cost of a beat: core, decode, encode
@@ -145,6 +146,8 @@ constexpr const char* kUsage =
   --resolve-queries Q     queries per resolve measurement (default 5000)
   --id-bytes L            length of node and instance ids, 9..255 (default 9: fits std::string's
                           inline buffer; real host names are longer and cost a heap block each)
+  --realistic-names       production-shaped names instead: 8-byte node ids, UUID instance ids,
+                          service names of 30..60 bytes, 16..20-byte addresses, 2 metadata pairs
   --no-single             skip the one-beat-per-frame phases
   --no-raw                skip the raw ZeroMQ phases
   --no-memory             skip the child-process memory measurement
@@ -193,6 +196,7 @@ void declare_flags(bench::Flags& f, Options& o) {
       {"--no-metrics-phase", &o.metrics_phase},
       {"--read-period-ms", &o.read_period},
   });
+  f.on("--realistic-names", [&o] { o.realistic_names = true; });
   f.on("--quick", [&o] {  // where it stands: flags after it override it, flags before do not
     o.sizes = {10'000};
     o.seconds = 1;
@@ -498,7 +502,7 @@ Breakdown measure_breakdown(Fleet& fleet, std::size_t n, std::size_t batch, std:
 
 // Progress on stderr (stdout carries the figures): lets a profiler attach to a phase.
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[hub-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("hub-bench", what);
 }
 
 // Not bench::si: this program's tables have always printed "k" from 1,000
@@ -693,14 +697,18 @@ void measure_metrics_cost(zmq::context_t& client, const InProcessHub& plain, Fle
 int run(const Options& o) {
   std::printf(
       "cascade_hub_bench: %u cores (%s), senders %zu, window %zu frames (batch %zu) / %zu "
-      "(1 per frame), uses %zu, %zu services, ids of %zu bytes, %.1f s per phase after %.1f s "
+      "(1 per frame), uses %zu, %zu services, %s, %.1f s per phase after %.1f s "
       "warm-up\n",
       std::thread::hardware_concurrency(), bench::cpu_model().c_str(), o.senders, o.window, o.batch,
-      o.window_single, o.uses, o.services, o.id_bytes, o.seconds, o.seconds * 0.2);
+      o.window_single, o.uses, o.services,
+      o.realistic_names
+          ? "realistic names (8-byte node ids, UUID instance ids, 30-60-byte services)"
+          : ("ids of " + std::to_string(o.id_bytes) + " bytes").c_str(),
+      o.seconds, o.seconds * 0.2);
   std::printf("load average at start: %s (other work on the machine skews every figure)\n",
               bench::load_average().c_str());
   const auto run_start = SteadyClock::now();
-  Fleet fleet(o.sizes.back(), o.services, o.id_bytes);
+  Fleet fleet(o.sizes.back(), o.services, o.id_bytes, o.realistic_names);
   for (std::size_t i = 0; i < std::min(o.batch, o.sizes.back()); ++i)
     fleet.registration_beat(i);
   zmq::context_t client(1);

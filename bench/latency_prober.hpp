@@ -5,6 +5,8 @@
 // trip is what a beat waits there, without the queue of a bench's agent
 // fleet (whose driver thread may be the busier one) on top.
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -43,6 +45,7 @@ class LatencyProber {
 
  private:
   void run(const std::string& endpoint, std::chrono::milliseconds period) {
+    pthread_setname_np(pthread_self(), "latency-prober");  // found by name in a profile
     HubProbe probe(endpoint, std::chrono::seconds(10));
     proto::Query query;
     query.node_id = "latency-prober";

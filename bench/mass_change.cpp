@@ -217,6 +217,7 @@ MassChangeResult run_mass_change(const MassChangeOptions& o, std::vector<std::st
 
   result.killed = static_cast<std::size_t>(static_cast<double>(o.instances) * o.killed_share);
   const auto before = probe.counters();
+  progress("push-bench", "mass change: killing " + std::to_string(result.killed) + " providers");
   provider_fleet.call([&](AgentFleet::Access& a) {
     for (std::size_t i = 0; i < result.killed; ++i)
       a.silence(i);

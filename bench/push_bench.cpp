@@ -118,7 +118,7 @@ Options parse_options(int argc, char** argv) {
 }
 
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[push-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("push-bench", what);
 }
 
 proto::ServiceKey service_key(std::size_t s) {

@@ -187,7 +187,7 @@ Options parse_options(int argc, char** argv) {
 }
 
 void progress(const std::string& what) {
-  std::fprintf(stderr, "[tier-bench pid %d] %s\n", static_cast<int>(getpid()), what.c_str());
+  bench::progress("tier-bench", what);
 }
 
 std::string numbered(const char* prefix, std::size_t k) {
