@@ -135,6 +135,9 @@ std::map<std::string, std::vector<proto::ConfigUpdate>> ConfigCentre::take_pushe
   std::map<std::string, std::vector<proto::ConfigUpdate>> pushes;
   for (const auto& group : groups) {
     auto holders = followers_.find(group);
+    // A group awaiting its upper copy is marked again by set_upper; if the
+    // wait ends otherwise (the upper tier is down), its followers learn at
+    // their next beat.
     if (holders == followers_.end() || (awaits_upper && awaits_upper(group))) continue;
     std::size_t ordinal = 0;
     bool sent = false;

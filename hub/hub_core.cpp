@@ -358,16 +358,16 @@ void HubCore::follow_declared_configs(MonoTime now, Node& node, const proto::UpB
   if (!beat.configs.empty() || node.follows_config) follow_configs(now, node, beat.configs, reply);
 }
 
-// A tiered hub follows upstream every group its followers follow. Until the
-// upper tier's first answer for a group came (or the wait is over: the upper
-// tier is down, or took query_timeout), the group is left out of the reply,
-// own keys included, so a follower's first answer is the whole group; the
-// follower gets it by push when the upper copy arrives.
 ConfigCentre::AwaitsUpper HubCore::config_awaits_upper(MonoTime now) const {
   if (!uplink_) return {};
   return [this, now](std::string_view group) { return uplink_->config_pending(now, group); };
 }
 
+// A tiered hub follows upstream every group its followers follow. Until the
+// upper tier's first answer for a group came (or the wait is over: the upper
+// tier is down, or took query_timeout), the group is left out of the reply,
+// own keys included, so a follower's first answer is the whole group; the
+// follower gets it by push when the upper copy arrives.
 void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::ConfigUse>& uses,
                              proto::DownBeat& reply) {
   node.follows_config = !uses.empty();

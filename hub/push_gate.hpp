@@ -13,6 +13,8 @@
 //   changing (a tenth of a large service expiring over an interval) is pushed
 //   at most once per gap, each push carrying everything since the last, so a
 //   mass change costs consumers × (duration / gap) pushes, not one per tick.
+//   Every kind of change shares it: an isolation of a service pushed within
+//   the last gap waits for the gap's end (at most `repeat_gap` later).
 // - Storm cap: at most `max_per_second` pushes per second across all
 //   consumers (a token bucket, so a quiet hub can push a burst at once).
 //   Consumers over the cap are not lost: their next beat brings the change.
@@ -102,14 +104,16 @@ class PushGate {
   std::optional<MonoTime> next_deadline() const { return due_; }
 
   // The keys to push now (empty before the earliest one is due); `budget` is
-  // topped up for the flush.
+  // topped up for the flush. Every pending key the repeat gap does not hold
+  // goes out with the one that fell due, so changes a few milliseconds apart
+  // still reach a consumer in one push.
   std::vector<Key> take(MonoTime now, PushBudget& budget) {
     if (!due_ || now < *due_) return {};
     forget_pushed_before(now - repeat_gap_);
     std::vector<Key> out;
     due_.reset();
     for (auto it = pending_.begin(); it != pending_.end();) {
-      if (it->second > now) {
+      if (it->second > now && pushed_.contains(it->first)) {  // held by the gap
         if (!due_ || it->second < *due_) due_ = it->second;
         ++it;
         continue;

@@ -82,6 +82,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--isolation-max-share", "1.5"}, "cap"},
         BadFlag{{"--isolation-base-ms", "20000", "--isolation-max-ms", "1000"}, "isolation time"},
         BadFlag{{"--notify-share-percent", "0"}, "notify share"},
+        BadFlag{{"--push-repeat-gap-ms", "10001"}, "repeat gap"},
+        BadFlag{{"--push-repeat-gap-ms", "-1"}, "repeat gap"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
         BadFlag{{"--eviction-window-ms", "0"}, "durations"},
@@ -158,10 +160,10 @@ TEST(HubOptions, ConnectionFlagsReachTheListeningSocketOfHubAndProxy) {
 }
 
 TEST(HubOptions, ProtectionFlagsReachTheCore) {
-  auto p =
-      parse({"--isolation-min-reporters", "3", "--isolation-window-ms", "5000", "--no-isolation",
-             "--notify-switch", "--notify-share-percent", "25", "--push-delay-ms", "2",
-             "--eviction-protection", "off", "--eviction-max-hold-ms", "120000"});
+  auto p = parse({"--isolation-min-reporters", "3", "--isolation-window-ms", "5000",
+                  "--no-isolation", "--notify-switch", "--notify-share-percent", "25",
+                  "--push-delay-ms", "2", "--push-repeat-gap-ms", "250", "--eviction-protection",
+                  "off", "--eviction-max-hold-ms", "120000"});
   ASSERT_TRUE(p.config) << p.message;
   const auto core = p.config->core_config();
   EXPECT_EQ(core.isolation.min_reporters, 3u);
@@ -170,6 +172,7 @@ TEST(HubOptions, ProtectionFlagsReachTheCore) {
   EXPECT_TRUE(core.push.notify_switch);
   EXPECT_EQ(core.push.share_percent, 25u);
   EXPECT_EQ(core.push.delay, Duration{2});
+  EXPECT_EQ(core.push.repeat_gap, Duration{250});
   EXPECT_FALSE(core.eviction.enabled);
   EXPECT_EQ(core.eviction.max_hold, Duration{120'000});
 }
