@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cascade/common/digest.hpp"
+#include "cascade/common/list_version.hpp"
 
 namespace cascade::agent {
 
@@ -538,8 +539,7 @@ void AgentCore::on_set_acknowledged(std::uint64_t ack_seq) {
 // set; protocol section 5.8). A full list older than the one held from the
 // same hub was overtaken on the way by a newer one and must not replace it.
 bool AgentCore::overtaken(const CacheEntry& entry, std::uint64_t version) {
-  constexpr auto kComposed = std::uint64_t{1} << 63;
-  return entry.version_trusted && ((entry.version ^ version) & kComposed) == 0 &&
+  return entry.version_trusted && ((entry.version ^ version) & proto::kCrossTierVersionBit) == 0 &&
          version < entry.version;
 }
 

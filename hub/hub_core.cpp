@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cascade/common/digest.hpp"
+#include "cascade/common/list_version.hpp"
 
 namespace cascade::hub {
 
@@ -18,7 +19,7 @@ namespace {
 std::uint64_t composed_version(Registry& registry, ServiceEntry& svc, std::uint64_t upper_version) {
   auto& c = svc.composed;
   if (c.version == 0 || c.local != svc.version || c.upper != upper_version)
-    c = {svc.version, upper_version, kCrossTierBit | registry.issue_version()};
+    c = {svc.version, upper_version, proto::kCrossTierVersionBit | registry.issue_version()};
   return c.version;
 }
 
@@ -596,9 +597,13 @@ void HubCore::note_if_stale(MonoTime now, const proto::ServiceKey& service, cons
 
 const ServiceEntry* HubCore::add_update(MonoTime now, const proto::ServiceUse& use,
                                         std::vector<proto::ServiceUpdate>& out) {
+  const auto before = out.size();
   const ServiceEntry* svc = registry_.find(use.service);
-  if (!answers_locally(svc)) return add_cross_tier_update(now, use, svc, out);
-  add_local_update(use, svc, out);
+  if (answers_locally(svc))
+    add_local_update(use, svc, out);
+  else
+    svc = add_cross_tier_update(now, use, svc, out);
+  count_sent({out.begin() + static_cast<std::ptrdiff_t>(before), out.end()});
   return svc;
 }
 
@@ -608,17 +613,11 @@ void HubCore::add_local_update(const proto::ServiceUse& use, const ServiceEntry*
     if (use.version != 0) {
       out.push_back(proto::ServiceUpdate{
           use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}, no_routes()});
-      ++counters_.updates_gone;
     }
     return;
   }
   auto update = registry_.update_for(*svc, use.version);
-  if (!update) return;
-  if (update->kind == proto::UpdateKind::kFull)
-    ++counters_.updates_full;
-  else
-    ++counters_.updates_delta;
-  out.push_back(std::move(*update));
+  if (update) out.push_back(std::move(*update));
 }
 
 // The consumers of a service change rarely: the index is touched only when a
@@ -669,7 +668,7 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
     // The upper tier cannot answer now: a consumer holding this tier's own
     // list (a composed one it keeps) gets this tier's changes and rules
     // meanwhile, so a rule set here during an outage applies at once.
-    const bool holds_local_list = (use.version & kCrossTierBit) == 0;
+    const bool holds_local_list = (use.version & proto::kCrossTierVersionBit) == 0;
     if (holds_local_list && svc != nullptr && !svc->instances.empty() && uplink_->known_down(now)) {
       add_local_update(use, svc, out);
       return svc;
@@ -686,7 +685,6 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
                                          {},
                                          {},
                                          svc != nullptr ? svc->routes : no_routes()});
-      ++counters_.updates_gone;
     }
     return svc;
   }
@@ -694,7 +692,6 @@ const ServiceEntry* HubCore::add_cross_tier_update(MonoTime now, const proto::Se
   // The steady state costs a version comparison; the list is built only when it changed.
   if (composed_version(registry_, entry, *upper_version) == use.version) return &entry;
   auto list = compose(registry_, entry, *uplink_->view(now, use.service));
-  ++counters_.updates_cross_tier;
   // The rules are this tier's own (section 5.12): an upper tier's rules stay there.
   out.push_back(proto::ServiceUpdate{use.service,
                                      use.version,

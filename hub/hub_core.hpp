@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -150,12 +151,6 @@ struct ListedInstances {
   std::vector<ListedInstance> instances;  // at most the limit asked for
   std::size_t total = 0;                  // in the whole list
 };
-
-// Versions of lists a hub composes from an upper tier's answer carry the
-// top bit, so they never equal a version its own registry issued (those stay
-// below 2^63) and a consumer that held one gets the whole list when the
-// service becomes local again, and vice versa.
-inline constexpr std::uint64_t kCrossTierBit = std::uint64_t{1} << 63;
 
 class HubCore {
  public:
@@ -393,7 +388,7 @@ class HubCore {
   void after_changes(MonoTime now);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
-  void count_sent(const std::vector<proto::ServiceUpdate>& updates);
+  void count_sent(std::span<const proto::ServiceUpdate> updates);
   void flush_config_pushes(MonoTime now);
   // Whether a group's first answer still waits for the upper tier's copy
   // (none without an uplink).

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cascade/common/list_version.hpp"
 #include "cascade/hub/hub_core.hpp"
 
 namespace cascade::hub {
@@ -233,14 +234,15 @@ void HubCore::flush_pushes(MonoTime now) {
     if (!entry.second.empty()) push_to(*entry.first, std::move(entry.second));
 }
 
-// An update built once and sent again counts as sent each time.
-void HubCore::count_sent(const std::vector<proto::ServiceUpdate>& updates) {
+// Every update sent downstream is counted here, by kind: once when built
+// (add_update) and again each time a flush sends it to another consumer.
+void HubCore::count_sent(std::span<const proto::ServiceUpdate> updates) {
   for (const auto& u : updates) {
     if (u.kind == proto::UpdateKind::kDelta)
       ++counters_.updates_delta;
     else if (u.kind == proto::UpdateKind::kGone)
       ++counters_.updates_gone;
-    else if ((u.version & kCrossTierBit) != 0)
+    else if ((u.version & proto::kCrossTierVersionBit) != 0)
       ++counters_.updates_cross_tier;
     else
       ++counters_.updates_full;
