@@ -50,6 +50,15 @@ int bench_main(int argc, char** argv, const char* program, std::string_view log_
   }
 }
 
+// Resident set of a process in KiB, from /proc/PID/status.
+inline std::uint64_t rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
+  throw std::runtime_error("no VmRSS for pid " + std::to_string(pid));
+}
+
 struct Percentiles {
   std::size_t count = 0;
   double p50 = 0;

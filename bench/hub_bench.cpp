@@ -239,14 +239,6 @@ bench::RegistrationLoad registration_load_of(const Options& o) {
 
 // ---------------------------------------------------------------- measuring
 
-// Resident set of a process in KiB, from /proc/PID/status.
-std::uint64_t rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
-  throw std::runtime_error("no VmRSS for pid " + std::to_string(pid));
-}
 
 std::uint64_t service_version(HubProbe& probe, const std::string& service) {
   proto::Query q;
@@ -370,7 +362,7 @@ class ChildHub {
   ChildHub& operator=(const ChildHub&) = delete;
 
   const std::string& endpoint() const { return endpoint_; }
-  std::uint64_t rss() const { return rss_kib(pid_); }
+  std::uint64_t rss() const { return bench::rss_kib(pid_); }
 
  private:
   pid_t pid_ = -1;

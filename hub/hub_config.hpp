@@ -32,6 +32,9 @@ struct HubConfig {
   Duration beat_interval{2000};
   Duration lease{0};            // 0 = three beat intervals
   Duration flush_interval{20};  // write-behind period for registry changes
+  // A service without instances or rules that nobody follows is forgotten
+  // (its entry and its row) after this grace (HubCoreConfig::empty_service_ttl).
+  Duration empty_service_ttl{30'000};
   std::size_t max_frame_bytes = 4 * 1024 * 1024;
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
   spdlog::level::level_enum log_level = spdlog::level::info;

@@ -115,6 +115,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
         uplink_->upsert(now, {svc.key, entry.served()});
     });
   }
+  registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
   spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
                nodes_.size(), registry_.service_count(), registry_.instance_count(),
                config_.lease.count());
@@ -641,7 +642,9 @@ void HubCore::forget_uses(Node& node) {
     auto it = consumers_.find(use.service);
     if (it == consumers_.end()) continue;
     it->second.erase(&node);
-    if (it->second.empty()) consumers_.erase(it);
+    if (!it->second.empty()) continue;
+    consumers_.erase(it);
+    registry_.note_maybe_unused(use.service->key);
   }
   subscriptions_ -= node.uses.size();
   node.uses.clear();
@@ -923,7 +926,8 @@ void HubCore::tick(MonoTime now) {
   drain_served_changes(now);
   flush_pushes(now);
   flush_config_pushes(now);
-  if (uplink_) feed_uplink(now);
+  after_changes(now);
+  reclaim_services(now);
 }
 
 void HubCore::add_config_counters(
@@ -948,6 +952,7 @@ std::optional<MonoTime> HubCore::next_deadline() const {
   consider(push_gate_.next_deadline());
   consider(config_centre_.next_deadline());
   consider(guard_.next_deadline());
+  consider(registry_.next_reclaim());
   return next;
 }
 
@@ -1009,6 +1014,12 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   for (const auto& [id, node] : nodes_) {
     subscriptions += node.uses.size();
     if (node.tier > 0) ++child_hubs;
+    // What makes freeing an entry without instances safe (Registry::reclaim):
+    // a node's owned entries name instances present, reported by that node.
+    for (const auto& owned : node.owned)
+      if (!owned.service->instances.contains(owned.id))
+        return "node " + id + " owns " + owned.id + " of " + owned.service->key.name +
+               ", which is not registered";
   }
   if (subscriptions != subscriptions_)
     return "subscriptions: running " + std::to_string(subscriptions_) + ", recounted " +
@@ -1043,6 +1054,8 @@ void HubCore::requeue(const PersistBatch& failed) {
     registry_.mark_dirty(k.service, k.id);
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
+  for (const auto& key : failed.service_deletes)
+    registry_.mark_dirty(key, std::nullopt);
   requeue_admin(failed);
   config_centre_.requeue_records(failed.config_changes);
 }
@@ -1066,8 +1079,7 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
     else
       batch.instance_upserts.push_back({dirty.service->key, it->second.instance, it->second.owner});
   }
-  for (const auto* svc : registry_.take_dirty_services())
-    batch.service_versions.push_back({svc->key, svc->version});
+  take_service_rows(batch);
   take_admin_changes(batch);
   batch.config_changes = config_centre_.take_records();
   if (wall_ms != 0) {
@@ -1075,6 +1087,27 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
     config_centre_.stamp(batch.config_changes, wall_ms);
   }
   return batch;
+}
+
+// A service's row holds its version. A freed service's row goes, unless the
+// service came back with a version of its own (written instead); one that
+// came back without any (re-created empty, an instance row to delete) has
+// none to keep either.
+void HubCore::take_service_rows(PersistBatch& batch) {
+  for (const auto* svc : registry_.take_dirty_services()) {
+    if (svc->version != 0)
+      batch.service_versions.push_back({svc->key, svc->version});
+    else
+      batch.service_deletes.push_back(svc->key);
+  }
+  for (auto& key : registry_.take_reclaimed()) {
+    const ServiceEntry* back = registry_.find(key);
+    if (back == nullptr || back->version == 0) batch.service_deletes.push_back(std::move(key));
+  }
+  std::sort(batch.service_deletes.begin(), batch.service_deletes.end());
+  batch.service_deletes.erase(
+      std::unique(batch.service_deletes.begin(), batch.service_deletes.end()),
+      batch.service_deletes.end());
 }
 
 }  // namespace cascade::hub

@@ -50,6 +50,10 @@ struct HubCoreConfig {
   Duration lease{6000};                          // an agent that misses this long is expired
   std::size_t change_log_per_service = 256;      // changes a delta reaches back, or a list's 1/4
   std::size_t max_expirations_per_tick = 10000;  // bounds the work of one tick
+  // A service entry without instances or rules that nobody follows is freed
+  // after this grace (Registry::reclaim), at most this many per tick.
+  Duration empty_service_ttl{30'000};
+  std::size_t max_reclaims_per_tick = 10000;
   std::size_t max_registrations_per_node = 10000;
   std::size_t max_registrations_per_child_hub = 5'000'000;  // a lower tier's whole aggregate
   // Set when the hub has an upper tier: it beats there and forwards what its
@@ -386,6 +390,9 @@ class HubCore {
   // What ends every event that may change lists: the changed services are
   // marked for their consumers' pushes and the uplink learns the new lists.
   void after_changes(MonoTime now);
+  // Frees the service entries that stayed unused for their grace.
+  void reclaim_services(MonoTime now);
+  void take_service_rows(PersistBatch& batch);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
   void count_sent(std::span<const proto::ServiceUpdate> updates);

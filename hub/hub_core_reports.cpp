@@ -192,6 +192,19 @@ void HubCore::drain_served_changes(MonoTime now) {
 void HubCore::after_changes(MonoTime now) {
   drain_served_changes(now);
   if (uplink_) feed_uplink(now);
+  registry_.stamp_noted(now, config_.empty_service_ttl);
+}
+
+// An entry a consumer follows stays (its last consumer's leaving notes it
+// again); a pending push of one nobody follows would reach nobody.
+void HubCore::reclaim_services(MonoTime now) {
+  counters_.services_reclaimed +=
+      registry_.reclaim(now, config_.max_reclaims_per_tick, [this](const ServiceEntry& svc) {
+        if (consumers_.contains(&svc)) return false;
+        push_gate_.forget(&svc);
+        return true;
+      });
+  registry_.stamp_noted(now, config_.empty_service_ttl);  // those still in a change list
 }
 
 // One pushed DownBeat per consumer, with every pushed service it uses.

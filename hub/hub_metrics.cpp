@@ -70,6 +70,9 @@ void add_registry_state(StateFamilies& f) {
   f.gauge("subscriptions", "Services consumers follow here (one per consumer and service).",
           "subscriptions");
   f.gauge("cross_tier_cached_services", "Services held from the upper tier.", "cross_tier_entries");
+  f.counter("services_reclaimed_total",
+            "Service entries forgotten: no instance, rule or consumer for the empty-service grace.",
+            "services_reclaimed");
 }
 
 void add_config_families(StateFamilies& f) {

@@ -24,6 +24,7 @@ HubCoreConfig HubConfig::core_config() const {
   c.push = push;
   c.eviction = eviction;
   c.probes = probes;
+  c.empty_service_ttl = empty_service_ttl;
   if (!upstreams.empty()) {
     UplinkConfig up;
     up.endpoints = upstreams;
@@ -56,6 +57,7 @@ struct RawOptions {
   std::int64_t beat_interval_ms = 2000;
   std::int64_t lease_ms = 0;
   std::int64_t flush_interval_ms = 20;
+  std::int64_t empty_service_ttl_ms = 30'000;
   std::string log_level = "info";
   std::string log_format = "text";
   std::string data_dir;
@@ -173,6 +175,8 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
            std::to_string(raw.beat_interval_ms) + " ms)";
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
+  if (raw.empty_service_ttl_ms < 0 || raw.empty_service_ttl_ms > 86'400'000)
+    return "--empty-service-ttl-ms must be between 0 and 86400000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
@@ -308,6 +312,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   app.add_option("--flush-interval-ms", raw.flush_interval_ms,
                  "Write-behind period for registry changes, in milliseconds")
       ->capture_default_str();
+  app.add_option("--empty-service-ttl-ms", raw.empty_service_ttl_ms,
+                 "A service without instances or routing rules that no consumer follows is "
+                 "forgotten after this long, in milliseconds (0..86400000)")
+      ->capture_default_str();
   app.add_option("--max-frame-bytes", c.max_frame_bytes, "Largest accepted message frame, in bytes")
       ->capture_default_str();
   app.add_flag(
@@ -385,6 +393,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.beat_interval = Duration{raw.beat_interval_ms};
   c.lease = Duration{raw.lease_ms};
   c.flush_interval = Duration{raw.flush_interval_ms};
+  c.empty_service_ttl = Duration{raw.empty_service_ttl_ms};
   c.proxy_max_delay = Duration{raw.proxy_max_delay_ms};
   c.upstream_mode = raw.upstream_mode == "all" ? UplinkMode::kAll : UplinkMode::kFailover;
   c.cache_ttl = Duration{raw.cache_ttl_ms};

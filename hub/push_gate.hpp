@@ -133,6 +133,14 @@ class PushGate {
   // tier's copy.)
   void pushed(MonoTime now, const Key& key) { pushed_[key] = now; }
 
+  // `key` stops existing (a service entry freed): a pending flush of it and
+  // its repeat gap go. The earliest due time may stay earlier than needed;
+  // a flush at it finds nothing and recomputes it.
+  void forget(const Key& key) {
+    pending_.erase(key);
+    pushed_.erase(key);
+  }
+
   // Whether the `ordinal`-th consumer of a key gets this flush's push, as
   // `budget` (the hub's, shared by every gate) decides.
   bool admit(PushBudget& budget, std::size_t ordinal) {

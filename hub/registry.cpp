@@ -13,6 +13,30 @@ void sort_unique(std::vector<T>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
+
+// The change lists hold pointers to entries; each entry counts how many wait
+// there (ServiceEntry::waiting), so reclaiming never frees one still listed.
+const ServiceEntry& entry_of(const ServiceEntry* svc) {
+  return *svc;
+}
+const ServiceEntry& entry_of(const DirtyInstance& dirty) {
+  return *dirty.service;
+}
+template <typename T>
+void enlist(std::vector<T>& list, T item) {
+  ++entry_of(item).waiting;
+  list.push_back(std::move(item));
+}
+// The list's items, deduplicated, and the list empty.
+template <typename T>
+std::vector<T> drain(std::vector<T>& list) {
+  auto out = std::move(list);
+  list.clear();
+  for (const auto& item : out)
+    --entry_of(item).waiting;
+  sort_unique(out);
+  return out;
+}
 bool is_up(const proto::Instance& in) {
   return in.status == proto::InstanceStatus::kUp;
 }
@@ -82,7 +106,10 @@ Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
 
 ServiceEntry& Registry::service(const proto::ServiceKey& key) {
   auto [it, inserted] = services_.try_emplace(key);
-  if (inserted) it->second = std::make_unique<ServiceEntry>(key);
+  if (inserted) {
+    it->second = std::make_unique<ServiceEntry>(key);
+    note(*it->second);
+  }
   return *it->second;
 }
 
@@ -136,7 +163,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.instance = instance;
   }
   recount(svc, totals_, before, tally_of(entry));
-  dirty_instances_.push_back({&svc, instance.id});
+  enlist(dirty_instances_, {&svc, instance.id});
   record_change(svc, instance.id);
   return true;
 }
@@ -159,14 +186,15 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     entry.owner = std::move(next.node);
     recount(svc, totals_, before, tally_of(entry));
     if (!next.same_content && ask_again != nullptr) *ask_again = entry.owner;
-    dirty_instances_.push_back({&svc, id});
+    enlist(dirty_instances_, {&svc, id});
     return false;
   }
   recount(svc, totals_, tally_of(entry), std::nullopt);
   svc.instances.erase(it);
   --instance_count_;
-  dirty_instances_.push_back({&svc, id});
+  enlist(dirty_instances_, {&svc, id});
   record_change(svc, id);
+  if (svc.instances.empty()) note(svc);
   return true;
 }
 
@@ -208,31 +236,25 @@ const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std:
 }
 
 std::vector<const ServiceEntry*> Registry::take_served_changes() {
-  auto out = std::move(served_changes_);
-  served_changes_.clear();
-  sort_unique(out);
-  return out;
+  return drain(served_changes_);
 }
 
 std::vector<DirtyInstance> Registry::take_changes() {
-  auto out = std::move(changes_);
-  changes_.clear();
-  sort_unique(out);
-  return out;
+  return drain(changes_);
 }
 
 void Registry::record_change(ServiceEntry& svc, const std::string& id) {
   log_change(svc, id);
-  if (track_changes_) changes_.push_back({&svc, id});
+  if (track_changes_) enlist(changes_, {&svc, id});
 }
 
 void Registry::log_change(ServiceEntry& svc, const std::string& id) {
   if (svc.txn != txn_) {
     svc.txn = txn_;
     svc.version = issue_version();
-    dirty_services_.push_back(&svc);
+    enlist(dirty_services_, static_cast<const ServiceEntry*>(&svc));
     // Once per version: every drain of served changes ends a transaction.
-    served_changes_.push_back(&svc);
+    enlist(served_changes_, static_cast<const ServiceEntry*>(&svc));
   }
   svc.log.push_back({svc.version, id});
   // A log of a quarter of the list lets a delta reach back over a mass change
@@ -250,6 +272,7 @@ bool Registry::set_routes(ServiceEntry& svc, std::vector<proto::RouteRuleText> r
   svc.routes = std::move(routes);
   log_change(svc, {});  // "" marks the rules in the log; the uplink never sees it
   svc.routes_version = svc.version;
+  if (svc.routes.empty() && svc.instances.empty()) note(svc);
   return true;
 }
 
@@ -335,7 +358,7 @@ void Registry::stamp_unversioned() {
     svc->txn = txn_;
     svc->version = issue_version();
     svc->log_floor = svc->version;
-    dirty_services_.push_back(svc.get());
+    enlist(dirty_services_, static_cast<const ServiceEntry*>(svc.get()));
   }
 }
 
@@ -379,23 +402,74 @@ std::optional<std::string> Registry::recount_mismatch() const {
 }
 
 void Registry::mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id) {
+  if (!id && find(key) == nullptr) {
+    reclaimed_.push_back(key);  // freed since: its row goes
+    return;
+  }
+  // An instance's row of a freed service: the entry comes back (empty,
+  // noted) until the delete is written.
   ServiceEntry& svc = service(key);
   if (id)
-    dirty_instances_.push_back({&svc, *id});
+    enlist(dirty_instances_, {&svc, *id});
   else
-    dirty_services_.push_back(&svc);
+    enlist(dirty_services_, static_cast<const ServiceEntry*>(&svc));
 }
 
 std::vector<DirtyInstance> Registry::take_dirty_instances() {
-  auto out = std::move(dirty_instances_);
-  dirty_instances_.clear();
-  sort_unique(out);
-  return out;
+  return drain(dirty_instances_);
 }
 
 std::vector<const ServiceEntry*> Registry::take_dirty_services() {
-  auto out = std::move(dirty_services_);
-  dirty_services_.clear();
+  return drain(dirty_services_);
+}
+
+void Registry::note(ServiceEntry& svc) {
+  if (svc.reclaim_noted) return;
+  svc.reclaim_noted = true;
+  noted_.push_back(svc.key);
+}
+
+void Registry::note_maybe_unused(const proto::ServiceKey& key) {
+  if (ServiceEntry* svc = find(key); svc != nullptr && svc->instances.empty()) note(*svc);
+}
+
+// An entry that has instances or rules by the end of the event that noted
+// it (one created by a registration) is not queued: it is noted again when
+// they are gone, and its grace runs from then.
+void Registry::stamp_noted(MonoTime now, Duration ttl) {
+  for (auto& key : noted_) {
+    ServiceEntry* svc = find(key);
+    if (svc == nullptr) continue;
+    if (!svc->instances.empty() || !svc->routes.empty()) {
+      svc->reclaim_noted = false;
+      continue;
+    }
+    reclaim_queue_.push_back({now + ttl, std::move(key), svc->version});
+  }
+  noted_.clear();
+}
+
+ServiceEntry* Registry::next_due(MonoTime now) {
+  while (!reclaim_queue_.empty() && reclaim_queue_.front().due <= now) {
+    Noted noted = std::move(reclaim_queue_.front());
+    reclaim_queue_.pop_front();
+    ServiceEntry* svc = find(noted.key);
+    if (svc == nullptr) continue;
+    svc->reclaim_noted = false;
+    if (svc->version == noted.version) return svc;
+    note(*svc);  // changed during its grace: a grace from now
+  }
+  return nullptr;
+}
+
+std::optional<MonoTime> Registry::next_reclaim() const {
+  if (reclaim_queue_.empty()) return std::nullopt;
+  return reclaim_queue_.front().due;
+}
+
+std::vector<proto::ServiceKey> Registry::take_reclaimed() {
+  auto out = std::move(reclaimed_);
+  reclaimed_.clear();
   sort_unique(out);
   return out;
 }

@@ -22,8 +22,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::hub {
@@ -103,6 +105,12 @@ struct ServiceEntry {
     std::uint64_t version = 0;
   };
   Composition composed{};
+  // Reclaiming (Registry::reclaim): pointers to the entry waiting in the
+  // registry's change lists, which keep it from being freed; and whether it
+  // is in the reclaim queue. Bookkeeping of the lists, so mutable through
+  // the const pointers they hold.
+  mutable std::uint32_t waiting = 0;
+  bool reclaim_noted = false;
   std::uint32_t up_count() const { return up; }
 };
 
@@ -136,7 +144,8 @@ class Registry {
   // for a list composed outside the registry (a cross-tier list).
   std::uint64_t issue_version() { return version_base_ | ++version_counter_; }
 
-  ServiceEntry& service(const proto::ServiceKey& key);  // finds or creates
+  // Finds or creates; a created entry is noted for reclaiming (it may stay empty).
+  ServiceEntry& service(const proto::ServiceKey& key);
   ServiceEntry* find(const proto::ServiceKey& key);
   const ServiceEntry* find(const proto::ServiceKey& key) const;
 
@@ -224,8 +233,38 @@ class Registry {
       fn(*svc);
   }
 
+  // Reclaiming. An entry without instances or routing rules that nobody
+  // follows is freed, so a registry that sees many distinct names over its
+  // life (deploys, tests, cross-tier lookups of services that came and went)
+  // holds only the live ones. An entry is noted when it may have become
+  // unused (created, its last instance or rule gone, or, through
+  // note_maybe_unused, its last consumer gone), stamped with a grace by
+  // stamp_noted() at the end of the event that noted it, and freed by
+  // reclaim() once the grace ran out, if it is still unused: a consumer's
+  // first query and first beat, or an agent's restart, find the entry and
+  // its version.
+  void note_maybe_unused(const proto::ServiceKey& key);
+  // Entries noted since the last call, if still without instances and
+  // rules, are due for reclaim() at now + ttl (one that changes meanwhile
+  // gets a new grace when it falls due: freed at most two graces after it
+  // was last used).
+  void stamp_noted(MonoTime now, Duration ttl);
+  // Frees at most `limit` entries whose grace ran out by `now` that are
+  // still without instances and rules and wait in no change list.
+  // `let_go(svc)` asks the holder of the other pointers to the entry (the
+  // hub's consumers and push gate): false keeps it (followed: noted again
+  // when its last consumer leaves), true means those pointers are dropped.
+  // Returns how many were freed; their keys come out of take_reclaimed().
+  template <typename LetGo>
+  std::size_t reclaim(MonoTime now, std::size_t limit, LetGo&& let_go);
+  // When reclaim() next has an entry due (nullopt: none stamped).
+  std::optional<MonoTime> next_reclaim() const;
+  // Persistence: services freed since the last call whose rows must go, or
+  // whose delete failed to commit (requeued through mark_dirty).
+  std::vector<proto::ServiceKey> take_reclaimed();
+
   // Persistence: marks an instance (or, without an id, the service version)
-  // for rewriting. Service entries are never deleted, so the key always resolves.
+  // for rewriting; the service version of a freed service is its delete.
   void mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id);
   // Persistence: what changed since the last call (deduplicated).
   std::vector<DirtyInstance> take_dirty_instances();
@@ -237,6 +276,12 @@ class Registry {
   // `id` under it; bounded by the log capacity.
   void log_change(ServiceEntry& svc, const std::string& id);
   bool can_delta_from(const ServiceEntry& svc, std::uint64_t held) const;
+  void note(ServiceEntry& svc);
+  // Pops the next due entry of the reclaim queue, nullptr when none is due.
+  ServiceEntry* next_due(MonoTime now);
+  bool reclaimable(const ServiceEntry& svc) const {
+    return svc.instances.empty() && svc.routes.empty() && svc.waiting == 0;
+  }
 
   std::uint64_t version_base_;
   std::uint64_t version_counter_ = 0;
@@ -251,6 +296,37 @@ class Registry {
   std::vector<const ServiceEntry*> served_changes_;
   std::vector<DirtyInstance> changes_;
   std::set<proto::InstanceKey> out_of_service_;
+  // Entries noted since the last stamp_noted(), then the queue they wait in
+  // for their grace (stamped in order, so due times ascend), with the
+  // version each had when stamped: an entry changed since gets a new grace.
+  std::vector<proto::ServiceKey> noted_;
+  struct Noted {
+    MonoTime due;
+    proto::ServiceKey key;
+    std::uint64_t version;
+  };
+  std::deque<Noted> reclaim_queue_;
+  std::vector<proto::ServiceKey> reclaimed_;
 };
+
+template <typename LetGo>
+std::size_t Registry::reclaim(MonoTime now, std::size_t limit, LetGo&& let_go) {
+  std::size_t freed = 0;
+  while (freed < limit) {
+    ServiceEntry* svc = next_due(now);
+    if (svc == nullptr) break;
+    if (!reclaimable(*svc)) {
+      // Still in a change list: tried again after another grace. Else in
+      // use again (an instance, rules): noted when that ends.
+      if (svc->waiting > 0 && svc->instances.empty() && svc->routes.empty()) note(*svc);
+      continue;
+    }
+    if (!let_go(std::as_const(*svc))) continue;
+    reclaimed_.push_back(svc->key);
+    services_.erase(reclaimed_.back());  // `svc` is gone after this line
+    ++freed;
+  }
+  return freed;
+}
 
 }  // namespace cascade::hub

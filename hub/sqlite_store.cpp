@@ -176,6 +176,7 @@ struct SqliteHubStore::Statements {
         upsert_service(db,
                        "INSERT INTO services(name, group_name, version) VALUES (?1, ?2, ?3) "
                        "ON CONFLICT(name, group_name) DO UPDATE SET version = excluded.version"),
+        delete_service(db, "DELETE FROM services WHERE name = ?1 AND group_name = ?2"),
         upsert_override(db,
                         "INSERT INTO instance_overrides(name, group_name, id, status) "
                         "VALUES (?1, ?2, ?3, ?4) "
@@ -207,6 +208,7 @@ struct SqliteHubStore::Statements {
   sqlite::Statement upsert_instance;
   sqlite::Statement delete_instance;
   sqlite::Statement upsert_service;
+  sqlite::Statement delete_service;
   sqlite::Statement upsert_override;
   sqlite::Statement delete_override;
   sqlite::Statement upsert_setting;
@@ -322,6 +324,8 @@ void SqliteHubStore::write_services(const PersistBatch& batch) {
         .bind_int64(3, from_u64(service.version))
         .run();
   }
+  for (const auto& service : batch.service_deletes)
+    sql_->delete_service.bind_text(1, service.name).bind_text(2, service.group).run();
 }
 
 void SqliteHubStore::write_admin(const PersistBatch& batch) {

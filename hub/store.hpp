@@ -139,6 +139,9 @@ struct PersistBatch {
   std::vector<InstanceRecord> instance_upserts;
   std::vector<InstanceKeyRecord> instance_deletes;
   std::vector<ServiceRecord> service_versions;
+  // Services the hub freed (no instance, rule or consumer left): their
+  // version rows go, so a restart does not bring them back.
+  std::vector<proto::ServiceKey> service_deletes{};
   std::vector<OverrideRecord> override_upserts;
   std::vector<InstanceKeyRecord> override_deletes;
   std::vector<SettingRecord> settings;       // current values of the changed settings
@@ -155,13 +158,15 @@ struct PersistBatch {
   // Rows the batch writes (upserts and deletes), its size in metrics.
   std::size_t rows() const {
     return node_upserts.size() + node_deletes.size() + instance_upserts.size() +
-           instance_deletes.size() + service_versions.size() + override_upserts.size() +
+           instance_deletes.size() + service_versions.size() + service_deletes.size() +
+           override_upserts.size() +
            override_deletes.size() + settings.size() + route_sets.size() + audit.size() +
            config_changes.size();
   }
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
-           instance_deletes.empty() && service_versions.empty() && override_upserts.empty() &&
+           instance_deletes.empty() && service_versions.empty() && service_deletes.empty() &&
+           override_upserts.empty() &&
            override_deletes.empty() && settings.empty() && route_sets.empty() && audit.empty() &&
            config_changes.empty();
   }

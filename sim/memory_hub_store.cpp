@@ -37,6 +37,8 @@ void MemoryHubStore::apply(const hub::PersistBatch& batch) {
     instances_.insert_or_assign({rec.service, rec.instance.id}, rec);
   for (const auto& rec : batch.service_versions)
     versions_.insert_or_assign(rec.service, rec.version);
+  for (const auto& service : batch.service_deletes)
+    versions_.erase(service);
   // Config changes in the order they were made, as the SQLite store writes
   // them: a key changed twice in one batch ends as the second change left it.
   for (const auto& change : batch.config_changes) {

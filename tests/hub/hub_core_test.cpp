@@ -149,7 +149,8 @@ TEST_F(HubCoreTest, DeregisterRemovesEverythingAtOnceAndIsDurable) {
   EXPECT_EQ(std::get<proto::DeregisterAck>(r.reply).removed, 2u);
   EXPECT_FALSE(query("a").found);
   EXPECT_FALSE(query("b").found);
-  EXPECT_FALSE(hub.next_deadline().has_value());
+  // No lease is left to expire: the only timer is the emptied services' reclaim.
+  EXPECT_EQ(hub.next_deadline(), clock.now() + HubCoreConfig{}.empty_service_ttl);
 }
 
 TEST_F(HubCoreTest, BeatOvertakenByItsDeregisterDoesNotBringTheNodeBack) {

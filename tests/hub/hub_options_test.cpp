@@ -84,6 +84,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--notify-share-percent", "0"}, "notify share"},
         BadFlag{{"--push-repeat-gap-ms", "10001"}, "repeat gap"},
         BadFlag{{"--push-repeat-gap-ms", "-1"}, "repeat gap"},
+        BadFlag{{"--empty-service-ttl-ms", "-1"}, "--empty-service-ttl-ms"},
+        BadFlag{{"--empty-service-ttl-ms", "86400001"}, "--empty-service-ttl-ms"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
         BadFlag{{"--eviction-window-ms", "0"}, "durations"},
@@ -175,6 +177,13 @@ TEST(HubOptions, ProtectionFlagsReachTheCore) {
   EXPECT_EQ(core.push.repeat_gap, Duration{250});
   EXPECT_FALSE(core.eviction.enabled);
   EXPECT_EQ(core.eviction.max_hold, Duration{120'000});
+}
+
+TEST(HubOptions, TheEmptyServiceGraceReachesTheCore) {
+  EXPECT_EQ(parse({}).config->core_config().empty_service_ttl, Duration{30'000});
+  auto p = parse({"--empty-service-ttl-ms", "1500"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->core_config().empty_service_ttl, Duration{1500});
 }
 
 TEST(HubOptions, ProtectionIsOnAndIsolationEnabledByDefault) {

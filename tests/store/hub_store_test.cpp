@@ -177,6 +177,22 @@ TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
   expect_snapshot(store->load(), as_snapshot(expected));
 }
 
+TEST_F(SqliteHubStoreTest, AFreedServicesRowIsDeletedAndNotLoadedAgain) {
+  auto store = open();
+  store->apply(base_batch());
+  PersistBatch freed;
+  freed.node_deletes = {"node-a"};
+  freed.instance_deletes = {{{"users", "default"}, "a2"}};
+  freed.service_deletes = {{"users", "default"}};
+  store->apply(freed);
+
+  PersistBatch expected = base_batch();
+  expected.node_upserts.erase(expected.node_upserts.begin());
+  expected.instance_upserts.pop_back();
+  expected.service_versions.pop_back();
+  expect_snapshot(store->load(), as_snapshot(expected));
+}
+
 TEST_F(SqliteHubStoreTest, BatchFailingMidwayLeavesThePreviousStateIntact) {
   auto store = open();
   store->apply(base_batch());
