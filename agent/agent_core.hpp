@@ -182,8 +182,10 @@ class AgentCore {
   const FailureReporterCounters& report_counters() const { return reporter_.counters(); }
   const AgentCoreCounters& counters() const { return counters_; }
 
-  // Keeps a service fresh regardless of use (the daemon's --use).
+  // Keeps a service fresh regardless of use (the daemon's --use); unpin()
+  // ends that (a cached list then expires when unused, like any other).
   void pin(const proto::ServiceKey& service);
+  void unpin(const proto::ServiceKey& service) { pinned_.erase(service); }
 
   // Follows a config group from now on (the beats declare it) and marks it
   // used; one followed for the first time beats within change_delay.

@@ -16,6 +16,8 @@
 // Kinds, --samples trials each, one at a time with a random gap:
 //   registration: a changer adds an instance (AgentCore::add_registration);
 //   deregistration: it removes it again (remove_registration);
+//   new service: a changer registers the first instance of a service the
+//     consumers have been waiting for (pinned, never registered before);
 //   expiry: a mortal is silenced (kill -9: no Deregister) at random moments
 //     --gap-ms apart, its trials overlapping; dc2 expires it when its lease
 //     runs out, taken as the mortal's last beat sent plus the lease.
@@ -125,9 +127,16 @@ proto::ServiceKey service_key(std::size_t s) {
   return proto::ServiceKey{"fan-" + std::to_string(s), std::string(proto::kDefaultGroup)};
 }
 
-proto::Registration registration(std::size_t s, const std::string& id, std::size_t n) {
+// What trial k of a case's "new service" kind registers, and the consumers wait for.
+proto::ServiceKey waited_key(std::size_t case_index, std::size_t k) {
+  return proto::ServiceKey{"awaited-" + std::to_string(case_index) + "-" + std::to_string(k),
+                           std::string(proto::kDefaultGroup)};
+}
+
+proto::Registration registration(const proto::ServiceKey& service, const std::string& id,
+                                 std::size_t n) {
   proto::Registration r;
-  r.service = service_key(s);
+  r.service = service;
   r.instance.id = id;
   r.instance.address = bench::address(n, 8080);
   r.instance.zone = "dc2";
@@ -160,7 +169,7 @@ std::vector<FleetAgent> providers(const Options& o, std::size_t cases, ProviderL
   for (std::size_t s = 0; s < o.services; ++s)
     for (std::size_t j = 0; j < o.anchors; ++j, ++n) {
       const auto id = "anchor-" + std::to_string(s) + "-" + std::to_string(j);
-      add(id, registration(s, id, n));
+      add(id, registration(service_key(s), id, n));
     }
   layout.changers = out.size();
   for (std::size_t k = 0; k < o.samples; ++k)
@@ -169,7 +178,7 @@ std::vector<FleetAgent> providers(const Options& o, std::size_t cases, ProviderL
   for (std::size_t c = 0; c < cases; ++c)
     for (std::size_t k = 0; k < o.samples; ++k, ++n) {
       const auto id = "mortal-" + std::to_string(c) + "-" + std::to_string(k);
-      add(id, registration(k % o.services, id, n));
+      add(id, registration(service_key(k % o.services), id, n));
     }
   layout.size = out.size();
   return out;
@@ -296,9 +305,31 @@ class CaseRun {
         changed = SteadyClock::now();
         auto& core = a.core(layout_.changers + k);
         if (add)
-          core.add_registration(a.now(), registration(s, id, 100'000 + k));
+          core.add_registration(a.now(), registration(service_key(s), id, 100'000 + k));
         else
           core.remove_registration(a.now(), service_key(s), id);
+      });
+      watch_.wait(index, index + 1, SteadyClock::now() + kTrialPatience);
+      add_trial(r, watch_.condition(index), changed);
+      pause();
+    }
+    return r;
+  }
+
+  // Trial k's changer registers the first instance of a service every
+  // consumer has been declaring (pinned) since it started.
+  KindResult first_registrations() {
+    KindResult r{"new service", {}, {}, 0};
+    for (std::size_t k = 0; k < o_.samples; ++k) {
+      const auto service = waited_key(case_, k);
+      const auto id = "first-" + std::to_string(case_) + "-" + std::to_string(k);
+      std::size_t index = 0;
+      consumers_.call([&](AgentFleet::Access&) { index = watch_.arm(service, id, true); });
+      SteadyTime changed{};
+      providers_.call([&](AgentFleet::Access& a) {
+        changed = SteadyClock::now();
+        a.core(layout_.changers + k)
+            .add_registration(a.now(), registration(service, id, 200'000 + k));
       });
       watch_.wait(index, index + 1, SteadyClock::now() + kTrialPatience);
       add_trial(r, watch_.condition(index), changed);
@@ -367,6 +398,8 @@ CaseResult run_case(const Options& o, const bench::InProcessHub& home, bool cros
         "consumer-" + std::to_string(case_index) + "-" + std::to_string(k), k + 1);
     for (std::size_t s = 0; s < o.services; ++s)
       a.pinned.push_back(service_key(s));
+    for (std::size_t t = 0; t < o.samples; ++t)
+      a.pinned.push_back(waited_key(case_index, t));
     specs.push_back(std::move(a));
   }
   ListWatch watch;
@@ -389,6 +422,8 @@ CaseResult run_case(const Options& o, const bench::InProcessHub& home, bool cros
   progress(result.name + ": registrations and deregistrations");
   result.kinds.push_back(run.changes(true));
   result.kinds.push_back(run.changes(false));
+  progress(result.name + ": first registrations of awaited services");
+  result.kinds.push_back(run.first_registrations());
   progress(result.name + ": expiries");
   result.kinds.push_back(run.expiries());
   const auto counters = consumers.counters();

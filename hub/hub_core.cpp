@@ -578,7 +578,11 @@ void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto:
     const auto before = out.size();
     const ServiceEntry* followed = add_update(now, use, out);
     note_if_stale(now, use.service, followed, reply.stale);
-    if (followed == nullptr) continue;
+    // A service nobody registered (yet): an empty entry lists the consumer
+    // among its followers, so the first registration is pushed to it at
+    // once, not left for its next beat. It goes when nobody uses it any more
+    // (Registry::reclaim).
+    if (followed == nullptr) followed = &registry_.service(use.service);
     uses_scratch_.push_back({followed, out.size() > before ? out.back().version : use.version});
   }
   set_uses(node, uses_scratch_);
@@ -610,7 +614,7 @@ const ServiceEntry* HubCore::add_update(MonoTime now, const proto::ServiceUse& u
 
 void HubCore::add_local_update(const proto::ServiceUse& use, const ServiceEntry* svc,
                                std::vector<proto::ServiceUpdate>& out) {
-  if (svc == nullptr) {
+  if (svc == nullptr || svc->version == 0) {  // never registered here (or a consumer's waiter)
     if (use.version != 0) {
       out.push_back(proto::ServiceUpdate{
           use.service, use.version, 0, proto::UpdateKind::kGone, {}, {}, no_routes()});

@@ -187,6 +187,7 @@ Uplink::Known Uplink::use(MonoTime now, const proto::ServiceKey& service) {
   if (const auto* core = serving_core(now, service))
     return {core->held(now, service)->version, false};
   const auto declared = missing_.declare(now, service);
+  if (declared.missing) wait_for(now, service);
   const bool ask_again = !declared.missing || declared.expired;
   if (ask_again && !known_down(now)) ask(now, service, std::nullopt);
   return {std::nullopt, declared.missing};
@@ -321,12 +322,63 @@ void Uplink::on_message(MonoTime now, std::size_t upstream, const proto::Message
   take_actions(now, index, core.on_message(now, from_hub, message));
   // Kept as a negative entry here, not as an empty list the beats would declare.
   if (not_found) core.forget(reply->service);
+  end_waits_found(message);
 }
 
 void Uplink::on_timer(MonoTime now) {
   for (std::size_t i = 0; i < cores_.size(); ++i)
     take_actions(now, i, cores_[i].on_timer(now));
   missing_.prune(now);
+  drop_unused_waits(now);
+}
+
+void Uplink::wait_for(MonoTime now, const proto::ServiceKey& service) {
+  auto it = waits_.find(service);
+  if (it != waits_.end()) {
+    it->second = now;
+    return;
+  }
+  if (waits_.size() >= config_.max_negative_entries) return;  // a storm of names: asked again
+  waits_.emplace(service, now);
+  for (auto& core : cores_)
+    core.pin(service);
+}
+
+void Uplink::end_wait(const proto::ServiceKey& service) {
+  if (waits_.erase(service) == 0) return;
+  for (auto& core : cores_)
+    core.unpin(service);  // the list now cached expires when unused, like any other
+}
+
+// A list of a waited-for service came: an answer that found it, or the
+// upper tier's push of its first registration. What "not found" said is over.
+void Uplink::end_waits_found(const proto::Message& message) {
+  if (waits_.empty()) return;
+  const auto found = [&](const proto::ServiceKey& service) {
+    if (!waits_.contains(service)) return;
+    missing_.forget(service);
+    end_wait(service);
+  };
+  if (const auto* reply = std::get_if<proto::QueryReply>(&message); reply && reply->found)
+    found(reply->service);
+  if (const auto* down = std::get_if<proto::DownBeat>(&message))
+    for (const auto& update : down->updates)
+      if (update.kind != proto::UpdateKind::kGone) found(update.service);
+}
+
+// Consumers stopped declaring it: the links stop too, and the upper tier forgets the wait.
+void Uplink::drop_unused_waits(MonoTime now) {
+  if (now < next_wait_prune_) return;
+  next_wait_prune_ = now + Duration{1000};
+  for (auto it = waits_.begin(); it != waits_.end();) {
+    if (now - it->second < config_.unused_ttl) {
+      ++it;
+      continue;
+    }
+    for (auto& core : cores_)
+      core.unpin(it->first);
+    it = waits_.erase(it);
+  }
 }
 
 MonoTime Uplink::next_deadline() const {

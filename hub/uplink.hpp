@@ -202,6 +202,11 @@ class Uplink {
   const agent::AgentCore* serving_core(MonoTime now, const proto::ServiceKey& service) const;
   std::size_t reachable_core(MonoTime now) const;  // the first that answers, else 0
   std::optional<CrossTierAnswer> answer_now(MonoTime now, const proto::ServiceKey& service) const;
+  // Waits: services consumers below declare that the upper tier has not got.
+  void wait_for(MonoTime now, const proto::ServiceKey& service);
+  void end_wait(const proto::ServiceKey& service);
+  void end_waits_found(const proto::Message& message);
+  void drop_unused_waits(MonoTime now);
   Duration ttl() const;
 
   UplinkConfig config_;
@@ -211,6 +216,12 @@ class Uplink {
   std::map<proto::ServiceKey, Question> questions_;
   std::map<std::pair<std::size_t, std::uint64_t>, proto::ServiceKey> question_by_request_;
   NegativeCache missing_;
+  // Services consumers below wait for that the upper tier said it has not
+  // got, by when a consumer last declared each: the links pin them, so their
+  // beats declare them upstream and the upper tier pushes the first
+  // registration (a list), as it pushes any change. Bounded like missing_.
+  std::map<proto::ServiceKey, MonoTime> waits_;
+  MonoTime next_wait_prune_{};
   std::vector<UplinkOutgoing> outgoing_;
   std::vector<AnsweredWaiter> answered_;
   std::set<std::string, std::less<>> config_changes_;

@@ -185,6 +185,27 @@ TEST_F(ChangePush, AServiceNobodyFollowsIsNotPushed) {
   EXPECT_EQ(rig.hub.counters().pushes, 0u);
 }
 
+// A consumer that looked a service up before anyone registered it is told
+// of the first registration between its beats, like any change.
+TEST_F(ChangePush, TheFirstRegistrationOfAServiceAWaitingConsumerUsesIsPushed) {
+  rig.consumer("c9", {"audit"});
+  rig.advance(Duration{100});
+  ASSERT_TRUE(rig.list("c9", "audit").instances.empty());
+  rig.provider("p9", {reg("audit", "p9", "10.0.0.9:80")});
+  for (Duration waited{0}; waited <= kPushDelay && rig.pushes_to("c9").empty();
+       waited += Duration{1})
+    rig.advance(Duration{1}, Duration{1});
+  ASSERT_EQ(rig.pushes_to("c9").size(), 1u) << "pushed within the push delay, not at a beat";
+  EXPECT_TRUE(rig.list("c9", "audit").instances.contains("p9"));
+}
+
+TEST_F(ChangePush, AWaitingConsumerWithAStaleVersionStillHearsTheServiceIsGone) {
+  const auto reply =
+      std::get<proto::DownBeat>(rig.handle(beat("c9", 1, digest({}), {use("audit", 12345)})).reply);
+  ASSERT_EQ(reply.updates.size(), 1u);
+  EXPECT_EQ(reply.updates[0].kind, proto::UpdateKind::kGone);
+}
+
 // ---------------------------------------------------------------- across tiers
 
 // dc1 and dc2, one L1 each, under one L2: providers in dc2, consumers in dc1,
@@ -218,9 +239,18 @@ class ChangePushAcrossTiers : public ::testing::Test {
     }
     return std::nullopt;
   }
-  void expect_learnt_by_push(std::size_t pushes_before) {
+  // Pushes each consumer got so far (the first answer may have been pushed
+  // to some of them, when it came after their beat).
+  std::vector<std::size_t> pushes_so_far() const {
+    std::vector<std::size_t> counts;
     for (const auto& c : consumers)
-      EXPECT_GT(net.pushes_to(c).size(), pushes_before) << c << " learnt by push";
+      counts.push_back(net.pushes_to(c).size());
+    return counts;
+  }
+  void expect_learnt_by_push(const std::vector<std::size_t>& pushes_before) {
+    for (std::size_t i = 0; i < consumers.size(); ++i)
+      EXPECT_GT(net.pushes_to(consumers[i]).size(), pushes_before[i])
+          << consumers[i] << " learnt by push";
   }
 
   TierHarness net;
@@ -230,7 +260,7 @@ class ChangePushAcrossTiers : public ::testing::Test {
 };
 
 TEST_F(ChangePushAcrossTiers, ADeregistrationInDc2ReachesDc1ConsumersByPushWithin50ms) {
-  const auto pushes_before = net.pushes_to("c1").size();
+  const auto pushes_before = pushes_so_far();
   net.stop("p1");
   const auto took = time_until_consumers_see("p1", false);
   ASSERT_TRUE(took.has_value());
@@ -239,7 +269,7 @@ TEST_F(ChangePushAcrossTiers, ADeregistrationInDc2ReachesDc1ConsumersByPushWithi
 }
 
 TEST_F(ChangePushAcrossTiers, ANewInstanceInDc2ReachesDc1ConsumersByPushWithin50ms) {
-  const auto pushes_before = net.pushes_to("c1").size();
+  const auto pushes_before = pushes_so_far();
   net.agent("l1-dc2", "p3", {reg(kService, "p3", "10.2.0.3:80")});
   const auto took = time_until_consumers_see("p3", true);
   ASSERT_TRUE(took.has_value());
@@ -259,7 +289,7 @@ TEST_F(ChangePushAcrossTiers, AnExpiryInDc2ReachesDc1ConsumersByPushWithin50msOf
   while (!expired_or_held())
     net.advance(Duration{1}, Duration{1});
   const bool removed = !svc->instances.contains("p1");
-  const auto pushes_before = net.pushes_to("c1").size();
+  const auto pushes_before = pushes_so_far();
 
   std::optional<Duration> took;
   for (Duration waited{0}; !took && waited <= Duration{3000}; waited += Duration{1}) {
@@ -277,6 +307,41 @@ TEST_F(ChangePushAcrossTiers, AnExpiryInDc2ReachesDc1ConsumersByPushWithin50msOf
   ASSERT_TRUE(took.has_value());
   EXPECT_LE(*took, kCrossTierBound);
   expect_learnt_by_push(pushes_before);
+}
+
+// A dc1 consumer waiting for a service nobody offers anywhere yet: dc1's hub
+// declares the wait upstream (its link pins the service), so L2 follows it
+// like any service and pushes the first registration down at once.
+TEST_F(ChangePushAcrossTiers,
+       AServiceFirstRegisteredInDc2ReachesAWaitingDc1ConsumerByPushWithin50ms) {
+  net.consumer("l1-dc1", "c9", {"audit"});
+  net.advance(Duration{4100});
+  ASSERT_TRUE(net.list("c9", "audit").instances.empty());
+  const auto pushes_before = net.pushes_to("c9").size();
+  net.agent("l1-dc2", "p9", {reg("audit", "p9", "10.2.0.9:80")});
+  std::optional<Duration> took;
+  for (Duration waited{0}; !took && waited <= Duration{3000}; waited += Duration{1}) {
+    if (net.list("c9", "audit").instances.contains("p9"))
+      took = waited;
+    else
+      net.advance(Duration{1}, Duration{1});
+  }
+  ASSERT_TRUE(took.has_value());
+  EXPECT_LE(*took, kCrossTierBound);
+  EXPECT_GT(net.pushes_to("c9").size(), pushes_before) << "learnt by push, not at its beat";
+}
+
+// The wait ends with the consumer: dc1's link stops declaring it, and L2
+// forgets the empty entry it kept for dc1 (Registry::reclaim).
+TEST_F(ChangePushAcrossTiers, AWaitNobodyDeclaresAnyMoreIsDroppedAtEveryTier) {
+  net.consumer("l1-dc1", "c9", {"audit"});
+  net.advance(Duration{4100});
+  const auto audit = test_support::key("audit");
+  ASSERT_NE(net.hub("l2").registry().find(audit), nullptr) << "L2 follows dc1's wait";
+  net.kill("c9");
+  net.advance(Duration{90'000}, Duration{100});  // c9's lease, the link's unused TTL, the grace
+  EXPECT_EQ(net.hub("l1-dc1").registry().find(audit), nullptr);
+  EXPECT_EQ(net.hub("l2").registry().find(audit), nullptr);
 }
 
 }  // namespace
