@@ -578,14 +578,24 @@ void HubCore::collect_updates(MonoTime now, Node& node, const std::vector<proto:
     const auto before = out.size();
     const ServiceEntry* followed = add_update(now, use, out);
     note_if_stale(now, use.service, followed, reply.stale);
-    // A service nobody registered (yet): an empty entry lists the consumer
-    // among its followers, so the first registration is pushed to it at
-    // once, not left for its next beat. It goes when nobody uses it any more
-    // (Registry::reclaim).
-    if (followed == nullptr) followed = &registry_.service(use.service);
+    if (followed == nullptr) followed = waiter(use.service);
+    if (followed == nullptr) continue;
     uses_scratch_.push_back({followed, out.size() > before ? out.back().version : use.version});
   }
   set_uses(node, uses_scratch_);
+}
+
+// A service nobody registered (yet): an empty entry lists the consumer
+// among its followers, so the first registration is pushed to it at once,
+// not left for its next beat. It goes when nobody uses it any more
+// (Registry::reclaim). Consumers declaring names nobody registers cannot
+// grow the registry past the cap: beyond it they learn at their next beat.
+const ServiceEntry* HubCore::waiter(const proto::ServiceKey& service) {
+  if (registry_.unregistered_count() >= config_.max_unregistered_services) {
+    ++counters_.waits_capped;
+    return nullptr;
+  }
+  return &registry_.service(service);
 }
 
 // A cross-tier list past its TTL is still served (the upper tier is
@@ -995,11 +1005,13 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("instances_up", totals.up);
   s.counters.emplace_back("instances_out_of_service", totals.out_of_service);
   s.counters.emplace_back("instances_static", totals.static_instances);
+  s.counters.emplace_back("services_unregistered", registry_.unregistered_count());
   s.zone = config_.zone;
   s.child_hubs = child_hubs_.size();
   if (uplink_) {
     s.upstreams = uplink_->status(now);
     s.cross_tier_entries = uplink_->cached_entries();
+    s.counters.emplace_back("cross_tier_waits", uplink_->waits());
     uplink_->append_counters(s.counters);
   }
   s.isolated = totals.isolated;

@@ -54,6 +54,10 @@ struct HubCoreConfig {
   // after this grace (Registry::reclaim), at most this many per tick.
   Duration empty_service_ttl{30'000};
   std::size_t max_reclaims_per_tick = 10000;
+  // Entries nothing is registered in (consumers' waits, cross-tier lists)
+  // at most: past it a consumer waiting for a new service learns it at its
+  // next beat instead of by push.
+  std::size_t max_unregistered_services = 100'000;
   std::size_t max_registrations_per_node = 10000;
   std::size_t max_registrations_per_child_hub = 5'000'000;  // a lower tier's whole aggregate
   // Set when the hub has an upper tier: it beats there and forwards what its
@@ -393,6 +397,7 @@ class HubCore {
   // Frees the service entries that stayed unused for their grace.
   void reclaim_services(MonoTime now);
   void take_service_rows(PersistBatch& batch);
+  const ServiceEntry* waiter(const proto::ServiceKey& service);
   void flush_pushes(MonoTime now);
   void push_to(Node& node, std::vector<proto::ServiceUpdate> updates);
   void count_sent(std::span<const proto::ServiceUpdate> updates);

@@ -73,6 +73,17 @@ void add_registry_state(StateFamilies& f) {
   f.counter("services_reclaimed_total",
             "Service entries forgotten: no instance, rule or consumer for the empty-service grace.",
             "services_reclaimed");
+  f.gauge("unregistered_services",
+          "Service entries nothing is registered in: consumers waiting for a service, "
+          "cross-tier lists.",
+          "services_unregistered");
+  f.counter("waits_capped_total",
+            "Consumers' waits for a service nobody registered, not followed (the cap was "
+            "reached): they learn it at their next beat.",
+            "waits_capped");
+  f.gauge("cross_tier_waits",
+          "Services declared to the upper tier though it has none (consumers here wait).",
+          "cross_tier_waits");
 }
 
 void add_config_families(StateFamilies& f) {

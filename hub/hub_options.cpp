@@ -175,8 +175,9 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
            std::to_string(raw.beat_interval_ms) + " ms)";
   if (raw.flush_interval_ms < 1 || raw.flush_interval_ms > 10'000)
     return "--flush-interval-ms must be between 1 and 10000 milliseconds";
-  if (raw.empty_service_ttl_ms < 0 || raw.empty_service_ttl_ms > 86'400'000)
-    return "--empty-service-ttl-ms must be between 0 and 86400000 milliseconds";
+  // At least a second: a consumer's first beat after its lookup finds the entry.
+  if (raw.empty_service_ttl_ms < 1000 || raw.empty_service_ttl_ms > 86'400'000)
+    return "--empty-service-ttl-ms must be between 1000 and 86400000 milliseconds";
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
@@ -314,7 +315,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--empty-service-ttl-ms", raw.empty_service_ttl_ms,
                  "A service without instances or routing rules that no consumer follows is "
-                 "forgotten after this long, in milliseconds (0..86400000)")
+                 "forgotten after this long, in milliseconds (1000..86400000)")
       ->capture_default_str();
   app.add_option("--max-frame-bytes", c.max_frame_bytes, "Largest accepted message frame, in bytes")
       ->capture_default_str();

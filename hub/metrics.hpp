@@ -48,7 +48,8 @@ namespace cascade::hub {
   X(admin_refused)        /* ... of which refused (invalid, or not applicable) */     \
   X(forbidden)            /* messages refused: their key may not do what they ask */  \
   X(epoch_jumps)          /* beats or deregistrations with an epoch far too new */    \
-  X(services_reclaimed)   /* service entries freed: no instance, rule or consumer */
+  X(services_reclaimed)   /* service entries freed: no instance, rule or consumer */  \
+  X(waits_capped)         /* consumers' waits for a new service left to their beat */
 
 struct HubCounters {
 #define CASCADE_DECLARE_COUNTER(name) std::uint64_t name = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace cascade::hub {
 
@@ -108,6 +109,7 @@ ServiceEntry& Registry::service(const proto::ServiceKey& key) {
   auto [it, inserted] = services_.try_emplace(key);
   if (inserted) {
     it->second = std::make_unique<ServiceEntry>(key);
+    ++unregistered_;
     note(*it->second);
   }
   return *it->second;
@@ -251,6 +253,7 @@ void Registry::record_change(ServiceEntry& svc, const std::string& id) {
 void Registry::log_change(ServiceEntry& svc, const std::string& id) {
   if (svc.txn != txn_) {
     svc.txn = txn_;
+    if (svc.version == 0) --unregistered_;
     svc.version = issue_version();
     enlist(dirty_services_, static_cast<const ServiceEntry*>(&svc));
     // Once per version: every drain of served changes ends a transaction.
@@ -339,6 +342,8 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
 
 void Registry::restore_version(const proto::ServiceKey& key, std::uint64_t version) {
   auto& svc = service(key);
+  if (svc.version == 0 && version != 0) --unregistered_;
+  if (svc.version != 0 && version == 0) ++unregistered_;
   svc.version = version;
   svc.log.clear();
   svc.log_floor = version;
@@ -356,6 +361,7 @@ void Registry::stamp_unversioned() {
   for (auto& [key, svc] : services_) {
     if (svc->version != 0 || (svc->instances.empty() && svc->routes.empty())) continue;
     svc->txn = txn_;
+    --unregistered_;
     svc->version = issue_version();
     svc->log_floor = svc->version;
     enlist(dirty_services_, static_cast<const ServiceEntry*>(svc.get()));
@@ -392,6 +398,10 @@ std::optional<std::string> Registry::recount_mismatch() const {
     if (auto d = differs(name + " out of service", svc->out_of_service, recounted.out_of_service))
       return d;
   }
+  std::size_t unregistered = 0;
+  for (const auto& [key, svc] : services_)
+    if (svc->version == 0) ++unregistered;
+  if (auto d = differs("unregistered services", unregistered_, unregistered)) return d;
   if (auto d = differs("instances", instance_count_, instances)) return d;
   if (auto d = differs("instances up", totals_.up, totals.up)) return d;
   if (auto d = differs("instances isolated", totals_.isolated, totals.isolated)) return d;
@@ -424,7 +434,10 @@ std::vector<const ServiceEntry*> Registry::take_dirty_services() {
 }
 
 void Registry::note(ServiceEntry& svc) {
-  if (svc.reclaim_noted) return;
+  if (svc.reclaim_noted) {
+    svc.noted_again = true;
+    return;
+  }
   svc.reclaim_noted = true;
   noted_.push_back(svc.key);
 }
@@ -442,6 +455,7 @@ void Registry::stamp_noted(MonoTime now, Duration ttl) {
     if (svc == nullptr) continue;
     if (!svc->instances.empty() || !svc->routes.empty()) {
       svc->reclaim_noted = false;
+      svc->noted_again = false;
       continue;
     }
     reclaim_queue_.push_back({now + ttl, std::move(key), svc->version});
@@ -456,8 +470,9 @@ ServiceEntry* Registry::next_due(MonoTime now) {
     ServiceEntry* svc = find(noted.key);
     if (svc == nullptr) continue;
     svc->reclaim_noted = false;
-    if (svc->version == noted.version) return svc;
-    note(*svc);  // changed during its grace: a grace from now
+    const bool again = std::exchange(svc->noted_again, false);
+    if (svc->version == noted.version && !again) return svc;
+    note(*svc);  // changed or left by a consumer during its grace: a grace from now
   }
   return nullptr;
 }

@@ -111,6 +111,7 @@ struct ServiceEntry {
   // the const pointers they hold.
   mutable std::uint32_t waiting = 0;
   bool reclaim_noted = false;
+  bool noted_again = false;  // noted while queued: its grace starts again when it falls due
   std::uint32_t up_count() const { return up; }
 };
 
@@ -220,6 +221,9 @@ class Registry {
   void stamp_unversioned();
 
   std::size_t service_count() const { return services_.size(); }
+  // Entries nothing was ever registered in (no version yet): consumers'
+  // waits for a service, cross-tier lists, lookups. O(1).
+  std::size_t unregistered_count() const { return unregistered_; }
   std::size_t instance_count() const { return instance_count_; }
   // O(1): kept by every change (upsert, remove, verdicts, marks, restores).
   const InstanceTotals& totals() const { return totals_; }
@@ -245,9 +249,9 @@ class Registry {
   // its version.
   void note_maybe_unused(const proto::ServiceKey& key);
   // Entries noted since the last call, if still without instances and
-  // rules, are due for reclaim() at now + ttl (one that changes meanwhile
-  // gets a new grace when it falls due: freed at most two graces after it
-  // was last used).
+  // rules, are due for reclaim() at now + ttl (one that changes or is noted
+  // again meanwhile gets a new grace when it falls due: freed at least one
+  // grace and at most two after it was last used).
   void stamp_noted(MonoTime now, Duration ttl);
   // Frees at most `limit` entries whose grace ran out by `now` that are
   // still without instances and rules and wait in no change list.
@@ -307,6 +311,7 @@ class Registry {
   };
   std::deque<Noted> reclaim_queue_;
   std::vector<proto::ServiceKey> reclaimed_;
+  std::size_t unregistered_ = 0;
 };
 
 template <typename LetGo>
@@ -322,6 +327,7 @@ std::size_t Registry::reclaim(MonoTime now, std::size_t limit, LetGo&& let_go) {
       continue;
     }
     if (!let_go(std::as_const(*svc))) continue;
+    if (svc->version == 0) --unregistered_;
     reclaimed_.push_back(svc->key);
     services_.erase(reclaimed_.back());  // `svc` is gone after this line
     ++freed;

@@ -338,7 +338,7 @@ void Uplink::wait_for(MonoTime now, const proto::ServiceKey& service) {
     it->second = now;
     return;
   }
-  if (waits_.size() >= config_.max_negative_entries) return;  // a storm of names: asked again
+  if (waits_.size() >= config_.max_waits) return;  // a storm of names: asked again
   waits_.emplace(service, now);
   for (auto& core : cores_)
     core.pin(service);

@@ -66,6 +66,11 @@ struct UplinkConfig {
   // upper tier's copy before the hub answers with what it holds.
   Duration query_timeout{1000};
   std::size_t max_negative_entries = 100'000;
+  // Services waited for (declared upstream though the upper tier lacks
+  // them) at most: every one rides in every beat upstream, so a storm of
+  // names nobody registers must not grow the beats. Past it, a wait is
+  // learnt by asking again, once per negative TTL.
+  std::size_t max_waits = 1000;
   std::size_t max_registrations_per_beat = 2000;  // larger sets and deltas go in chunks
 };
 
@@ -178,6 +183,7 @@ class Uplink {
   bool known_down(MonoTime now) const;
   std::vector<proto::UpstreamStatus> status(MonoTime now) const;
   std::size_t cached_entries() const;
+  std::size_t waits() const { return waits_.size(); }
   std::uint32_t upstream_tier() const { return tier_ + 1; }
   // Lookups of the cache by outcome, as status counters ("cross_tier_hits", ...).
   void append_counters(std::vector<std::pair<std::string, std::uint64_t>>& out) const;

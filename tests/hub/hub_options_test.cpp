@@ -84,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--notify-share-percent", "0"}, "notify share"},
         BadFlag{{"--push-repeat-gap-ms", "10001"}, "repeat gap"},
         BadFlag{{"--push-repeat-gap-ms", "-1"}, "repeat gap"},
-        BadFlag{{"--empty-service-ttl-ms", "-1"}, "--empty-service-ttl-ms"},
+        BadFlag{{"--empty-service-ttl-ms", "999"}, "--empty-service-ttl-ms"},
         BadFlag{{"--empty-service-ttl-ms", "86400001"}, "--empty-service-ttl-ms"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},

@@ -136,6 +136,21 @@ TEST_F(RegistryReclaimTest, AnEntryItsHolderWillNotLetGoStays) {
   EXPECT_EQ(reclaim(), 1u);
 }
 
+TEST_F(RegistryReclaimTest, AnEntryItsLastConsumerLeftDuringTheGraceGetsAWholeGraceMore) {
+  reg.service(key);  // a consumer's waiter
+  end_event();
+  clock.advance(kGrace - Duration{1});
+  reg.note_maybe_unused(key);  // its consumer leaves just before the grace ends
+  end_event();
+  clock.advance(Duration{1});
+  EXPECT_EQ(reclaim(), 0u) << "its first grace ran out, but its consumer left 1 ms ago";
+  end_event();
+  clock.advance(kGrace - Duration{1});
+  EXPECT_EQ(reclaim(), 0u);
+  clock.advance(Duration{1});
+  EXPECT_EQ(reclaim(), 1u) << "a grace after the first one ran out";
+}
+
 TEST_F(RegistryReclaimTest, FreeingIsCappedPerCallAndTheRestWaits) {
   for (int i = 0; i < 5; ++i)
     reg.service({"svc-" + std::to_string(i), "default"});
@@ -233,8 +248,10 @@ TEST(ServiceReclaim, AConsumerHoldingAFreedServicesVersionGetsTheWholeListWhenIt
   ASSERT_EQ(rig.hub.registry().find(kOrders), nullptr);
   rig.provider("p2", {test_support::reg("orders", "o-2", "10.0.0.2:80")});
   const auto reply = std::get<proto::DownBeat>(
-      rig.hub.handle(rig.clock.now(), testing::beat("c1", 99, testing::digest({}),
-                                                    {testing::use("orders", held)})).reply);
+      rig.hub
+          .handle(rig.clock.now(),
+                  testing::beat("c1", 99, testing::digest({}), {testing::use("orders", held)}))
+          .reply);
   ASSERT_EQ(reply.updates.size(), 1u);
   EXPECT_EQ(reply.updates[0].kind, proto::UpdateKind::kFull);
   EXPECT_GT(reply.updates[0].version, held);
@@ -242,12 +259,34 @@ TEST(ServiceReclaim, AConsumerHoldingAFreedServicesVersionGetsTheWholeListWhenIt
   EXPECT_EQ(reply.updates[0].upserts[0].id, "o-2");
 }
 
-TEST(ServiceReclaim, AnEntryCreatedByAQueryForAnUnknownServiceIsFreedToo) {
+TEST(ServiceReclaim, EntriesKeptForAConsumersWaitsAreFreedOnceItStopsWaiting) {
   HubRig rig(reclaiming_config());
+  std::vector<std::string> names;
   for (int i = 0; i < 50; ++i)
-    EXPECT_FALSE(rig.query("nothing-" + std::to_string(i)).found);
+    names.push_back("nothing-" + std::to_string(i));
+  rig.consumer("c1", names);
+  EXPECT_EQ(rig.hub.registry().service_count(), 50u) << "one waiter entry per awaited service";
+  EXPECT_EQ(rig.hub.registry().unregistered_count(), 50u);
+  rig.consumer("c1", {});  // its application stopped looking them up
   advance_flushing(rig, kGrace + Duration{100});
+  EXPECT_EQ(rig.hub.registry().service_count(), 50u) << "left during their first grace";
+  advance_flushing(rig, kGrace);
   EXPECT_EQ(rig.hub.registry().service_count(), 0u);
+  EXPECT_EQ(rig.hub.registry().unregistered_count(), 0u);
+}
+
+TEST(ServiceReclaim, WaitsBeyondTheCapAreLeftToTheConsumersBeats) {
+  HubCoreConfig config = reclaiming_config();
+  config.max_unregistered_services = 3;
+  HubRig rig(config);
+  rig.consumer("c1", {"a", "b", "c", "d", "e"});
+  EXPECT_EQ(rig.hub.registry().service_count(), 3u);
+  EXPECT_EQ(rig.counter("waits_capped"), 2u);
+  rig.provider("p1", {test_support::reg("e", "e-1", "10.0.0.5:80")});  // not followed: no push
+  rig.advance(Duration{100});
+  EXPECT_TRUE(rig.pushes_to("c1").empty());
+  rig.beat("c1");
+  EXPECT_TRUE(rig.list("c1", "e").instances.contains("e-1")) << "learnt at its beat";
 }
 
 TEST(ServiceReclaim, AFailedDeleteIsWrittenAgainByTheNextBatch) {

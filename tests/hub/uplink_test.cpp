@@ -54,6 +54,29 @@ TEST_F(UplinkTest, LookupsThatMissWhileAskedShareOneQuestion) {
   }
 }
 
+// Services the upper tier lacks that consumers here wait for are declared
+// upstream, but never more than max_waits of them: each rides in every beat.
+TEST_F(UplinkTest, WaitsForMissingServicesArePinnedUpToTheCap) {
+  auto c = config(UplinkMode::kFailover);
+  c.max_waits = 2;
+  Uplink up(c, "l1", 1, 1, 7, clock.now());
+  for (const char* name : {"a", "b", "c"}) {
+    up.use(clock.now(), key(name));
+    const auto asked = queries(up.take_outgoing());
+    ASSERT_EQ(asked.size(), 1u);
+    proto::QueryReply none;
+    none.request_id = asked[0].request_id;
+    none.hub_id = "l2";
+    none.service = key(name);
+    up.on_message(clock.now(), 0, none);
+    EXPECT_TRUE(up.use(clock.now(), key(name)).missing);  // a consumer's next beat
+  }
+  EXPECT_EQ(up.waits(), 2u);
+  clock.advance(c.unused_ttl + Duration{1000});
+  up.on_timer(clock.now());
+  EXPECT_EQ(up.waits(), 0u) << "nobody declared them for the unused TTL";
+}
+
 TEST_F(UplinkTest, UnansweredQuestionEndsUnavailableAfterTheQueryTimeout) {
   Uplink up(config(UplinkMode::kFailover), "l1", 1, 1, 7, clock.now());
   up.lookup(clock.now(), key("pay"), 1);
