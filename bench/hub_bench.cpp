@@ -239,7 +239,6 @@ bench::RegistrationLoad registration_load_of(const Options& o) {
 
 // ---------------------------------------------------------------- measuring
 
-
 std::uint64_t service_version(HubProbe& probe, const std::string& service) {
   proto::Query q;
   q.node_id = "bench";

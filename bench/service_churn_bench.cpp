@@ -90,8 +90,8 @@ proto::UpBeat beat_naming(std::size_t agent, std::uint64_t seq, std::size_t name
   proto::Registration reg;
   reg.service = {service_name(name), std::string(proto::kDefaultGroup)};
   reg.instance.id = instance_id(name);
-  reg.instance.address = "10.1." + std::to_string(agent / 250) + "." +
-                         std::to_string(agent % 250) + ":8080";
+  reg.instance.address =
+      "10.1." + std::to_string(agent / 250) + "." + std::to_string(agent % 250) + ":8080";
   reg.instance.metadata = {{"version", "2.14.1"}, {"zone", "dc1-a"}};
   proto::UpBeat beat;
   beat.node_id = "n" + std::to_string(10'000'000 + agent);  // 8 bytes
@@ -165,8 +165,7 @@ class Churn {
     samples_.push_back(s);
     std::printf("%12zu %12.1f %12zu %14llu %12.1f\n", s.names,
                 static_cast<double>(s.rss_kib) / 1024.0, s.services,
-                static_cast<unsigned long long>(hub_.counters().services_reclaimed),
-                store_mib());
+                static_cast<unsigned long long>(hub_.counters().services_reclaimed), store_mib());
     std::fflush(stdout);
   }
   double store_mib() const {
@@ -181,9 +180,9 @@ class Churn {
     // Entries a grace explains: the names of the beats within one grace
     // (and one flush), each agent's current one, and the ones a tick's cap
     // or a change list kept for one more grace.
-    const auto per_grace = static_cast<std::size_t>(
-        (o_.grace + kFlushInterval * 2).count() * static_cast<Duration::rep>(o_.agents) /
-        kBeatInterval.count());
+    const auto per_grace =
+        static_cast<std::size_t>((o_.grace + kFlushInterval * 2).count() *
+                                 static_cast<Duration::rep>(o_.agents) / kBeatInterval.count());
     const std::size_t bound = o_.agents + 2 * per_grace;
     bool ok = true;
     std::printf("\n%zu names in %.1f s (%.0f names/s); most live entries %zu", o_.names, seconds,
@@ -201,9 +200,10 @@ class Churn {
     if (samples_.size() >= 2) {
       const double first = static_cast<double>(samples_.front().rss_kib);
       const double growth = static_cast<double>(samples_.back().rss_kib) / first - 1.0;
-      std::printf("VmRSS from the first sample to the last: %+.1f%% (target: flat, <= %+.0f%%): %s\n",
-                  growth * 100, kFlatGrowth * 100,
-                  growth <= kFlatGrowth ? "ok" : (o_.reclaim ? "MISS" : "grows, as expected"));
+      std::printf(
+          "VmRSS from the first sample to the last: %+.1f%% (target: flat, <= %+.0f%%): %s\n",
+          growth * 100, kFlatGrowth * 100,
+          growth <= kFlatGrowth ? "ok" : (o_.reclaim ? "MISS" : "grows, as expected"));
     }
     std::printf("%s; load average at end: %s\n", ok ? "checks passed" : "checks FAILED",
                 bench::load_average().c_str());

@@ -159,16 +159,14 @@ struct PersistBatch {
   std::size_t rows() const {
     return node_upserts.size() + node_deletes.size() + instance_upserts.size() +
            instance_deletes.size() + service_versions.size() + service_deletes.size() +
-           override_upserts.size() +
-           override_deletes.size() + settings.size() + route_sets.size() + audit.size() +
-           config_changes.size();
+           override_upserts.size() + override_deletes.size() + settings.size() + route_sets.size() +
+           audit.size() + config_changes.size();
   }
   bool empty() const {
     return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
            instance_deletes.empty() && service_versions.empty() && service_deletes.empty() &&
-           override_upserts.empty() &&
-           override_deletes.empty() && settings.empty() && route_sets.empty() && audit.empty() &&
-           config_changes.empty();
+           override_upserts.empty() && override_deletes.empty() && settings.empty() &&
+           route_sets.empty() && audit.empty() && config_changes.empty();
   }
 };
 

@@ -346,8 +346,12 @@ void Uplink::wait_for(MonoTime now, const proto::ServiceKey& service) {
 
 void Uplink::end_wait(const proto::ServiceKey& service) {
   if (waits_.erase(service) == 0) return;
+  unpin(service);  // the list now cached expires when unused, like any other
+}
+
+void Uplink::unpin(const proto::ServiceKey& service) {
   for (auto& core : cores_)
-    core.unpin(service);  // the list now cached expires when unused, like any other
+    core.unpin(service);
 }
 
 // A list of a waited-for service came: an answer that found it, or the
@@ -375,8 +379,7 @@ void Uplink::drop_unused_waits(MonoTime now) {
       ++it;
       continue;
     }
-    for (auto& core : cores_)
-      core.unpin(it->first);
+    unpin(it->first);
     it = waits_.erase(it);
   }
 }

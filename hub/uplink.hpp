@@ -211,6 +211,7 @@ class Uplink {
   // Waits: services consumers below declare that the upper tier has not got.
   void wait_for(MonoTime now, const proto::ServiceKey& service);
   void end_wait(const proto::ServiceKey& service);
+  void unpin(const proto::ServiceKey& service);  // on every link
   void end_waits_found(const proto::Message& message);
   void drop_unused_waits(MonoTime now);
   Duration ttl() const;
