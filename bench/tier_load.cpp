@@ -110,7 +110,7 @@ bool holds_fleet(const hub::HubCore& hub, const ProviderFleet& fleet, std::size_
         problem = hub.config().hub_id + " lacks " + reg.service.name + "/" + reg.instance.id;
         return false;
       }
-      if (svc->instances.at(reg.instance.id).instance.address != reg.instance.address) {
+      if (svc->instances.at(reg.instance.id).address() != reg.instance.address) {
         problem = hub.config().hub_id + " holds an old address for " + reg.instance.id;
         return false;
       }

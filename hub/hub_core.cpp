@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_set>
 
 #include "cascade/common/digest.hpp"
 #include "cascade/common/list_version.hpp"
@@ -103,7 +104,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     // by kStaticOwner, were restored by restore_admin.)
     if (node == nodes_.end()) continue;
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
-    node->second.owned.push_back({registry_.find(rec.service), rec.instance.id});
+    node->second.owned.push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
   }
   for (auto& [id, node] : nodes_)
     std::sort(node.owned.begin(), node.owned.end());
@@ -112,7 +113,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below
     registry_.for_each_service([&](const ServiceEntry& svc) {
       for (const auto& [id, entry] : svc.instances)
-        uplink_->upsert(now, {svc.key, entry.served()});
+        uplink_->upsert(now, {svc.key, entry.served(id)});
     });
   }
   registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
@@ -218,7 +219,7 @@ void HubCore::feed_uplink(MonoTime now) {
   for (const auto& change : registry_.take_changes()) {
     auto it = change.service->instances.find(change.id);
     if (it != change.service->instances.end())
-      uplink_->upsert(now, {change.service->key, it->second.served()});
+      uplink_->upsert(now, {change.service->key, it->second.served(change.id)});
     else
       uplink_->remove(now, {change.service->key, change.id});
   }
@@ -428,7 +429,7 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   for (const auto& reg : regs) {
     ServiceEntry& svc = registry_.service(reg.service);
     changed |= registry_.upsert(svc, reg.instance, node.id);
-    now_owned.push_back({&svc, reg.instance.id});
+    now_owned.push_back(owned_of(svc, reg.instance.id));
   }
   std::sort(now_owned.begin(), now_owned.end());
   now_owned.erase(std::unique(now_owned.begin(), now_owned.end()), now_owned.end());
@@ -437,7 +438,7 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
                       std::back_inserter(dropped));
   for (const auto& gone : in_key_order(std::move(dropped))) {
     std::string ask_again;
-    changed |= registry_.remove(*gone.service, gone.id, node.id, &ask_again);
+    changed |= registry_.remove(*gone.service, gone.id(), node.id, &ask_again);
     ask_for_set(ask_again);
   }
   node.owned = std::move(now_owned);
@@ -457,7 +458,7 @@ void HubCore::ask_for_set(const std::string& node_id) {
 bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta) {
   ++counters_.deltas_received;
   if (delta.reset) {
-    node.staging.emplace();
+    node.staging = std::make_unique<std::vector<proto::Registration>>();
   } else if (node.staging && seq != node.staging_next_seq) {
     // A chunk missing in between (lost, or overtaken): the staged set is not
     // whole. Drop it; the digest will not match and the sender starts over.
@@ -485,36 +486,41 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   bool digest_known = true;
   std::vector<OwnedInstance> added;
   std::vector<OwnedInstance> dropped;
-  const auto reports = [&](ServiceEntry* svc, const std::string& id) {
-    return std::binary_search(node.owned.begin(), node.owned.end(), OwnedInstance{svc, id});
+  // The node's report of the instance, if it is one of the node's.
+  const auto reported = [&](ServiceEntry& svc, const std::string& id) {
+    std::optional<OwnedInstance> found;
+    if (auto it = svc.instances.find(id); it != svc.instances.end()) found = {&svc, &*it};
+    if (found && !std::binary_search(node.owned.begin(), node.owned.end(), *found)) found.reset();
+    return found;
   };
   // The node's previous report of an instance leaves its digest. A report the
   // registry holds with other content (another node's) cannot be subtracted:
   // the digest is then unknown and the reply asks for the whole set.
   const auto forget_report = [&](ServiceEntry& svc, const proto::ServiceKey& key,
                                  const std::string& id) {
-    if (!reports(&svc, id)) return;
-    if (const auto* had = registry_.reported_by(svc, id, node.id))
+    if (!reported(svc, id)) return;
+    if (const auto had = registry_.reported_by(svc, id, node.id))
       running.remove({key, *had});
     else
       digest_known = false;
   };
   for (const auto& key : delta.removed) {
     ServiceEntry* svc = registry_.find(key.service);
+    const auto gone = svc != nullptr ? reported(*svc, key.id) : std::nullopt;
     // Not reported (any more): a repeated removal is harmless (schemas 5.7).
-    if (svc == nullptr || !reports(svc, key.id)) continue;
+    if (!gone) continue;
     forget_report(*svc, key.service, key.id);
     std::string ask_again;
     registry_.remove(*svc, key.id, node.id, &ask_again);
     ask_for_set(ask_again);
-    dropped.push_back({svc, key.id});
+    dropped.push_back(*gone);  // compared by address only: its slot may be gone
   }
   for (const auto& reg : delta.upserts) {
     ServiceEntry& svc = registry_.service(reg.service);
     forget_report(svc, reg.service, reg.instance.id);
     running.add(reg);
     registry_.upsert(svc, reg.instance, node.id);
-    added.push_back({&svc, reg.instance.id});
+    added.push_back(owned_of(svc, reg.instance.id));
   }
   update_owned(node.owned, std::move(dropped), std::move(added));
   node.digest = running.value();
@@ -561,8 +567,8 @@ bool HubCore::ensure_running_digest(Node& node) {
   if (node.running) return true;
   proto::SetDigest running;
   for (const auto& owned : node.owned) {
-    const auto* in = registry_.reported_by(*owned.service, owned.id, node.id);
-    if (in == nullptr) return false;
+    const auto in = registry_.reported_by(*owned.service, owned.id(), node.id);
+    if (!in) return false;
     running.add({owned.service->key, *in});
   }
   if (running.value() != node.digest) return false;
@@ -837,7 +843,7 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
 
 std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInstance> owned) {
   std::sort(owned.begin(), owned.end(), [](const OwnedInstance& a, const OwnedInstance& b) {
-    return std::tie(a.service->key, a.id) < std::tie(b.service->key, b.id);
+    return std::tie(a.service->key, a.id()) < std::tie(b.service->key, b.id());
   });
   return owned;
 }
@@ -849,7 +855,7 @@ std::size_t HubCore::drop_node(Node& node) {
   probes_.forget(node.id);
   std::size_t removed = 0;
   for (const auto& owned : in_key_order(node.owned))
-    if (registry_.remove(*owned.service, owned.id, node.id)) ++removed;
+    if (registry_.remove(*owned.service, owned.id(), node.id)) ++removed;
   dirty_nodes_.push_back(node.id);
   index_.erase(node.id);
   nodes_.erase(node.id);  // `node` is gone after this line
@@ -1027,15 +1033,21 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   if (auto guard = guard_.recount_mismatch()) return guard;
   std::size_t subscriptions = 0;
   std::size_t child_hubs = 0;
+  std::unordered_set<const void*> slots;
+  registry_.for_each_service([&](const ServiceEntry& svc) {
+    for (const auto& slot : svc.instances)
+      slots.insert(&slot);
+  });
   for (const auto& [id, node] : nodes_) {
     subscriptions += node.uses.size();
     if (node.tier > 0) ++child_hubs;
-    // What makes freeing an entry without instances safe (Registry::reclaim):
-    // a node's owned entries name instances present, reported by that node.
+    // What makes freeing an entry without instances safe (Registry::reclaim)
+    // and `owned`'s pointers valid: a node's owned entries are slots of
+    // instances present. Compared by address, never followed (a slot gone
+    // is not to be read).
     for (const auto& owned : node.owned)
-      if (!owned.service->instances.contains(owned.id))
-        return "node " + id + " owns " + owned.id + " of " + owned.service->key.name +
-               ", which is not registered";
+      if (!slots.contains(owned.slot))
+        return "node " + id + " owns an instance that is not registered";
   }
   if (subscriptions != subscriptions_)
     return "subscriptions: running " + std::to_string(subscriptions_) + ", recounted " +
@@ -1093,7 +1105,8 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
     if (it == dirty.service->instances.end())
       batch.instance_deletes.push_back({dirty.service->key, dirty.id});
     else
-      batch.instance_upserts.push_back({dirty.service->key, it->second.instance, it->second.owner});
+      batch.instance_upserts.push_back(
+          {dirty.service->key, it->second.report(dirty.id), it->second.owner});
   }
   take_service_rows(batch);
   take_admin_changes(batch);

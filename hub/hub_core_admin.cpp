@@ -261,7 +261,7 @@ proto::AdminReply HubCore::mark_out_of_service(const proto::AdminRequest& reques
                                      "OUT_OF_SERVICE when it registers, until marked back in");
   }
   return ok(entry != nullptr ? what + " is served as registered again (" +
-                                   proto::to_string(entry->instance.status) + ")"
+                                   proto::to_string(entry->status()) + ")"
                              : what + " is no longer marked OUT_OF_SERVICE (not registered now)");
 }
 
@@ -308,7 +308,7 @@ proto::AdminReply HubCore::readmit(MonoTime now, const proto::AdminRequest& requ
   // The tracker may still count an isolation the registry no longer shows
   // (the instance left and came back): lifted too.
   isolation_.readmit(now, {request.service, request.instance_id});
-  if (entry->verdict.health == proto::Health::kIsolated) {
+  if (entry->verdict().health == proto::Health::kIsolated) {
     registry_.begin_txn();
     // As when it ends by itself: unconfirmed if its agent is held, else ok.
     registry_.set_verdict(*svc, request.instance_id, verdict_after_isolation(*entry));
@@ -316,7 +316,7 @@ proto::AdminReply HubCore::readmit(MonoTime now, const proto::AdminRequest& requ
     return ok(what + " readmitted (on probation for " +
               std::to_string(isolation_.policy().probation.count()) + " ms)");
   }
-  if (entry->instance.health == proto::Health::kIsolated)
+  if (entry->reported_health() == proto::Health::kIsolated)
     return refused(what + " is isolated by the lower-tier hub that holds it (" +
                    describe_owner(entry->owner) + "); readmit it there");
   return ok(what + " is not isolated; nothing to lift");

@@ -109,11 +109,8 @@ void HubCore::expire_dead(const std::string& node_id) {
 
 std::vector<std::string> HubCore::addresses_of(const Node& node) const {
   std::vector<std::string> addresses;
-  for (const auto& owned : node.owned) {
-    auto it = owned.service->instances.find(owned.id);
-    if (it != owned.service->instances.end() && it->second.owner == node.id)
-      addresses.push_back(it->second.instance.address);
-  }
+  for (const auto& owned : node.owned)
+    if (owned.entry().owner == node.id) addresses.push_back(owned.entry().address());
   return addresses;
 }
 
@@ -135,14 +132,12 @@ void HubCore::mark_unconfirmed(Node& node, bool unconfirmed) {
   registry_.begin_txn();
   const Verdict held{proto::Health::kUnconfirmed, std::string(kUnconfirmedReason)};
   for (const auto& owned : in_key_order(node.owned)) {
-    ServiceEntry* svc = owned.service;
-    auto it = svc->instances.find(owned.id);
-    if (it == svc->instances.end() || it->second.owner != node.id) continue;
-    const auto health = it->second.verdict.health;
+    if (owned.entry().owner != node.id) continue;
+    const auto health = owned.entry().verdict().health;
     if (unconfirmed && health == proto::Health::kOk)
-      registry_.set_verdict(*svc, owned.id, held);
+      registry_.set_verdict(*owned.service, owned.id(), held);
     else if (!unconfirmed && health == proto::Health::kUnconfirmed)
-      registry_.set_verdict(*svc, owned.id, {});
+      registry_.set_verdict(*owned.service, owned.id(), {});
   }
 }
 

@@ -61,7 +61,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
   std::vector<std::string> dead;  // expired after the walk over the service's instances
   if (ServiceEntry* svc = registry_.find(signal.service)) {
     for (const auto& [id, entry] : svc->instances) {
-      if (entry.instance.address != signal.address) continue;
+      if (entry.address() != signal.address) continue;
       held_here = true;
       const Node* owner = index_.find(entry.owner);
       if (refused_at_held(signal, owner)) dead.push_back(owner->id);
@@ -119,7 +119,7 @@ void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& i
   const auto& entry = svc.instances.at(id);
   // The tracker outlives a registry entry that left and came back: an
   // isolation the registry no longer shows is stale.
-  if (isolation_.is_isolated(key) && entry.verdict.health != proto::Health::kIsolated)
+  if (isolation_.is_isolated(key) && entry.verdict().health != proto::Health::kIsolated)
     isolation_.forget(key);
   const auto count = std::clamp<std::uint32_t>(signal.count, 1, kMaxFailuresPerSignal);
   auto outcome = isolation_.on_report(now, key, signal.reporter, count, load_of(svc));
@@ -137,7 +137,7 @@ void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& i
              {"service", svc.key.name},
              {"group", svc.key.group},
              {"instance", id},
-             {"address", entry.instance.address},
+             {"address", entry.address()},
              {"isolation_ms", outcome.isolation.count()},
              {"reason", outcome.reason}});
 }
@@ -164,9 +164,8 @@ void HubCore::readmit_due(MonoTime now) {
 void HubCore::readmit_restarted(MonoTime now, Node& node) {
   registry_.begin_txn();
   for (const auto& owned : in_key_order(node.owned)) {  // versions replay from a seed
-    if (!isolation_.readmit(now, {owned.service->key, owned.id})) continue;
-    const auto& entry = owned.service->instances.at(owned.id);
-    if (registry_.set_verdict(*owned.service, owned.id, verdict_after_isolation(entry)))
+    if (!isolation_.readmit(now, {owned.service->key, owned.id()})) continue;
+    if (registry_.set_verdict(*owned.service, owned.id(), verdict_after_isolation(owned.entry())))
       ++counters_.readmissions;
   }
 }

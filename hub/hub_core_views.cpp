@@ -49,7 +49,7 @@ ListedInstances HubCore::isolated_instances(MonoTime now, std::size_t limit) con
     const auto it = svc->instances.find(key.id);
     if (it == svc->instances.end()) return true;
     const auto& entry = it->second;
-    list.instances.push_back({key.service, key.id, entry.instance.address, entry.verdict.reason,
+    list.instances.push_back({key.service, key.id, entry.address(), entry.verdict().reason,
                               entry.owner, std::max(Duration{0}, ends_at - now), ""});
     return true;
   });
@@ -64,14 +64,12 @@ ListedInstances HubCore::unconfirmed_instances(MonoTime now, std::size_t limit) 
     if (node == nullptr) return true;
     for (const auto& owned : node->owned) {
       if (list.instances.size() >= limit) return false;
-      const auto it = owned.service->instances.find(owned.id);
+      const InstanceEntry& entry = owned.entry();
       // Another node's now, or isolated (which says more than unconfirmed).
-      if (it == owned.service->instances.end() || it->second.owner != node->id ||
-          it->second.verdict.health != proto::Health::kUnconfirmed)
+      if (entry.owner != node->id || entry.verdict().health != proto::Health::kUnconfirmed)
         continue;
-      list.instances.push_back({owned.service->key, owned.id, it->second.instance.address,
-                                it->second.verdict.reason, node->id, now - since,
-                                hold_name(reason)});
+      list.instances.push_back({owned.service->key, owned.id(), entry.address(),
+                                entry.verdict().reason, node->id, now - since, hold_name(reason)});
     }
     return true;
   });

@@ -38,9 +38,6 @@ std::vector<T> drain(std::vector<T>& list) {
   sort_unique(out);
   return out;
 }
-bool is_up(const proto::Instance& in) {
-  return in.status == proto::InstanceStatus::kUp;
-}
 
 // What one instance adds to its service's counts and to the registry's totals.
 struct Tally {
@@ -52,8 +49,8 @@ struct Tally {
 
 // What consumers are served: an operator's out-of-service mark is not UP.
 Tally tally_of(const InstanceEntry& e) {
-  return {is_up(e.instance) && !e.out_of_service, e.health(), e.out_of_service,
-          e.owner == kStaticOwner};
+  return {e.status() == proto::InstanceStatus::kUp && !e.out_of_service, e.health(),
+          e.out_of_service, e.owner == kStaticOwner};
 }
 
 template <typename Count>
@@ -92,16 +89,6 @@ void recount(ServiceEntry& svc, InstanceTotals& totals, const std::optional<Tall
 
 }  // namespace
 
-proto::Instance InstanceEntry::served() const {
-  proto::Instance in = instance;
-  if (out_of_service) in.status = proto::InstanceStatus::kOutOfService;
-  if (verdict.health != proto::Health::kOk) {
-    in.health = verdict.health;
-    in.health_reason = verdict.reason;
-  }
-  return in;
-}
-
 Registry::Registry(std::uint64_t hub_epoch, std::size_t change_log_capacity)
     : version_base_(hub_epoch << kVersionEpochShift), log_capacity_(change_log_capacity) {}
 
@@ -125,44 +112,36 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-namespace {
-void drop_claim(InstanceEntry& entry, std::string_view node) {
-  std::erase_if(entry.claimants, [&](const Claim& c) { return c.node == node; });
-}
-}  // namespace
-
 bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
   const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
-    entry.instance = instance;
+    entry.set_report(instance, interner_);
     entry.owner = node;
     entry.out_of_service = is_marked_out_of_service(svc.key, instance.id);
     ++instance_count_;
   } else if (entry.owner == node) {
-    if (entry.instance == instance) return false;
-    entry.instance = instance;
-    for (auto& claim : entry.claimants)
-      claim.same_content = false;
+    if (entry.reports(instance)) return false;
+    entry.set_report(instance, interner_);
+    entry.claims_differ();
   } else if (entry.owner == kStaticOwner) {
     // The operator's definition stands; the node takes it when it is removed.
-    drop_claim(entry, node);
-    entry.claimants.push_back({std::string(node), entry.instance == instance});
+    entry.drop_claim(node);
+    entry.add_claim(std::string(node), entry.reports(instance));
     return false;
   } else {
-    drop_claim(entry, node);
-    if (entry.instance == instance) {
-      entry.claimants.push_back({std::string(node), true});  // reported twice: not news
+    entry.drop_claim(node);
+    if (entry.reports(instance)) {
+      entry.add_claim(std::string(node), true);  // reported twice: not news
       return false;
     }
     // Different content: the newer report wins; the owner it replaces keeps
     // its claim, so the instance survives whichever of them drops it first.
-    for (auto& claim : entry.claimants)
-      claim.same_content = false;
-    entry.claimants.push_back({std::move(entry.owner), false});
+    entry.claims_differ();
+    entry.add_claim(std::move(entry.owner), false);
     entry.owner = node;
-    entry.instance = instance;
+    entry.set_report(instance, interner_);
   }
   recount(svc, totals_, before, tally_of(entry));
   enlist(dirty_instances_, {&svc, instance.id});
@@ -176,15 +155,14 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
   if (it == svc.instances.end()) return false;
   InstanceEntry& entry = it->second;
   if (entry.owner != node) {
-    drop_claim(entry, node);
+    entry.drop_claim(node);
     return false;
   }
-  if (!entry.claimants.empty()) {
+  if (!entry.claimants().empty()) {
     // Another node still reports it: it stays, in that node's name (a
     // static instance stops being one).
     const auto before = tally_of(entry);
-    Claim next = std::move(entry.claimants.front());
-    entry.claimants.erase(entry.claimants.begin());
+    Claim next = entry.take_first_claim();
     entry.owner = std::move(next.node);
     recount(svc, totals_, before, tally_of(entry));
     if (!next.same_content && ask_again != nullptr) *ask_again = entry.owner;
@@ -192,19 +170,20 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     return false;
   }
   recount(svc, totals_, tally_of(entry), std::nullopt);
+  DirtyInstance dirty{&svc, id};  // a copy: `id` may be the erased slot's own key
   svc.instances.erase(it);
   --instance_count_;
-  enlist(dirty_instances_, {&svc, id});
-  record_change(svc, id);
+  record_change(svc, dirty.id);
+  enlist(dirty_instances_, std::move(dirty));
   if (svc.instances.empty()) note(svc);
   return true;
 }
 
 bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict) {
   auto it = svc.instances.find(id);
-  if (it == svc.instances.end() || it->second.verdict == verdict) return false;
+  if (it == svc.instances.end() || it->second.verdict() == verdict) return false;
   const auto before = tally_of(it->second);
-  it->second.verdict = std::move(verdict);
+  it->second.set_verdict(std::move(verdict));
   recount(svc, totals_, before, tally_of(it->second));
   record_change(svc, id);
   return true;
@@ -226,15 +205,15 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
   return changed;
 }
 
-const proto::Instance* Registry::reported_by(const ServiceEntry& svc, const std::string& id,
-                                             std::string_view node) const {
+std::optional<proto::Instance> Registry::reported_by(const ServiceEntry& svc, const std::string& id,
+                                                     std::string_view node) const {
   auto it = svc.instances.find(id);
-  if (it == svc.instances.end()) return nullptr;
+  if (it == svc.instances.end()) return std::nullopt;
   const auto& e = it->second;
-  if (e.owner == node) return &e.instance;
-  for (const auto& claim : e.claimants)
-    if (claim.node == node && claim.same_content) return &e.instance;
-  return nullptr;
+  if (e.owner == node) return e.report(id);
+  for (const auto& claim : e.claimants())
+    if (claim.node == node && claim.same_content) return e.report(id);
+  return std::nullopt;
 }
 
 std::vector<const ServiceEntry*> Registry::take_served_changes() {
@@ -296,7 +275,7 @@ proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
   u.kind = proto::UpdateKind::kFull;
   u.upserts.reserve(svc.instances.size());
   for (const auto& [id, entry] : svc.instances)
-    u.upserts.push_back(entry.served());
+    u.upserts.push_back(entry.served(id));
   u.routes = svc.routes;  // a full list always says the rules, none included
   return u;
 }
@@ -318,7 +297,7 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
   for (auto id : changed) {
     auto found = svc.instances.find(std::string(id));
     if (found != svc.instances.end())
-      u.upserts.push_back(found->second.served());
+      u.upserts.push_back(found->second.served(id));
     else
       u.removed.emplace_back(id);
   }
@@ -332,10 +311,11 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
   auto& svc = service(key);
   if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
     recount(svc, totals_, tally_of(old->second), std::nullopt);
-  auto [it, inserted] = svc.instances.insert_or_assign(
-      instance.id,
-      InstanceEntry{
-          instance, std::move(owner), {}, {}, is_marked_out_of_service(key, instance.id)});
+  InstanceEntry entry;
+  entry.set_report(instance, interner_);
+  entry.owner = std::move(owner);
+  entry.out_of_service = is_marked_out_of_service(key, instance.id);
+  auto [it, inserted] = svc.instances.insert_or_assign(instance.id, std::move(entry));
   recount(svc, totals_, std::nullopt, tally_of(it->second));
   if (inserted) ++instance_count_;
 }

@@ -27,6 +27,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/instance_entry.hpp"
 
 namespace cascade::hub {
 
@@ -35,41 +36,6 @@ namespace cascade::hub {
 // characters), this one starts with 0x01. Written as is to the store's
 // `instances.owner` column.
 inline constexpr std::string_view kStaticOwner = "\x01static";
-
-// A node other than the owner whose set holds the instance too: the hubs of
-// a multi-homed tier all report their agents upstream, or an instance moved
-// between agents. One of them takes over when the owner drops it.
-struct Claim {
-  std::string node;
-  bool same_content = true;  // reported exactly what the entry holds now
-};
-
-// This hub's own verdicts about an instance, kept apart from what its owner
-// reports (so digests and claims compare reports only) and laid over it in
-// every list the hub serves.
-struct Verdict {
-  proto::Health health = proto::Health::kOk;  // isolated / unconfirmed by this hub
-  std::string reason{};
-  bool operator==(const Verdict&) const = default;
-};
-
-struct InstanceEntry {
-  proto::Instance instance;  // as its owner reports it
-  std::string owner;         // node id of the registering agent
-  std::vector<Claim> claimants;
-  Verdict verdict{};
-  // An operator's mark (cascadectl mark-out-of-service): served with status
-  // OUT_OF_SERVICE whatever its owner reports. Kept by Registry from its
-  // overrides, which outlive the entry.
-  bool out_of_service = false;
-  // What consumers get: the report with this hub's verdict and the operator's
-  // mark over it.
-  proto::Instance served() const;
-  // The health consumers see: this hub's verdict, else what a lower tier reported.
-  proto::Health health() const {
-    return verdict.health != proto::Health::kOk ? verdict.health : instance.health;
-  }
-};
 
 struct ChangeRecord {
   std::uint64_t version;
@@ -80,8 +46,11 @@ struct ServiceEntry {
   explicit ServiceEntry(proto::ServiceKey k) : key(std::move(k)) {}
   const proto::ServiceKey key;
   std::uint64_t version = 0;
-  std::map<std::string, InstanceEntry> instances;  // by id: full lists come out sorted
-  std::deque<ChangeRecord> log;                    // ascending versions
+  // By id: full lists come out sorted. Node-based: an instance's slot stays
+  // where it is while the instance is registered (nodes hold pointers to it).
+  using Instances = std::map<std::string, InstanceEntry>;
+  Instances instances;
+  std::deque<ChangeRecord> log;   // ascending versions
   std::uint64_t log_floor = 0;    // changes up to and including this version are not in the log
   std::uint64_t txn = 0;          // transaction that last bumped the version
   std::uint32_t up = 0;           // served with status UP, kept by Registry (read on every beat)
@@ -189,9 +158,10 @@ class Registry {
   // True if the rules changed.
   bool set_routes(ServiceEntry& svc, std::vector<proto::RouteRuleText> routes);
 
-  // The instance as `node` last reported it, if it reports it (owner or claimant).
-  const proto::Instance* reported_by(const ServiceEntry& svc, const std::string& id,
-                                     std::string_view node) const;
+  // The instance as `node` last reported it, if it reports it (owner or
+  // claimant) and the registry knows what it reported.
+  std::optional<proto::Instance> reported_by(const ServiceEntry& svc, const std::string& id,
+                                             std::string_view node) const;
 
   // Services whose list as consumers are served it changed since the last
   // call (every change that issues a version: an instance added, changed or
@@ -293,6 +263,7 @@ class Registry {
   std::uint64_t txn_ = 1;
   std::size_t instance_count_ = 0;
   InstanceTotals totals_;
+  InstanceInterner interner_;
   std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;

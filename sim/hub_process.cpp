@@ -65,7 +65,7 @@ std::vector<proto::Instance> HubProcess::instances(const proto::ServiceKey& serv
   if (entry == nullptr) return out;
   out.reserve(entry->instances.size());
   for (const auto& [id, in] : entry->instances)
-    out.push_back(in.served());
+    out.push_back(in.served(id));
   return out;
 }
 

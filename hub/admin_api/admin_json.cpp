@@ -33,11 +33,12 @@ Json upstreams_json(const std::vector<proto::UpstreamStatus>& upstreams) {
 
 // One instance with what only the hub knows: what its owner reported beside
 // what is served, the operator's mark, whose it is and its lease.
-Json instance_view(const HubCore& core, MonoTime now, const InstanceEntry& entry) {
-  Json json = instance_json(entry.served());
+Json instance_view(const HubCore& core, MonoTime now, std::string_view id,
+                   const InstanceEntry& entry) {
+  Json json = instance_json(entry.served(id));
   const bool is_static = entry.owner == kStaticOwner;
   const auto lease = is_static ? std::nullopt : core.lease_left(entry.owner, now);
-  json["reported_status"] = proto::to_string(entry.instance.status);
+  json["reported_status"] = proto::to_string(entry.status());
   json["out_of_service"] = entry.out_of_service;
   json["static"] = is_static;
   json["owner"] = is_static ? Json(nullptr) : Json(entry.owner);
@@ -147,7 +148,7 @@ std::optional<Json> service_json(const HubCore& core, MonoTime now, const proto:
       ++hidden;
       continue;
     }
-    instances.push_back(instance_view(core, now, entry));
+    instances.push_back(instance_view(core, now, id, entry));
   }
   return Json{{"service", key.name},
               {"group", key.group},

@@ -121,7 +121,7 @@ TEST_F(ChangePush, AStatusChangeIsPushed) {
   down.instance.status = proto::InstanceStatus::kDown;
   rig.provider("p2", {down});  // the digest moved: the hub asks for the set
   rig.beat("p2");
-  ASSERT_EQ(rig.entry(kService, "p2")->instance.status, proto::InstanceStatus::kDown);
+  ASSERT_EQ(rig.entry(kService, "p2")->status(), proto::InstanceStatus::kDown);
 
   const auto took = time_until_consumers_current(Duration{1000});
   ASSERT_TRUE(took.has_value());

@@ -92,7 +92,7 @@ TEST_F(EvictionProtection, ThreeOfTenStopTwoExpireAndOneIsHeldUnconfirmed) {
   EXPECT_EQ(rig.hub.counters().expiries_held, 1u);
   const auto id = held();
   EXPECT_EQ(rig.health(kService, id), Health::kUnconfirmed);
-  EXPECT_FALSE(rig.entry(kService, id)->served().health_reason.empty());
+  EXPECT_FALSE(rig.entry(kService, id)->served(id).health_reason.empty());
   const auto status = rig.status();
   EXPECT_EQ(status.unconfirmed, 1u);
   EXPECT_EQ(status.instances, 8u) << "the held instance is still listed";

@@ -88,9 +88,9 @@ TEST_F(FastFail, TwoDistinctReportersIsolateTheInstanceWithAReason) {
 
   const auto* p1 = rig.entry(kService, "p1");
   ASSERT_NE(p1, nullptr);
-  EXPECT_EQ(p1->verdict.health, Health::kIsolated);
-  EXPECT_EQ(p1->served().health, Health::kIsolated);
-  EXPECT_FALSE(p1->served().health_reason.empty()) << "an isolation says why";
+  EXPECT_EQ(p1->verdict().health, Health::kIsolated);
+  EXPECT_EQ(p1->served("p1").health, Health::kIsolated);
+  EXPECT_FALSE(p1->served("p1").health_reason.empty()) << "an isolation says why";
   EXPECT_EQ(rig.health(kService, "p2"), Health::kOk);
   EXPECT_EQ(rig.status().isolated, 1u);
   EXPECT_EQ(rig.hub.counters().isolations, 1u);
@@ -181,7 +181,7 @@ TEST_F(FastFail, ReadmissionAfterTheIsolationTimeIsPushedToo) {
 
   rig.advance(Duration{2020});  // past 11 s, plus the push delay
   EXPECT_EQ(rig.health(kService, "p1"), Health::kOk);
-  EXPECT_TRUE(rig.entry(kService, "p1")->served().health_reason.empty());
+  EXPECT_TRUE(rig.entry(kService, "p1")->served("p1").health_reason.empty());
   EXPECT_EQ(rig.hub.counters().readmissions, 1u);
   EXPECT_EQ(rig.status().isolated, 0u);
   for (int c = 1; c <= 3; ++c) {
@@ -389,7 +389,7 @@ TEST_F(FastFailCrossTier, ReportsInDc2AreCountedAtDc1AndItsIsolationIsPushedToDc
   const auto dc2_pushes_before = net.hub("l1-dc2").counters().pushes;
 
   net.report("l1-dc2", "c1", kService, kDc1Address);
-  EXPECT_EQ(dc1_entry("p1")->verdict.health, Health::kOk) << "one reporter";
+  EXPECT_EQ(dc1_entry("p1")->verdict().health, Health::kOk) << "one reporter";
   net.report("l1-dc2", "c2", kService, kDc1Address);
   const MonoTime quorum = net.clock.now();
 
@@ -401,7 +401,7 @@ TEST_F(FastFailCrossTier, ReportsInDc2AreCountedAtDc1AndItsIsolationIsPushedToDc
   EXPECT_EQ(net.hub("l2").counters().signals_counted, 0u);
   EXPECT_EQ(net.hub("l1-dc1").counters().signals_counted, 2u);
   ASSERT_NE(dc1_entry("p1"), nullptr);
-  EXPECT_EQ(dc1_entry("p1")->verdict.health, Health::kIsolated);
+  EXPECT_EQ(dc1_entry("p1")->verdict().health, Health::kIsolated);
   EXPECT_EQ(net.hub("l1-dc1").counters().isolations, 1u);
   EXPECT_TRUE(net.undelivered().empty());
 
@@ -427,7 +427,7 @@ TEST_F(FastFailCrossTier, ReportsInDc2AreCountedAtDc1AndItsIsolationIsPushedToDc
   }
   const auto* at_l2 = net.hub("l2").registry().find(test_support::key(kService));
   ASSERT_NE(at_l2, nullptr);
-  EXPECT_EQ(at_l2->instances.at("p1").served().health, Health::kIsolated)
+  EXPECT_EQ(at_l2->instances.at("p1").served("p1").health, Health::kIsolated)
       << "dc1's aggregate carries the isolation up";
   EXPECT_GE(net.hub("l2").counters().pushes, 1u) << "L2 pushed to dc2's hub";
   EXPECT_EQ(net.hub("l1-dc2").counters().pushes, dc2_pushes_before + 3u) << "one per consumer";
@@ -443,7 +443,7 @@ TEST_F(FastFailCrossTier, ReadmissionAtDc1IsPushedDownToDc2Consumers) {
     pushes_before.push_back(net.pushes_to(consumer_id(c)).size());
 
   net.advance(Duration{11'000});  // the isolation lasts 10 s ±10%
-  EXPECT_EQ(dc1_entry("p1")->verdict.health, Health::kOk);
+  EXPECT_EQ(dc1_entry("p1")->verdict().health, Health::kOk);
   for (int c = 1; c <= 3; ++c) {
     SCOPED_TRACE(consumer_id(c));
     EXPECT_EQ(held_p1(c), Health::kOk);

@@ -255,7 +255,7 @@ class HubRig {
   // What consumers are served as the instance's health (nullopt: not listed).
   std::optional<proto::Health> health(const std::string& service, const std::string& id) const {
     const auto* e = entry(service, id);
-    return e ? std::optional<proto::Health>(e->served().health) : std::nullopt;
+    return e ? std::optional<proto::Health>(e->served(id).health) : std::nullopt;
   }
 
   const Agent& agent(const std::string& node) const { return agents_.at(node); }

@@ -97,7 +97,7 @@ TEST_F(RunningTotals, RegistrationCountsUpInstancesAndAStatusChangeMovesThem) {
   rig.beat("p1");  // the hub asked for the changed set
   EXPECT_EQ(up(), 2u);
   EXPECT_EQ(rig.hub.registry().totals().up, 2u);
-  EXPECT_EQ(rig.entry("api", "c")->instance.status, proto::InstanceStatus::kStarting);
+  EXPECT_EQ(rig.entry("api", "c")->status(), proto::InstanceStatus::kStarting);
 }
 
 TEST_F(RunningTotals, DeregistrationTakesItsInstancesOutOfTheTotals) {
