@@ -85,29 +85,24 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   for (const auto& rec : snapshot.services)
     registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {
-    auto [it, inserted] = nodes_.try_emplace(rec.node_id);
-    Node& node = it->second;
-    node.id = rec.node_id;
+    Node* known = nodes_.find(rec.node_id);
+    Node& node = known != nullptr ? *known : nodes_.add(new_node(rec.node_id));
     node.epoch = rec.epoch;
     node.epoch_seen = now;
     node.digest = rec.digest;
     node.owner_key = rec.owner_key;
     node.set_known = true;
-    if (inserted) {
-      node.lease = leases_.add(&node, now + config_.lease);
-      index_.insert(&node);
-    }
+    if (known == nullptr) node.lease = leases_.add(&node, now + config_.lease);
   }
   for (const auto& rec : snapshot.instances) {
-    auto node = nodes_.find(rec.owner);
+    Node* node = nodes_.find(rec.owner);
     // Its agent was deleted: the row is an orphan. (Static instances, owned
     // by kStaticOwner, were restored by restore_admin.)
-    if (node == nodes_.end()) continue;
+    if (node == nullptr) continue;
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
-    node->second.owned.push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
+    node->owned.push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
   }
-  for (auto& [id, node] : nodes_)
-    std::sort(node.owned.begin(), node.owned.end());
+  nodes_.for_each([](Node& node) { std::sort(node.owned.begin(), node.owned.end()); });
   registry_.stamp_unversioned();
   if (uplink_) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below
@@ -236,15 +231,13 @@ HandleResult HubCore::reject(proto::ErrorCode code, std::string message, std::ui
 }
 
 void HubCore::prefetch(const proto::Message& message) const {
-  if (const auto* beat = std::get_if<proto::UpBeat>(&message)) index_.prefetch(beat->node_id);
+  if (const auto* beat = std::get_if<proto::UpBeat>(&message)) nodes_.prefetch(beat->node_id);
 }
 
 HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* known,
                               bool& state_changed) {
-  Node& node = known ? *known : nodes_.try_emplace(beat.node_id).first->second;
+  Node& node = known ? *known : nodes_.add(new_node(beat.node_id));
   if (!known) {
-    node.id = beat.node_id;
-    index_.insert(&node);
     node.epoch = beat.epoch;
     node.epoch_seen = now;
     node.lease = leases_.add(&node, now + config_.lease);
@@ -269,7 +262,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   ++counters_.beats;
   // Refused: an older incarnation of a known node, or an incarnation that has
   // deregistered (its late beat must not bring it back).
-  Node* known = index_.find(beat.node_id);
+  Node* known = nodes_.find(beat.node_id);
   if (known ? beat.epoch < known->epoch : departed_.refuses(beat.node_id, beat.epoch, now)) {
     ++counters_.stale_epoch;
     return {proto::ErrorReply{proto::ErrorCode::kStaleEpoch,
@@ -452,7 +445,7 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
 // ask for its set, so the registry learns what it reports.
 void HubCore::ask_for_set(const std::string& node_id) {
   if (node_id.empty()) return;
-  if (Node* other = index_.find(node_id)) other->set_known = false;
+  if (Node* other = nodes_.find(node_id)) other->set_known = false;
 }
 
 bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta) {
@@ -811,12 +804,12 @@ proto::Message HubCore::cross_tier_reply(const proto::Query& query, const Servic
 // unknown node, with any epoch, must not keep that node id out for a lease.
 HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
                                     const Caller& caller) {
-  auto it = nodes_.find(msg.node_id);
-  if (it == nodes_.end()) {
+  Node* found = nodes_.find(msg.node_id);
+  if (found == nullptr) {
     ++counters_.deregistrations;
     return {proto::DeregisterAck{msg.node_id, msg.seq, 0}, true};
   }
-  Node& node = it->second;
+  Node& node = *found;
   if (auto refusal = check_owner(node, caller)) return refuse(now, msg, std::move(*refusal));
   if (msg.epoch < node.epoch) {
     ++counters_.stale_epoch;
@@ -857,8 +850,7 @@ std::size_t HubCore::drop_node(Node& node) {
   for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id(), node.id)) ++removed;
   dirty_nodes_.push_back(node.id);
-  index_.erase(node.id);
-  nodes_.erase(node.id);  // `node` is gone after this line
+  nodes_.erase(node);  // `node` is gone after this line
   return removed;
 }
 
@@ -1038,7 +1030,8 @@ std::optional<std::string> HubCore::recount_mismatch() const {
     for (const auto& slot : svc.instances)
       slots.insert(&slot);
   });
-  for (const auto& [id, node] : nodes_) {
+  std::optional<std::string> stray;
+  nodes_.for_each([&](const Node& node) {
     subscriptions += node.uses.size();
     if (node.tier > 0) ++child_hubs;
     // What makes freeing an entry without instances safe (Registry::reclaim)
@@ -1046,9 +1039,10 @@ std::optional<std::string> HubCore::recount_mismatch() const {
     // instances present. Compared by address, never followed (a slot gone
     // is not to be read).
     for (const auto& owned : node.owned)
-      if (!slots.contains(owned.slot))
-        return "node " + id + " owns an instance that is not registered";
-  }
+      if (!stray && !slots.contains(owned.slot))
+        stray = "node " + node.id + " owns an instance that is not registered";
+  });
+  if (stray) return stray;
   if (subscriptions != subscriptions_)
     return "subscriptions: running " + std::to_string(subscriptions_) + ", recounted " +
            std::to_string(subscriptions);
@@ -1093,11 +1087,10 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   std::sort(dirty_nodes_.begin(), dirty_nodes_.end());
   dirty_nodes_.erase(std::unique(dirty_nodes_.begin(), dirty_nodes_.end()), dirty_nodes_.end());
   for (const auto& id : dirty_nodes_) {
-    auto it = nodes_.find(id);
-    if (it == nodes_.end())
+    if (const Node* node = nodes_.find(id); node == nullptr)
       batch.node_deletes.push_back(id);
     else
-      batch.node_upserts.push_back({id, it->second.epoch, it->second.digest, it->second.owner_key});
+      batch.node_upserts.push_back({id, node->epoch, node->digest, node->owner_key});
   }
   dirty_nodes_.clear();
   for (const auto& dirty : registry_.take_dirty_instances()) {

@@ -36,7 +36,7 @@
 #include "cascade/hub/lease_queue.hpp"
 #include "cascade/hub/liveness_probes.hpp"
 #include "cascade/hub/metrics.hpp"
-#include "cascade/hub/node_index.hpp"
+#include "cascade/hub/node_table.hpp"
 #include "cascade/hub/push_gate.hpp"
 #include "cascade/hub/registry.hpp"
 #include "cascade/hub/store.hpp"
@@ -312,7 +312,13 @@ class HubCore {
     std::string source;           // as the eviction guard knows it
     bool follows_config = false;  // its last beat declared config groups
     bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
+    std::size_t table_slot = 0;   // its place in nodes_ (NodeTable)
   };
+  static std::unique_ptr<Node> new_node(std::string_view id) {
+    auto node = std::make_unique<Node>();
+    node->id = id;
+    return node;
+  }
   struct NodeIdOf {
     std::string_view operator()(const Node& node) const { return node.id; }
   };
@@ -478,8 +484,7 @@ class HubCore {
   std::uint64_t epoch_;
   MonoTime started_;
   Registry registry_;
-  std::unordered_map<std::string, Node> nodes_;  // owns the nodes; node-based: Node* stays valid
-  NodeIndex<Node, NodeIdOf> index_;              // the beat path's lookup into nodes_
+  NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
   LeaseQueue<Node*> leases_;
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;

@@ -51,7 +51,7 @@ void HubCore::expire_leases(MonoTime now) {
 // Held nodes the guard lets go now (room in the window, max_hold, switched off).
 void HubCore::release_held(MonoTime now) {
   for (const auto& id : guard_.due(now, config_.max_expirations_per_tick)) {
-    Node* node = index_.find(id);
+    Node* node = nodes_.find(id);
     if (node == nullptr) continue;
     leases_.remove(node->lease);
     expire(*node, "held by eviction protection, released");
@@ -97,7 +97,7 @@ void HubCore::on_probe_result(MonoTime now, const ProbeResult& result) {
 }
 
 void HubCore::expire_dead(const std::string& node_id) {
-  Node* node = index_.find(node_id);
+  Node* node = nodes_.find(node_id);
   if (node == nullptr || !node->held) return;
   // Not a partition's casualty: forgotten like a graceful removal, so it
   // spends none of the budget that paces the expiry of nodes that may return.

@@ -63,7 +63,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
     for (const auto& [id, entry] : svc->instances) {
       if (entry.address() != signal.address) continue;
       held_here = true;
-      const Node* owner = index_.find(entry.owner);
+      const Node* owner = nodes_.find(entry.owner);
       if (refused_at_held(signal, owner)) dead.push_back(owner->id);
       if (owner == nullptr || owner->tier == 0) {
         count_signal(now, *svc, id, signal, ack);
@@ -173,7 +173,7 @@ void HubCore::readmit_restarted(MonoTime now, Node& node) {
 // What an instance is served as once its isolation ends: unconfirmed if its
 // node's lease ran out meanwhile and eviction protection holds it, else ok.
 Verdict HubCore::verdict_after_isolation(const InstanceEntry& entry) const {
-  const Node* owner = index_.find(entry.owner);
+  const Node* owner = nodes_.find(entry.owner);
   if (owner != nullptr && owner->held)
     return {proto::Health::kUnconfirmed, std::string(kUnconfirmedReason)};
   return {};

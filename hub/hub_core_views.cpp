@@ -21,7 +21,7 @@ std::string hold_name(ExpiryVerdict reason) {
 }  // namespace
 
 std::optional<Duration> HubCore::lease_left(std::string_view node_id, MonoTime now) const {
-  const Node* node = index_.find(node_id);
+  const Node* node = nodes_.find(node_id);
   if (node == nullptr) return std::nullopt;
   // A held node has a lease again (hold() renews it to ask once more), but it
   // is not a promise from the node: nothing is left of the one it had.
@@ -60,7 +60,7 @@ ListedInstances HubCore::unconfirmed_instances(MonoTime now, std::size_t limit) 
   ListedInstances list;
   list.total = guard_.gauges().held_instances;
   guard_.for_each_held([&](std::string_view node_id, MonoTime since, ExpiryVerdict reason) {
-    const Node* node = index_.find(node_id);
+    const Node* node = nodes_.find(node_id);
     if (node == nullptr) return true;
     for (const auto& owned : node->owned) {
       if (list.instances.size() >= limit) return false;
