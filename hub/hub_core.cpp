@@ -90,7 +90,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.epoch = rec.epoch;
     node.epoch_seen = now;
     node.digest = rec.digest;
-    node.owner_key = rec.owner_key;
+    node.owner_key = SharedText(rec.owner_key, node_texts_);
     node.set_known = true;
     if (known == nullptr) node.lease = leases_.add(&node, now + config_.lease);
   }
@@ -179,8 +179,8 @@ HandleResult HubCore::refuse(MonoTime now, const proto::Message& message, Refusa
 std::optional<Refusal> HubCore::check_owner(const Node& node, const Caller& caller) const {
   if (caller.open() || node.owner_key.empty() || node.owner_key == caller.name) return std::nullopt;
   return Refusal{proto::ErrorCode::kForbidden,
-                 fmt::format("node {} belongs to key {}, not to key {}", node.id, node.owner_key,
-                             caller.name)};
+                 fmt::format("node {} belongs to key {}, not to key {}", node.id,
+                             node.owner_key.str(), caller.name)};
 }
 
 // A lower-tier hub's beat carries the uses of all its tier's consumers. One
@@ -293,7 +293,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   Node& node = admit(now, beat, known, state_changed);
   set_tier(node, beat.sender_tier);
   if (!caller.open() && node.owner_key != caller.name) {
-    node.owner_key = caller.name;  // bound to the first key that beats for it
+    node.owner_key = SharedText(caller.name, node_texts_);  // bound to the first key that beats
     state_changed = true;
   }
   note_source(node, source);
@@ -1090,7 +1090,7 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
     if (const Node* node = nodes_.find(id); node == nullptr)
       batch.node_deletes.push_back(id);
     else
-      batch.node_upserts.push_back({id, node->epoch, node->digest, node->owner_key});
+      batch.node_upserts.push_back({id, node->epoch, node->digest, node->owner_key.str()});
   }
   dirty_nodes_.clear();
   for (const auto& dirty : registry_.take_dirty_instances()) {

@@ -32,6 +32,7 @@
 #include "cascade/hub/config_centre.hpp"
 #include "cascade/hub/departed_nodes.hpp"
 #include "cascade/hub/eviction_guard.hpp"
+#include "cascade/hub/intern_pool.hpp"
 #include "cascade/hub/isolation.hpp"
 #include "cascade/hub/lease_queue.hpp"
 #include "cascade/hub/liveness_probes.hpp"
@@ -298,7 +299,7 @@ class HubCore {
     bool set_known = false;  // the hub holds the set that `digest` names
     std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier (set_tier writes it)
     MonoTime epoch_seen{};   // when `epoch` was first seen (or the hub restored it)
-    std::string owner_key;   // the key that registered it; "" on a hub without keys
+    SharedText owner_key;    // the key that registered it; "" on a hub without keys
     // The digest of the set as this node reported it, kept member by member
     // so a delta is checked without rehashing the set; nullopt until computed.
     std::optional<proto::SetDigest> running;
@@ -309,7 +310,7 @@ class HubCore {
     std::vector<OwnedInstance> owned;    // sorted
     std::vector<Use> uses;
     LeaseQueue<Node*>::Handle lease;
-    std::string source;           // as the eviction guard knows it
+    SharedText source;            // as the eviction guard knows it
     bool follows_config = false;  // its last beat declared config groups
     bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
     std::size_t table_slot = 0;   // its place in nodes_ (NodeTable)
@@ -484,6 +485,7 @@ class HubCore {
   std::uint64_t epoch_;
   MonoTime started_;
   Registry registry_;
+  InternPool<std::string> node_texts_;  // owner keys and sources: few, each shared by many nodes
   NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
   LeaseQueue<Node*> leases_;
   HubCounters counters_;

@@ -22,7 +22,7 @@ namespace cascade::hub {
 // guard anything: the steady beat costs a string comparison.
 void HubCore::note_source(Node& node, std::string_view source) {
   if (!node.held && node.source == source) return;
-  node.source = source;
+  node.source = SharedText(source, node_texts_);
   if (guard_.on_node_seen(node.id, source) || node.held) {
     node.held = false;
     probes_.forget(node.id);
@@ -72,7 +72,7 @@ void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
             {{"hub", config_.hub_id},
              {"node", node.id},
              {"held_for", verdict_name(verdict)},
-             {"source", node.source},
+             {"source", node.source.str()},
              {"instances", node.owned.size()}});
 }
 

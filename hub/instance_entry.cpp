@@ -8,10 +8,6 @@ namespace cascade::hub {
 namespace {
 const Verdict kNoVerdict{};
 const std::string kNoText;
-
-const std::string& text_of(const InternPool<std::string>::Ref& ref) {
-  return ref ? *ref : kNoText;
-}
 }  // namespace
 
 std::size_t MetadataHash::operator()(const Metadata& metadata) const {
@@ -28,7 +24,7 @@ proto::Instance InstanceEntry::report(std::string_view id) const {
   in.id = id;
   in.address = address_;
   in.weight = weight_;
-  in.zone = text_of(zone_);
+  in.zone = zone_.str();
   in.status = status_;
   if (metadata_) in.metadata = *metadata_;
   in.tier = tier_;
@@ -50,14 +46,14 @@ proto::Instance InstanceEntry::served(std::string_view id) const {
 bool InstanceEntry::reports(const proto::Instance& in) const {
   static const Metadata kNoMetadata;
   const std::string& reason = extra_ ? extra_->health_reason : kNoText;
-  return address_ == in.address && weight_ == in.weight && text_of(zone_) == in.zone &&
+  return address_ == in.address && weight_ == in.weight && zone_ == in.zone &&
          status_ == in.status && tier_ == in.tier && health_ == in.health &&
          reason == in.health_reason && (metadata_ ? *metadata_ : kNoMetadata) == in.metadata;
 }
 
 void InstanceEntry::set_report(const proto::Instance& in, InstanceInterner& interner) {
   address_ = in.address;
-  zone_ = in.zone.empty() ? nullptr : interner.zones.intern(in.zone);
+  zone_ = SharedText(in.zone, interner.zones);
   metadata_ = in.metadata.empty() ? nullptr : interner.metadata.intern(in.metadata);
   weight_ = in.weight;
   tier_ = in.tier;

@@ -100,7 +100,7 @@ class InstanceEntry {
   void drop_extra_if_empty();
 
   std::string address_;
-  InternPool<std::string>::Ref zone_;                 // nullptr: no zone
+  SharedText zone_;
   InternPool<Metadata, MetadataHash>::Ref metadata_;  // nullptr: none
   std::unique_ptr<Extra> extra_;
   std::uint32_t weight_ = 100;

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace cascade::hub {
@@ -62,6 +64,25 @@ class InternPool {
 
   std::unordered_multimap<std::size_t, std::weak_ptr<const T>> slots_;
   std::size_t prune_at_ = kFirstPrune;
+};
+
+// A string held through an InternPool<std::string>: 16 bytes however long
+// it is and however many hold it, nothing allocated for "".
+class SharedText {
+ public:
+  SharedText() = default;
+  SharedText(std::string_view text, InternPool<std::string>& pool)
+      : ref_(text.empty() ? nullptr : pool.intern(std::string(text))) {}
+  const std::string& str() const { return ref_ ? *ref_ : empty_text(); }
+  bool empty() const { return ref_ == nullptr; }
+  friend bool operator==(const SharedText& a, std::string_view b) { return a.str() == b; }
+
+ private:
+  static const std::string& empty_text() {
+    static const std::string kEmpty;
+    return kEmpty;
+  }
+  InternPool<std::string>::Ref ref_;
 };
 
 }  // namespace cascade::hub

@@ -61,6 +61,20 @@ TEST(InternPool, AStreamOfDistinctValuesKeepsThePoolWithinTwiceWhatIsHeld) {
     EXPECT_EQ(pool.intern(*ref).get(), ref.get()) << "what is held is still found";
 }
 
+TEST(SharedText, EqualTextsShareOneCopyAndTheEmptyOneTakesNone) {
+  InternPool<std::string> pool;
+  const SharedText a("10.0.0.7", pool);
+  const SharedText b(std::string("10.0.0.") + "7", pool);
+  const SharedText none("", pool);
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_TRUE(a == "10.0.0.7");
+  EXPECT_FALSE(a == "10.0.0.8");
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.str(), "");
+  EXPECT_TRUE(SharedText{} == "");
+  EXPECT_EQ(pool.slots(), 1u);
+}
+
 TEST(InstanceEntry, TheReportComesBackAsItsOwnerMadeItWithEveryField) {
   InstanceInterner interner;
   InstanceEntry entry;
