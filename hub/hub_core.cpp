@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <tuple>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "cascade/common/digest.hpp"
 #include "cascade/common/list_version.hpp"
@@ -54,6 +54,22 @@ bool has_health(const std::vector<proto::Registration>& regs) {
 bool carries_health(const proto::UpBeat& beat) {
   return (beat.registrations && has_health(*beat.registrations)) ||
          (beat.delta && has_health(beat.delta->upserts));
+}
+
+// A delta is a list of changes, one per instance: no sender's journal names
+// an instance twice (two upserts, or an upsert and a removal), and one that
+// does cannot be applied change by change (which of them is the instance's
+// state?). The sender's next full set settles it.
+bool names_an_instance_twice(const proto::RegistrationDelta& delta) {
+  using Named = std::tuple<std::string_view, std::string_view, std::string_view>;
+  std::vector<Named> named;
+  named.reserve(delta.upserts.size() + delta.removed.size());
+  for (const auto& reg : delta.upserts)
+    named.emplace_back(reg.service.name, reg.service.group, reg.instance.id);
+  for (const auto& key : delta.removed)
+    named.emplace_back(key.service.name, key.service.group, key.id);
+  std::sort(named.begin(), named.end());
+  return std::adjacent_find(named.begin(), named.end()) != named.end();
 }
 
 }  // namespace
@@ -302,6 +318,9 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
     node.last_seq = beat.seq;
     if (beat.registrations)
       state_changed |= apply_registration_set(node, *beat.registrations);
+    else if (beat.delta && names_an_instance_twice(*beat.delta))
+      return reject(proto::ErrorCode::kInvalid, "a registration delta names an instance twice",
+                    beat.seq);
     else if (beat.delta)
       state_changed |= apply_delta(node, beat.seq, *beat.delta);
     if (node.staging && node.staging->size() > limit) {
@@ -543,6 +562,7 @@ void HubCore::update_owned(std::vector<OwnedInstance>& owned, std::vector<OwnedI
   }
   std::sort(dropped.begin(), dropped.end());
   std::sort(added.begin(), added.end());
+  added.erase(std::unique(added.begin(), added.end()), added.end());  // `owned` has no repeats
   std::vector<OwnedInstance> kept;
   kept.reserve(owned.size() + added.size());
   std::set_difference(std::make_move_iterator(owned.begin()), std::make_move_iterator(owned.end()),
@@ -1020,15 +1040,38 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   return s;
 }
 
+// Checks a node's `owned` against the registry's slots (address -> service):
+// each a live slot of its service, reported by the node (owner or claimant),
+// listed once, in order. A slot not live is never followed.
+std::optional<std::string> HubCore::owned_mismatch(
+    const Node& node, const std::unordered_map<const void*, const ServiceEntry*>& slots) {
+  const auto reports = [&](const InstanceEntry& entry) {
+    const auto claims = entry.claimants();
+    return entry.owner == node.id || std::any_of(claims.begin(), claims.end(),
+                                                 [&](const Claim& c) { return c.node == node.id; });
+  };
+  if (std::adjacent_find(node.owned.begin(), node.owned.end(), std::greater_equal<>{}) !=
+      node.owned.end())
+    return "node " + node.id + ": owned instances out of order or repeated";
+  for (const auto& owned : node.owned) {
+    const auto it = slots.find(owned.slot);
+    if (it == slots.end()) return "node " + node.id + " owns an instance that is not registered";
+    if (it->second != owned.service || !reports(owned.entry()))
+      return "node " + node.id + " owns " + owned.id() + " of " + it->second->key.name +
+             ", which it does not report there";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> HubCore::recount_mismatch() const {
   if (auto registry = registry_.recount_mismatch()) return registry;
   if (auto guard = guard_.recount_mismatch()) return guard;
   std::size_t subscriptions = 0;
   std::size_t child_hubs = 0;
-  std::unordered_set<const void*> slots;
+  std::unordered_map<const void*, const ServiceEntry*> slots;
   registry_.for_each_service([&](const ServiceEntry& svc) {
     for (const auto& slot : svc.instances)
-      slots.insert(&slot);
+      slots.emplace(&slot, &svc);
   });
   std::optional<std::string> stray;
   nodes_.for_each([&](const Node& node) {
@@ -1038,9 +1081,7 @@ std::optional<std::string> HubCore::recount_mismatch() const {
     // and `owned`'s pointers valid: a node's owned entries are slots of
     // instances present. Compared by address, never followed (a slot gone
     // is not to be read).
-    for (const auto& owned : node.owned)
-      if (!stray && !slots.contains(owned.slot))
-        stray = "node " + node.id + " owns an instance that is not registered";
+    if (!stray) stray = owned_mismatch(node, slots);
   });
   if (stray) return stray;
   if (subscriptions != subscriptions_)

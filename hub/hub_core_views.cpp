@@ -62,7 +62,7 @@ ListedInstances HubCore::unconfirmed_instances(MonoTime now, std::size_t limit) 
   guard_.for_each_held([&](std::string_view node_id, MonoTime since, ExpiryVerdict reason) {
     const Node* node = nodes_.find(node_id);
     if (node == nullptr) return true;
-    for (const auto& owned : node->owned) {
+    for (const auto& owned : in_key_order(node->owned)) {
       if (list.instances.size() >= limit) return false;
       const InstanceEntry& entry = owned.entry();
       // Another node's now, or isolated (which says more than unconfirmed).

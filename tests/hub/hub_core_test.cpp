@@ -69,6 +69,40 @@ TEST_F(HubCoreTest, DigestMismatchAsksForTheFullSetAgain) {
   EXPECT_EQ(hub.counters().full_sets_requested, 1u);
 }
 
+// A delta naming an instance twice (no sender's journal makes one) is
+// refused whole: applied, a large one left the node's list of its instances
+// with a repeated entry that a later removal turned into a dangling one.
+TEST_F(HubCoreTest, ADeltaNamingAnInstanceTwiceIsRefusedAndChangesNothing) {
+  std::vector<proto::Registration> set{reg("svc", "a", "a:1"), reg("svc", "b", "b:1")};
+  send(beat_with_set("lower", 1, set));
+  proto::UpBeat twice = beat("lower", 2, 0);
+  twice.delta.emplace();
+  for (int i = 0; i < 70; ++i)  // past the in-place limit: the merge path
+    twice.delta->upserts.push_back(reg("svc", "n" + std::to_string(i), "n:1"));
+  twice.delta->upserts.push_back(reg("svc", "n7", "n:2"));
+  auto refused = hub.handle(clock.now(), twice);
+  ASSERT_TRUE(std::holds_alternative<proto::ErrorReply>(refused.reply));
+  EXPECT_EQ(std::get<proto::ErrorReply>(refused.reply).code, proto::ErrorCode::kInvalid);
+
+  proto::UpBeat upsert_and_remove = beat("lower", 3, 0);
+  upsert_and_remove.delta.emplace();
+  upsert_and_remove.delta->upserts.push_back(reg("svc", "a", "a:2"));
+  upsert_and_remove.delta->removed.push_back({test_support::key("svc"), "a"});
+  refused = hub.handle(clock.now(), upsert_and_remove);
+  ASSERT_TRUE(std::holds_alternative<proto::ErrorReply>(refused.reply));
+
+  EXPECT_EQ(hub.counters().invalid_messages, 2u);
+  EXPECT_EQ(hub.registry().instance_count(), 2u) << "nothing of either delta applied";
+  EXPECT_EQ(query("svc").instances.at(0).address, "a:1");
+  expect_totals_kept(hub);
+  // The sender's next full set replaces the set as usual.
+  set.push_back(reg("svc", "c", "c:1"));
+  send(beat_with_set("lower", 4, set));
+  EXPECT_EQ(hub.registry().instance_count(), 3u);
+  send(beat_with_set("lower", 5, {}));
+  EXPECT_EQ(hub.registry().instance_count(), 0u);
+}
+
 TEST_F(HubCoreTest, MatchingDigestNeedsNothing) {
   const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
   send(beat_with_set("n1", 1, set));
