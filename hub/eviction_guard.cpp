@@ -66,77 +66,80 @@ std::variant<EvictionGuard, std::string> EvictionGuard::create(EvictionGuardConf
 
 // ---- membership ---------------------------------------------------------
 
-EvictionGuard::Sources::iterator EvictionGuard::source_entry(std::string_view key) {
-  auto it = sources_.find(key);
-  if (it == sources_.end()) it = sources_.emplace(std::string(key), SourceState{}).first;
+EvictionGuard::Sources::iterator EvictionGuard::join(std::string_view source) {
+  if (source.empty()) return sources_.end();
+  auto it = sources_.find(source);
+  if (it == sources_.end()) it = sources_.emplace(std::string(source), SourceState{}).first;
+  ++it->second.members;
   return it;
 }
 
+void EvictionGuard::leave(Sources::iterator source) {
+  if (source == sources_.end()) return;
+  assert(source->second.members > 0);
+  --source->second.members;
+  maybe_erase_source(source);
+}
+
+// Where the core says a node is counted. A source the guard does not know
+// (a core that broke the contract) counts as the node's own: nothing is
+// decremented that was never incremented.
+EvictionGuard::Sources::iterator EvictionGuard::counted_in(std::string_view source) {
+  return source.empty() ? sources_.end() : sources_.find(source);
+}
+
 void EvictionGuard::maybe_erase_source(Sources::iterator source) {
-  // Expiry records point at the source while they are in the window.
+  // Expiry records and holds point at the source while they last.
+  if (source == sources_.end()) return;
   if (source->second.members == 0 && source->second.expired_in_window == 0) sources_.erase(source);
 }
 
-EvictionGuard::Nodes::iterator EvictionGuard::add_node(std::string_view node_id,
-                                                       std::string_view source) {
-  auto src = source_entry(source.empty() ? node_id : source);
-  ++src->second.members;
-  return nodes_.emplace(std::string(node_id), NodeState{src}).first;
+std::size_t EvictionGuard::members(std::string_view source) const {
+  if (source.empty()) return 0;
+  auto it = sources_.find(source);
+  return it == sources_.end() ? 0 : it->second.members;
 }
 
-void EvictionGuard::move_source(NodeState& node, std::string_view source) {
-  auto old = node.source;
-  node.source = source_entry(source);
-  ++node.source->second.members;
-  --old->second.members;
-  maybe_erase_source(old);
+std::size_t EvictionGuard::total_members() const {
+  std::size_t total = 0;
+  for (const auto& [name, source] : sources_)
+    total += source.members;
+  return total;
 }
 
-void EvictionGuard::forget_node(Nodes::iterator node) {
-  auto src = node->second.source;
-  --src->second.members;
-  nodes_.erase(node);
-  maybe_erase_source(src);
-}
-
-bool EvictionGuard::on_node_seen(std::string_view node_id, std::string_view source) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) {
-    add_node(node_id, source);
-    return false;
-  }
-  NodeState& node = it->second;
-  const bool was_held = node.held.has_value();
-  if (was_held) {
-    release_refs(unhold(node));
+bool EvictionGuard::on_node_seen(std::string_view node_id, std::string_view from,
+                                 std::string_view to) {
+  bool was_held = false;
+  if (auto held = held_index_.find(node_id); held != held_index_.end()) {
+    release_refs(unhold(held));
     ++counters_.returned;
+    was_held = true;
   }
-  const std::string_view key = source.empty() ? node_id : source;
-  if (node.source->first != key) move_source(node, key);
+  if (from != to) {
+    join(to);
+    leave(counted_in(from));
+  }
   return was_held;
 }
 
-void EvictionGuard::on_node_removed(std::string_view node_id) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return;
-  if (it->second.held) release_refs(unhold(it->second));
-  forget_node(it);
+void EvictionGuard::on_node_removed(std::string_view node_id, std::string_view source) {
+  if (auto held = held_index_.find(node_id); held != held_index_.end()) release_refs(unhold(held));
+  leave(counted_in(source));
 }
 
 // ---- the decision -------------------------------------------------------
 
 ExpiryVerdict EvictionGuard::on_lease_expired(MonoTime now, const ExpiryRequest& request) {
   prune(now);
-  auto it = nodes_.find(request.node_id);
-  // A node the core never reported (restored from a snapshot, say) is its own source.
-  if (it == nodes_.end()) it = add_node(request.node_id, {});
-  if (it->second.held) return (*it->second.held)->reason;
+  if (auto held = held_index_.find(request.node_id); held != held_index_.end())
+    return held->second->reason;
+  const auto source = counted_in(request.source);
   Footprint footprint = footprint_of(request);
-  const ExpiryVerdict verdict = decide(it->second, footprint);
+  const ExpiryVerdict verdict = decide(source, footprint);
   if (verdict == ExpiryVerdict::kExpire)
-    expire(now, it, std::move(footprint));
+    expire(now, source, std::move(footprint));
   else
-    hold(now, it, verdict, std::move(footprint));
+    hold(now, request.node_id, source, verdict, std::move(footprint));
   return verdict;
 }
 
@@ -161,9 +164,9 @@ void EvictionGuard::release_refs(const Footprint& footprint) {
     if (--s.budget->second.refs == 0) budgets_.erase(s.budget);
 }
 
-ExpiryVerdict EvictionGuard::decide(const NodeState& node, const Footprint& footprint) {
+ExpiryVerdict EvictionGuard::decide(Sources::iterator source, const Footprint& footprint) {
   if (!config_.enabled || footprint.instances == 0) return ExpiryVerdict::kExpire;
-  if (partitioned(node.source->second)) {
+  if (partitioned(source)) {
     ++counters_.partition_holds;
     return ExpiryVerdict::kHoldPartition;
   }
@@ -180,7 +183,10 @@ ExpiryVerdict EvictionGuard::decide(const NodeState& node, const Footprint& foot
   return ExpiryVerdict::kExpire;
 }
 
-bool EvictionGuard::partitioned(const SourceState& source) const {
+// A node alone (its own source) is never judged partitioned: min_source_nodes >= 2.
+bool EvictionGuard::partitioned(Sources::iterator entry) const {
+  if (entry == sources_.end()) return false;
+  const SourceState& source = entry->second;
   if (source.held_partition > 0) return true;  // stays so while any of its nodes is held for it
   const std::size_t base = source.members + source.expired_in_window;
   const std::size_t losses = source.held + source.expired_in_window + 1;  // + the one asked about
@@ -209,7 +215,7 @@ bool EvictionGuard::registry_over(std::size_t instances) const {
 
 // ---- expiring and holding ------------------------------------------------
 
-void EvictionGuard::expire(MonoTime now, Nodes::iterator node, Footprint footprint) {
+void EvictionGuard::expire(MonoTime now, Sources::iterator source, Footprint footprint) {
   for (const Share& s : footprint.shares) {
     ServiceBudget& b = s.budget->second;
     b.size -= std::min<std::size_t>(b.size, s.instances);
@@ -217,40 +223,45 @@ void EvictionGuard::expire(MonoTime now, Nodes::iterator node, Footprint footpri
   }
   registry_size_ -= std::min(registry_size_, footprint.instances);
   registry_expired_ += footprint.instances;
-  auto src = node->second.source;
-  ++src->second.expired_in_window;
-  records_.push_back(Record{now, src, std::move(footprint)});
-  forget_node(node);
+  if (source != sources_.end()) ++source->second.expired_in_window;
+  records_.push_back(Record{now, source, std::move(footprint)});
+  leave(source);
 }
 
-void EvictionGuard::hold(MonoTime now, Nodes::iterator node, ExpiryVerdict reason,
-                         Footprint footprint) {
+void EvictionGuard::hold(MonoTime now, std::string_view node_id, Sources::iterator source,
+                         ExpiryVerdict reason, Footprint footprint) {
   held_instances_ += footprint.instances;
-  SourceState& src = node->second.source->second;
-  ++src.held;
-  if (reason == ExpiryVerdict::kHoldPartition && src.held_partition++ == 0) ++partitioned_sources_;
+  if (source != sources_.end()) {
+    SourceState& src = source->second;
+    ++src.held;
+    if (reason == ExpiryVerdict::kHoldPartition && src.held_partition++ == 0)
+      ++partitioned_sources_;
+  }
   HeldList& list = list_for(reason);
-  list.push_back(Held{node->first, now, reason, std::move(footprint)});
-  node->second.held = std::prev(list.end());
+  list.push_back(Held{std::string(node_id), now, reason, std::move(footprint), source});
+  held_index_.emplace(list.back().node_id, std::prev(list.end()));
 }
 
-EvictionGuard::Footprint EvictionGuard::unhold(NodeState& node) {
-  auto held = *node.held;
+EvictionGuard::Footprint EvictionGuard::unhold(HeldIndex::iterator index) {
+  const auto held = index->second;
   Footprint footprint = std::move(held->footprint);
   held_instances_ -= footprint.instances;
-  SourceState& src = node.source->second;
-  --src.held;
-  if (held->reason == ExpiryVerdict::kHoldPartition && --src.held_partition == 0)
-    --partitioned_sources_;
+  if (held->source != sources_.end()) {
+    SourceState& src = held->source->second;
+    --src.held;
+    if (held->reason == ExpiryVerdict::kHoldPartition && --src.held_partition == 0)
+      --partitioned_sources_;
+  }
+  held_index_.erase(index);
   list_for(held->reason).erase(held);
-  node.held.reset();
   return footprint;
 }
 
 // Expires a held node: forgotten, and its instances count against the budgets.
-void EvictionGuard::release(MonoTime now, Nodes::iterator node, std::vector<std::string>& out) {
-  out.push_back(node->first);
-  expire(now, node, unhold(node->second));
+void EvictionGuard::release(MonoTime now, HeldIndex::iterator held, std::vector<std::string>& out) {
+  out.push_back(held->first);
+  const auto source = held->second->source;
+  expire(now, source, unhold(held));
 }
 
 // ---- time ---------------------------------------------------------------
@@ -262,8 +273,10 @@ void EvictionGuard::prune(MonoTime now) {
       s.budget->second.expired -= s.instances;
     release_refs(r.footprint);
     registry_expired_ -= r.footprint.instances;
-    --r.source->second.expired_in_window;
-    maybe_erase_source(r.source);
+    if (r.source != sources_.end()) {
+      --r.source->second.expired_in_window;
+      maybe_erase_source(r.source);
+    }
     records_.pop_front();
     budget_may_fit();
   }
@@ -291,7 +304,7 @@ void EvictionGuard::release_overdue(MonoTime now, std::size_t max, std::vector<s
     if (list == nullptr) return;
     if (config_.enabled && now < list->front().since + config_.max_hold) return;
     ++(config_.enabled ? counters_.released_max_hold : counters_.released_disabled);
-    release(now, nodes_.find(list->front().node_id), out);
+    release(now, held_index_.find(list->front().node_id), out);
   }
 }
 
@@ -302,7 +315,7 @@ void EvictionGuard::drain_budget(MonoTime now, std::size_t max, std::vector<std:
     const auto next = std::next(it);
     if (over_cap(it->footprint) == Cap::kNone) {
       ++counters_.released_budget;
-      release(now, nodes_.find(it->node_id), out);
+      release(now, held_index_.find(it->node_id), out);
     }
     it = next;
   }
@@ -327,8 +340,7 @@ void EvictionGuard::set_enabled(bool enabled) {
 }
 
 bool EvictionGuard::is_held(std::string_view node_id) const {
-  auto it = nodes_.find(node_id);
-  return it != nodes_.end() && it->second.held.has_value();
+  return held_index_.find(node_id) != held_index_.end();
 }
 
 // ---- stats --------------------------------------------------------------
@@ -383,6 +395,8 @@ std::optional<std::string> EvictionGuard::recount_mismatch() const {
     for (const Held& held : *list)
       instances += held.footprint.instances;
   if (instances != held_instances_) return differs("held instances", held_instances_, instances);
+  const auto listed = held_budget_.size() + held_partition_.size();
+  if (listed != held_index_.size()) return differs("held nodes", held_index_.size(), listed);
   return std::nullopt;
 }
 

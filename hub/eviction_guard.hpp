@@ -51,9 +51,12 @@
 // again is un-held and never expired. Graceful removal is never held and
 // consumes no budget.
 //
-// Memory: one entry per node seen (its source and hold state); sources
-// without nodes and services without held nodes or expirations in the window
-// are forgotten; expiry records live one window.
+// Memory: nothing per node unless it is held. The core keeps each node's
+// source and passes it in; the guard counts the members of each shared
+// source (a node that is its own source, "", needs no entry: one node is
+// never judged partitioned). Sources without nodes and services without held
+// nodes or expirations in the window are forgotten; expiry records live one
+// window.
 //
 // Sans-IO: time comes in as `now`, which never moves backwards. Thread-safety:
 // none; the hub core's owning thread drives it.
@@ -100,6 +103,7 @@ struct ServiceShare {
 
 struct ExpiryRequest {
   std::string node_id{};
+  std::string_view source{};  // where the core last counted the node (on_node_seen's `to`)
   std::vector<ServiceShare> services{};
   std::size_t registry_instances = 0;  // all instances in the registry, this node's included
 };
@@ -156,16 +160,20 @@ class EvictionGuard {
   explicit EvictionGuard(EvictionGuardConfig config);
   static std::variant<EvictionGuard, std::string> create(EvictionGuardConfig config);
 
-  // A node beat through `source` ("" = the node is its own source). Returns
-  // true when the node was held: it is un-held and the core clears its
-  // unconfirmed marks. Only a node's first beat, a change of source and a beat
-  // of a held node change anything, so the core may skip the call otherwise.
-  bool on_node_seen(std::string_view node_id, std::string_view source);
-  // Graceful deregistration or admin removal: forgotten, never held, and no
-  // budget consumed (a held node is dropped from the hold too).
-  void on_node_removed(std::string_view node_id);
+  // A node beat through `to`, having been counted in `from` until now ("" =
+  // the node is its own source; a new node comes from ""). The core keeps
+  // each node's source and must pass back what it last passed as `to`.
+  // Returns true when the node was held: it is un-held and the core clears
+  // its unconfirmed marks. Only a change of source and a beat of a held node
+  // change anything, so the core may skip the call otherwise.
+  bool on_node_seen(std::string_view node_id, std::string_view from, std::string_view to);
+  // Graceful deregistration or admin removal of a node counted in `source`:
+  // forgotten, never held, and no budget consumed (a held node is dropped
+  // from the hold too).
+  void on_node_removed(std::string_view node_id, std::string_view source);
   // The node's lease ran out. On kExpire the core drops it now (the guard has
-  // forgotten it); on a hold it keeps it until due() or a beat. Asking again
+  // forgotten it: no on_node_removed follows); on a hold it keeps it until
+  // due() (likewise forgotten) or a beat. Asking again
   // about a held node returns its hold without change.
   ExpiryVerdict on_lease_expired(MonoTime now, const ExpiryRequest& request);
 
@@ -205,8 +213,12 @@ class EvictionGuard {
   std::optional<std::string> recount_mismatch() const;
   const EvictionGuardConfig& config() const { return config_; }
 
+  // Nodes counted in `source` (held ones included); 0 for "".
+  std::size_t members(std::string_view source) const;
+  // Nodes counted in any shared source, O(sources): for recounts.
+  std::size_t total_members() const;
   // Sizes of the bookkeeping, to check that it stays bounded.
-  std::size_t tracked_nodes() const { return nodes_.size(); }
+  std::size_t tracked_nodes() const { return held_index_.size(); }  // held ones only
   std::size_t tracked_sources() const { return sources_.size(); }
   std::size_t tracked_services() const { return budgets_.size(); }
 
@@ -238,42 +250,44 @@ class EvictionGuard {
     MonoTime since{};
     ExpiryVerdict reason = ExpiryVerdict::kHoldBudget;
     Footprint footprint{};
+    Sources::iterator source;  // sources_.end(): its own
   };
   using HeldList = std::list<Held>;  // in hold order, so oldest first
-  struct NodeState {
-    Sources::iterator source;
-    std::optional<HeldList::iterator> held{};
-  };
   struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  using Nodes = std::unordered_map<std::string, NodeState, StringHash, std::equal_to<>>;
+  // The held nodes by id (a beat, a removal or a release finds its hold).
+  using HeldIndex =
+      std::unordered_map<std::string, HeldList::iterator, StringHash, std::equal_to<>>;
   struct Record {
     MonoTime at{};
-    Sources::iterator source;
+    Sources::iterator source;  // sources_.end(): the node was its own
     Footprint footprint{};
   };
   enum class Cap : std::uint8_t { kNone, kService, kRegistry };
 
-  Sources::iterator source_entry(std::string_view key);
+  // The entry counting `source`'s members; end() for "" (a node alone).
+  Sources::iterator join(std::string_view source);
+  void leave(Sources::iterator source);
+  Sources::iterator counted_in(std::string_view source);
   void maybe_erase_source(Sources::iterator source);
-  Nodes::iterator add_node(std::string_view node_id, std::string_view source);
-  void move_source(NodeState& node, std::string_view source);
-  void forget_node(Nodes::iterator node);
 
   Footprint footprint_of(const ExpiryRequest& request);
   void release_refs(const Footprint& footprint);
-  ExpiryVerdict decide(const NodeState& node, const Footprint& footprint);
-  bool partitioned(const SourceState& source) const;
+  ExpiryVerdict decide(Sources::iterator source, const Footprint& footprint);
+  bool partitioned(Sources::iterator source) const;
   Cap over_cap(const Footprint& footprint) const;
   bool service_over(const Share& share) const;
   bool registry_over(std::size_t instances) const;
 
-  void expire(MonoTime now, Nodes::iterator node, Footprint footprint);
-  void hold(MonoTime now, Nodes::iterator node, ExpiryVerdict reason, Footprint footprint);
-  Footprint unhold(NodeState& node);
-  void release(MonoTime now, Nodes::iterator node, std::vector<std::string>& out);
+  // Expiring forgets the node: it leaves its source.
+  void expire(MonoTime now, Sources::iterator source, Footprint footprint);
+  void hold(MonoTime now, std::string_view node_id, Sources::iterator source, ExpiryVerdict reason,
+            Footprint footprint);
+  // Ends the hold of the node (it stays a member of its source).
+  Footprint unhold(HeldIndex::iterator held);
+  void release(MonoTime now, HeldIndex::iterator held, std::vector<std::string>& out);
   void prune(MonoTime now);
   void release_overdue(MonoTime now, std::size_t max, std::vector<std::string>& out);
   void drain_budget(MonoTime now, std::size_t max, std::vector<std::string>& out);
@@ -285,14 +299,14 @@ class EvictionGuard {
   std::vector<PartitionedSource> partitioned_sources() const;
 
   EvictionGuardConfig config_;
-  Nodes nodes_;
-  Sources sources_;
+  Sources sources_;  // shared sources with members or expiries in the window
   Budgets budgets_;
   std::size_t registry_size_ = 0;     // as last reported, minus instances expired since
   std::size_t registry_expired_ = 0;  // instances expired within the window
   std::deque<Record> records_;        // expiries within the window, oldest first
   HeldList held_budget_;
   HeldList held_partition_;
+  HeldIndex held_index_;
   std::size_t held_instances_ = 0;
   std::size_t partitioned_sources_ = 0;  // sources whose held_partition > 0
   // The budgets may have room for a node held for budget: set when expiries

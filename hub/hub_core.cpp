@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -845,7 +846,7 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
   }
   ++counters_.deregistrations;
   registry_.begin_txn();
-  guard_.on_node_removed(msg.node_id);
+  guard_.on_node_removed(msg.node_id, node.source.str());
   leases_.remove(node.lease);
   const auto removed = static_cast<std::uint32_t>(drop_node(node));
   log_event(spdlog::level::info, "agent deregistered",
@@ -1063,9 +1064,36 @@ std::optional<std::string> HubCore::owned_mismatch(
   return std::nullopt;
 }
 
+// The guard keeps nothing per node but the holds: its source counts and
+// holds must be what the nodes' own `source` and `held` say.
+std::optional<std::string> HubCore::guard_mismatch() const {
+  if (auto guard = guard_.recount_mismatch()) return guard;
+  std::map<std::string_view, std::size_t> members;
+  std::optional<std::string> stray;
+  nodes_.for_each([&](const Node& node) {
+    if (!node.source.str().empty()) ++members[node.source.str()];
+    if (!stray && node.held != guard_.is_held(node.id))
+      stray =
+          "node " + node.id + (node.held ? " held, but not by the guard" : " held by the guard");
+  });
+  if (stray) return stray;
+  std::size_t total = 0;
+  for (const auto& [source, count] : members) {
+    total += count;
+    if (guard_.members(source) != count)
+      return "source " + std::string(source) + ": the guard counts " +
+             std::to_string(guard_.members(source)) + " nodes, the hub has " +
+             std::to_string(count);
+  }
+  if (total != guard_.total_members())
+    return "the guard counts " + std::to_string(guard_.total_members()) +
+           " nodes in shared sources, the hub has " + std::to_string(total);
+  return std::nullopt;
+}
+
 std::optional<std::string> HubCore::recount_mismatch() const {
   if (auto registry = registry_.recount_mismatch()) return registry;
-  if (auto guard = guard_.recount_mismatch()) return guard;
+  if (auto guard = guard_mismatch()) return guard;
   std::size_t subscriptions = 0;
   std::size_t child_hubs = 0;
   std::unordered_map<const void*, const ServiceEntry*> slots;

@@ -442,6 +442,7 @@ class HubCore {
   // order issue the same versions on every run (versions come from one
   // counter, and `owned` is ordered by entry address).
   static std::vector<OwnedInstance> in_key_order(std::vector<OwnedInstance> owned);
+  std::optional<std::string> guard_mismatch() const;
   static std::optional<std::string> owned_mismatch(
       const Node& node, const std::unordered_map<const void*, const ServiceEntry*>& slots);
   // Removes the node and its instances (its lease must already be gone); returns the count.

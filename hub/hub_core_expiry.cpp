@@ -22,8 +22,9 @@ namespace cascade::hub {
 // guard anything: the steady beat costs a string comparison.
 void HubCore::note_source(Node& node, std::string_view source) {
   if (!node.held && node.source == source) return;
-  node.source = SharedText(source, node_texts_);
-  if (guard_.on_node_seen(node.id, source) || node.held) {
+  const bool was_held = guard_.on_node_seen(node.id, node.source.str(), source);
+  if (node.source != source) node.source = SharedText(source, node_texts_);
+  if (was_held || node.held) {
     node.held = false;
     probes_.forget(node.id);
     mark_unconfirmed(node, false);
@@ -101,7 +102,7 @@ void HubCore::expire_dead(const std::string& node_id) {
   if (node == nullptr || !node->held) return;
   // Not a partition's casualty: forgotten like a graceful removal, so it
   // spends none of the budget that paces the expiry of nodes that may return.
-  guard_.on_node_removed(node_id);
+  guard_.on_node_removed(node_id, node->source.str());
   leases_.remove(node->lease);
   ++counters_.nodes_confirmed_dead;
   expire(*node, "held, but every address refused connections: the process is gone");
@@ -117,6 +118,7 @@ std::vector<std::string> HubCore::addresses_of(const Node& node) const {
 ExpiryRequest HubCore::expiry_request(const Node& node) const {
   ExpiryRequest request;
   request.node_id = node.id;
+  request.source = node.source.str();
   request.registry_instances = registry_.instance_count();
   std::map<const ServiceEntry*, std::uint32_t> per_service;
   for (const auto& owned : node.owned)

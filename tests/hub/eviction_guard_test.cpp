@@ -30,9 +30,18 @@ class FakeRegistry {
     total_ += n;
   }
 
+  // Where the core counts the node for the guard: what it last told it.
+  const std::string& source(const std::string& node) const {
+    static const std::string kOwn;
+    auto it = sources_.find(node);
+    return it == sources_.end() ? kOwn : it->second;
+  }
+  void set_source(const std::string& node, const std::string& source) { sources_[node] = source; }
+
   ExpiryRequest request(const std::string& node) const {
     ExpiryRequest r;
     r.node_id = node;
+    r.source = source(node);
     r.registry_instances = total_;
     if (auto it = nodes_.find(node); it != nodes_.end())
       for (const auto& [service, n] : it->second)
@@ -48,6 +57,7 @@ class FakeRegistry {
       total_ -= n;
     }
     nodes_.erase(it);
+    sources_.erase(node);
   }
 
   std::uint32_t size(const std::string& service) const {
@@ -59,6 +69,7 @@ class FakeRegistry {
  private:
   std::map<std::string, std::map<std::string, std::uint32_t>> nodes_;
   std::map<std::string, std::uint32_t> services_;
+  std::map<std::string, std::string> sources_;
   std::size_t total_ = 0;
 };
 
@@ -87,6 +98,19 @@ class EvictionGuardTest : public ::testing::Test {
     if (auto mismatch = guard().recount_mismatch()) ADD_FAILURE() << *mismatch;
   }
 
+  // What the core does when a node beats through `source`: tells the guard
+  // where it was counted before. True if it was held.
+  bool seen(const std::string& node, const std::string& source) {
+    const bool held = guard().on_node_seen(node, registry_.source(node), source);
+    registry_.set_source(node, source);
+    return held;
+  }
+  // A graceful removal.
+  void removed(const std::string& node) {
+    guard().on_node_removed(node, registry_.source(node));
+    registry_.drop(node);
+  }
+
   // Nodes "<prefix>-<i>", one instance of `service` each, beating through `source`.
   std::vector<std::string> add_nodes(const std::string& prefix, int count,
                                      const std::string& service, const std::string& source = "") {
@@ -94,7 +118,7 @@ class EvictionGuardTest : public ::testing::Test {
     for (int i = 0; i < count; ++i) {
       ids.push_back(prefix + "-" + std::to_string(i));
       registry_.add(ids.back(), service);
-      guard().on_node_seen(ids.back(), source);
+      seen(ids.back(), source);
     }
     return ids;
   }
@@ -102,7 +126,7 @@ class EvictionGuardTest : public ::testing::Test {
   // A big, healthy service so that the registry-wide cap stays out of the way.
   void add_bulk() {
     registry_.add("bulk", "bulk-service", 10'000);
-    guard().on_node_seen("bulk", "");
+    seen("bulk", "");
   }
 
   // What the core does when a lease runs out: ask, and drop the node on kExpire.
@@ -199,7 +223,7 @@ TEST_F(EvictionGuardTest, HeldNodesDrainWindowByWindowNeverStuck) {
 TEST_F(EvictionGuardTest, MaxHoldReleasesANodeTheBudgetNeverFits) {
   add_bulk();
   registry_.add("fat", "svc", 3);
-  guard().on_node_seen("fat", "");
+  seen("fat", "");
   add_nodes("thin", 7, "svc");
   EXPECT_EQ(lease_runs_out("fat", kT0), ExpiryVerdict::kHoldBudget);  // 3 > 20% of 10
   EXPECT_EQ(guard().next_deadline(), kT0 + kMaxHold);
@@ -218,9 +242,9 @@ TEST_F(EvictionGuardTest, HeldNodeThatBeatsAgainIsReleasedUnheldAndNeverExpired)
   const auto pay = add_nodes("pay", 10, "payments");
   leases_run_out({pay[0], pay[1], pay[2]}, kT0);
   ASSERT_TRUE(guard().is_held(pay[2]));
-  EXPECT_TRUE(guard().on_node_seen(pay[2], ""));
+  EXPECT_TRUE(seen(pay[2], ""));
   EXPECT_FALSE(guard().is_held(pay[2]));
-  EXPECT_FALSE(guard().on_node_seen(pay[2], ""));
+  EXPECT_FALSE(seen(pay[2], ""));
   EXPECT_FALSE(guard().next_deadline());
   EXPECT_TRUE(run_due(kT0 + 2 * kMaxHold).empty());
   EXPECT_TRUE(registry_.has(pay[2]));
@@ -233,21 +257,18 @@ TEST_F(EvictionGuardTest, HeldNodeThatBeatsAgainIsReleasedUnheldAndNeverExpired)
 TEST_F(EvictionGuardTest, GracefulRemovalIsNeitherHeldNorCounted) {
   add_bulk();
   const auto pay = add_nodes("pay", 10, "payments");
-  for (int i = 0; i < 3; ++i) {
-    guard().on_node_removed(pay[i]);
-    registry_.drop(pay[i]);
-  }
+  for (int i = 0; i < 3; ++i)
+    removed(pay[i]);
   // 7 left: one expiry fits the 20% share; had the removals counted, it would not.
   EXPECT_EQ(lease_runs_out(pay[3], kT0), ExpiryVerdict::kExpire);
   EXPECT_EQ(lease_runs_out(pay[4], kT0), ExpiryVerdict::kHoldBudget);
-  guard().on_node_removed(pay[4]);  // an admin removes the held node
-  registry_.drop(pay[4]);
+  removed(pay[4]);  // an admin removes the held node
   EXPECT_FALSE(guard().is_held(pay[4]));
   const auto s = guard().stats(kT0);
   EXPECT_EQ(s.held_nodes, 0u);
   EXPECT_EQ(s.window_expired_nodes, 1u);
   EXPECT_TRUE(run_due(kT0 + 2 * kMaxHold).empty());
-  EXPECT_EQ(guard().tracked_nodes(), 6u);  // 5 of pay and the bulk node
+  EXPECT_EQ(guard().tracked_nodes(), 0u);  // nodes of their own source cost nothing unheld
 }
 
 TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpireNormally) {
@@ -266,7 +287,7 @@ TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpir
   EXPECT_EQ(s.partitioned_sources[0].held, 6u);
   EXPECT_EQ(s.counters.partition_holds, 6u);
   for (int i = 4; i < 10; ++i)
-    EXPECT_TRUE(guard().on_node_seen(a[i], "proxy-a"));  // the proxy is back
+    EXPECT_TRUE(seen(a[i], "proxy-a"));  // the proxy is back
   EXPECT_TRUE(guard().stats(kT0).partitioned_sources.empty());
 }
 
@@ -283,13 +304,13 @@ TEST_F(EvictionGuardTest, GaugesFollowTwoPartitionsAsTheyBeginAndHealWithoutAWal
   EXPECT_EQ(g.held_instances, 12u);
   EXPECT_EQ(g.partitioned_sources, guard().stats(kT0).partitioned_sources.size());
   for (int i = 4; i < 9; ++i)
-    guard().on_node_seen(a[i], "proxy-a");  // one of proxy-a's still held: still partitioned
+    seen(a[i], "proxy-a");  // one of proxy-a's still held: still partitioned
   EXPECT_EQ(guard().gauges().partitioned_sources, 2u);
-  guard().on_node_seen(a[9], "proxy-a");
+  seen(a[9], "proxy-a");
   g = guard().gauges();
   EXPECT_EQ(g.partitioned_sources, 1u);
   EXPECT_EQ(g.held_for_partition, 6u);
-  guard().on_node_removed(b[9]);  // an operator removed one of proxy-b's held nodes
+  removed(b[9]);  // an operator removed one of proxy-b's held nodes
   EXPECT_EQ(guard().gauges().partitioned_sources, 1u);
   EXPECT_EQ(run_due(kT0 + kMaxHold).size(), 5u);
   EXPECT_EQ(guard().gauges().partitioned_sources, 0u);
@@ -366,7 +387,7 @@ TEST_F(EvictionGuardTest, LowerTierHubNodeIsHeldByThePerServiceCap) {
   add_bulk();
   registry_.add("tier2-hub", "orders", 40);
   registry_.add("tier2-hub", "users", 30);
-  guard().on_node_seen("tier2-hub", "");  // a lower-tier hub is its own source
+  seen("tier2-hub", "");  // a lower-tier hub is its own source
   add_nodes("orders-agent", 10, "orders");
   add_nodes("users-agent", 10, "users");
   EXPECT_EQ(lease_runs_out("tier2-hub", kT0), ExpiryVerdict::kHoldBudget);
@@ -375,7 +396,7 @@ TEST_F(EvictionGuardTest, LowerTierHubNodeIsHeldByThePerServiceCap) {
   EXPECT_EQ(s.counters.service_cap_holds, 1u);
   EXPECT_TRUE(s.partitioned_sources.empty());
   EXPECT_TRUE(run_due(kT0 + 3 * kWindow).empty());  // 40 of 50 never fits a 20% share
-  EXPECT_TRUE(guard().on_node_seen("tier2-hub", ""));
+  EXPECT_TRUE(seen("tier2-hub", ""));
   EXPECT_EQ(registry_.size("orders"), 50u);
 }
 
@@ -383,10 +404,8 @@ TEST_F(EvictionGuardTest, ForgetsEmptyWindowsAndSourcesWithoutNodes) {
   const auto p = add_nodes("p", 10, "svc", "proxy-p");
   EXPECT_EQ(guard().tracked_sources(), 1u);
   leases_run_out({p[0], p[1]}, kT0);
-  for (int i = 2; i < 10; ++i) {
-    guard().on_node_removed(p[i]);
-    registry_.drop(p[i]);
-  }
+  for (int i = 2; i < 10; ++i)
+    removed(p[i]);
   EXPECT_EQ(guard().tracked_nodes(), 0u);
   EXPECT_EQ(guard().tracked_sources(), 1u);  // its expiries are still in the window
   EXPECT_EQ(guard().tracked_services(), 1u);
@@ -398,11 +417,30 @@ TEST_F(EvictionGuardTest, ForgetsEmptyWindowsAndSourcesWithoutNodes) {
 
 TEST_F(EvictionGuardTest, NodeThatChangesSourceCountsForTheNewOne) {
   const auto a = add_nodes("a", 4, "svc", "proxy-a");
-  EXPECT_FALSE(guard().on_node_seen(a[0], "proxy-b"));
+  EXPECT_FALSE(seen(a[0], "proxy-b"));
   EXPECT_EQ(guard().tracked_sources(), 2u);
+  EXPECT_EQ(guard().members("proxy-a"), 3u);
+  EXPECT_EQ(guard().members("proxy-b"), 1u);
+  EXPECT_FALSE(seen(a[1], ""));  // now its own source: counted nowhere
+  EXPECT_EQ(guard().members("proxy-a"), 2u);
+  EXPECT_EQ(guard().total_members(), 3u);
   for (const auto& node : a)
-    guard().on_node_removed(node);
+    removed(node);
   EXPECT_EQ(guard().tracked_sources(), 0u);
+  EXPECT_EQ(guard().total_members(), 0u);
+}
+
+TEST_F(EvictionGuardTest, HeldNodeThatReturnsThroughAnotherSourceLeavesTheHeldOne) {
+  use_partition_rule_only();
+  const auto a = add_nodes("a", 4, "svc", "proxy-a");
+  const Tally t = leases_run_out(a, kT0);  // the first looks like a single death; then a partition
+  ASSERT_EQ(t.expired, 1);
+  ASSERT_EQ(t.held_partition, 3);
+  EXPECT_EQ(guard().gauges().partitioned_sources, 1u);
+  EXPECT_TRUE(seen(a[3], "proxy-b"));  // back, through another proxy
+  EXPECT_EQ(guard().members("proxy-b"), 1u);
+  EXPECT_EQ(guard().members("proxy-a"), 2u);  // a[1] and a[2], still held
+  EXPECT_EQ(guard().tracked_nodes(), 2u);
 }
 
 TEST_F(EvictionGuardTest, NothingHeldMeansNoDeadline) {
