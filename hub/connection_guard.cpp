@@ -33,9 +33,8 @@ bool ConnectionGuard::accepted(int fd, MonoTime now) {
     ++counters_.connections_refused;
     return false;
   }
-  Connection c;
-  if (config_.idle_timeout.count() > 0) c.idle = idle_.add(fd, now + config_.idle_timeout);
-  connections_.emplace(fd, c);
+  Connection& c = connections_.try_emplace(fd, fd).first->second;
+  if (config_.idle_timeout.count() > 0) idle_.add(c, now + config_.idle_timeout);
   return true;
 }
 
@@ -44,12 +43,11 @@ void ConnectionGuard::valid_message(int fd, MonoTime now, PeerKind kind) {
   if (it == connections_.end() || it->second.trusted) return;
   auto& c = it->second;
   if (kind == PeerKind::kTrusted) {
-    if (c.idle) idle_.remove(*c.idle);
-    c.idle.reset();
+    idle_.remove(c);
     c.trusted = true;
     ++trusted_;
-  } else if (c.idle) {
-    idle_.renew(*c.idle, now + config_.idle_timeout);
+  } else if (c.queued()) {
+    idle_.renew(c, now + config_.idle_timeout);
   }
 }
 
@@ -60,9 +58,9 @@ void ConnectionGuard::closed(int fd) {
 
 std::vector<int> ConnectionGuard::tick(MonoTime now) {
   std::vector<int> out;
-  idle_.expire(now, config_.max_idle_closes_per_tick, [&](int fd) {
-    connections_.erase(fd);
-    out.push_back(fd);
+  idle_.expire(now, config_.max_idle_closes_per_tick, [&](Connection& c) {
+    out.push_back(c.fd);
+    connections_.erase(c.fd);  // `c` is gone after this line
   });
   counters_.connections_idle_closed += out.size();
   if (auto next = idle_.next_deadline(); next && *next <= now) ++counters_.idle_closes_deferred;
@@ -70,7 +68,7 @@ std::vector<int> ConnectionGuard::tick(MonoTime now) {
 }
 
 void ConnectionGuard::forget(std::unordered_map<int, Connection>::iterator it) {
-  if (it->second.idle) idle_.remove(*it->second.idle);
+  idle_.remove(it->second);
   if (it->second.trusted) --trusted_;
   connections_.erase(it);
 }

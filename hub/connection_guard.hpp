@@ -108,9 +108,10 @@ class ConnectionGuard {
   const ConnectionGuardConfig& config() const { return config_; }
 
  private:
-  using IdleQueue = LeaseQueue<int>;
-  struct Connection {
-    std::optional<IdleQueue::Handle> idle;  // none: trusted, or no idle timeout
+  // Queued for idleness unless trusted or without an idle timeout.
+  struct Connection : LeaseHook {
+    explicit Connection(int on_fd) : fd(on_fd) {}
+    int fd;
     bool trusted = false;
   };
 
@@ -118,7 +119,7 @@ class ConnectionGuard {
 
   ConnectionGuardConfig config_;
   std::unordered_map<int, Connection> connections_;
-  IdleQueue idle_;
+  LeaseQueue<Connection> idle_;
   std::size_t trusted_ = 0;
   ConnectionCounters counters_;
 };

@@ -109,7 +109,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.digest = rec.digest;
     node.owner_key = SharedText(rec.owner_key, node_texts_);
     node.set_known = true;
-    if (known == nullptr) node.lease = leases_.add(&node, now + config_.lease);
+    if (known == nullptr) leases_.add(node, now + config_.lease);
   }
   for (const auto& rec : snapshot.instances) {
     Node* node = nodes_.find(rec.owner);
@@ -257,7 +257,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
   if (!known) {
     node.epoch = beat.epoch;
     node.epoch_seen = now;
-    node.lease = leases_.add(&node, now + config_.lease);
+    leases_.add(node, now + config_.lease);
     state_changed = true;
     return node;
   }
@@ -270,7 +270,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
     state_changed = true;
     if (config_.isolation.readmit_on_restart) readmit_restarted(now, node);
   }
-  leases_.renew(node.lease, now + config_.lease);
+  leases_.renew(node, now + config_.lease);
   return node;
 }
 
@@ -324,7 +324,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
                     beat.seq);
     else if (beat.delta)
       state_changed |= apply_delta(node, beat.seq, *beat.delta);
-    if (node.staging && node.staging->size() > limit) {
+    if (node.staging && node.staging->regs.size() > limit) {
       node.staging.reset();
       return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
     }
@@ -441,8 +441,9 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   now_owned.reserve(regs.size());
   for (const auto& reg : regs) {
     ServiceEntry& svc = registry_.service(reg.service);
-    changed |= registry_.upsert(svc, reg.instance, node.id);
-    now_owned.push_back(owned_of(svc, reg.instance.id));
+    const auto upserted = registry_.upsert(svc, reg.instance, node.id);
+    changed |= upserted.changed;
+    now_owned.push_back({&svc, upserted.slot});
   }
   std::sort(now_owned.begin(), now_owned.end());
   now_owned.erase(std::unique(now_owned.begin(), now_owned.end()), now_owned.end());
@@ -471,19 +472,20 @@ void HubCore::ask_for_set(const std::string& node_id) {
 bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta) {
   ++counters_.deltas_received;
   if (delta.reset) {
-    node.staging = std::make_unique<std::vector<proto::Registration>>();
-  } else if (node.staging && seq != node.staging_next_seq) {
+    node.staging = std::make_unique<StagedSet>();
+  } else if (node.staging && seq != node.staging->next_seq) {
     // A chunk missing in between (lost, or overtaken): the staged set is not
     // whole. Drop it; the digest will not match and the sender starts over.
     node.staging.reset();
     return false;
   }
   if (node.staging) {  // a chunked full set: applied whole after its last chunk, without churn
-    node.staging_next_seq = seq + 1;
-    node.staging->insert(node.staging->end(), std::make_move_iterator(delta.upserts.begin()),
-                         std::make_move_iterator(delta.upserts.end()));
+    node.staging->next_seq = seq + 1;
+    auto& regs = node.staging->regs;
+    regs.insert(regs.end(), std::make_move_iterator(delta.upserts.begin()),
+                std::make_move_iterator(delta.upserts.end()));
     if (delta.more) return false;
-    auto set = std::move(*node.staging);
+    auto set = std::move(node.staging->regs);
     node.staging.reset();
     return apply_registration_set(node, std::move(set));
   }
@@ -509,11 +511,9 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   // The node's previous report of an instance leaves its digest. A report the
   // registry holds with other content (another node's) cannot be subtracted:
   // the digest is then unknown and the reply asks for the whole set.
-  const auto forget_report = [&](ServiceEntry& svc, const proto::ServiceKey& key,
-                                 const std::string& id) {
-    if (!reported(svc, id)) return;
-    if (const auto had = registry_.reported_by(svc, id, node.id))
-      running.remove({key, *had});
+  const auto forget_report = [&](const OwnedInstance& mine) {
+    if (const auto had = Registry::reported_by(*mine.slot, node.id))
+      running.remove({mine.service->key, *had});
     else
       digest_known = false;
   };
@@ -522,7 +522,7 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
     const auto gone = svc != nullptr ? reported(*svc, key.id) : std::nullopt;
     // Not reported (any more): a repeated removal is harmless (schemas 5.7).
     if (!gone) continue;
-    forget_report(*svc, key.service, key.id);
+    forget_report(*gone);
     std::string ask_again;
     registry_.remove(*svc, key.id, node.id, &ask_again);
     ask_for_set(ask_again);
@@ -530,10 +530,9 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   }
   for (const auto& reg : delta.upserts) {
     ServiceEntry& svc = registry_.service(reg.service);
-    forget_report(svc, reg.service, reg.instance.id);
+    if (const auto mine = reported(svc, reg.instance.id)) forget_report(*mine);
     running.add(reg);
-    registry_.upsert(svc, reg.instance, node.id);
-    added.push_back(owned_of(svc, reg.instance.id));
+    added.push_back({&svc, registry_.upsert(svc, reg.instance, node.id).slot});
   }
   update_owned(node.owned, std::move(dropped), std::move(added));
   node.digest = running.value();
@@ -581,7 +580,7 @@ bool HubCore::ensure_running_digest(Node& node) {
   if (node.running) return true;
   proto::SetDigest running;
   for (const auto& owned : node.owned) {
-    const auto in = registry_.reported_by(*owned.service, owned.id(), node.id);
+    const auto in = Registry::reported_by(*owned.slot, node.id);
     if (!in) return false;
     running.add({owned.service->key, *in});
   }
@@ -847,7 +846,6 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
   ++counters_.deregistrations;
   registry_.begin_txn();
   guard_.on_node_removed(msg.node_id, node.source.str());
-  leases_.remove(node.lease);
   const auto removed = static_cast<std::uint32_t>(drop_node(node));
   log_event(spdlog::level::info, "agent deregistered",
             {{"hub", config_.hub_id}, {"node", msg.node_id}, {"instances", removed}});
@@ -863,6 +861,7 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInsta
 }
 
 std::size_t HubCore::drop_node(Node& node) {
+  leases_.remove(node);  // queued unless its lease just ran out
   forget_uses(node);
   config_centre_.forget(node.id);
   set_tier(node, 0);  // no longer counted as a child hub

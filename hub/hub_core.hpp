@@ -291,29 +291,34 @@ class HubCore {
     std::uint64_t held = 0;
     bool operator==(const Use&) const = default;
   };
-  struct Node {
+  // A chunked full set being received: the chunks so far, and the seq the
+  // next one must have.
+  struct StagedSet {
+    std::vector<proto::Registration> regs;
+    std::uint64_t next_seq = 0;
+  };
+  // A node's lease is its place in leases_ (the LeaseHook).
+  struct Node : LeaseHook {
     std::string id;
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
-    bool set_known = false;  // the hub holds the set that `digest` names
-    std::uint32_t tier = 0;  // 0: an agent; else a hub of a lower tier (set_tier writes it)
-    MonoTime epoch_seen{};   // when `epoch` was first seen (or the hub restored it)
-    SharedText owner_key;    // the key that registered it; "" on a hub without keys
+    std::uint32_t tier = 0;       // 0: an agent; else a hub of a lower tier (set_tier writes it)
+    bool set_known = false;       // the hub holds the set that `digest` names
+    bool follows_config = false;  // its last beat declared config groups
+    bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
+    MonoTime epoch_seen{};        // when `epoch` was first seen (or the hub restored it)
+    SharedText owner_key;         // the key that registered it; "" on a hub without keys
+    SharedText source;            // as the eviction guard knows it
     // The digest of the set as this node reported it, kept member by member
     // so a delta is checked without rehashing the set; nullopt until computed.
     std::optional<proto::SetDigest> running;
     // A chunked full set being received (delta reset ... more=false); out of
     // line, as only a lower tier's hub sends one.
-    std::unique_ptr<std::vector<proto::Registration>> staging;
-    std::uint64_t staging_next_seq = 0;  // the seq the next chunk must have
-    std::vector<OwnedInstance> owned;    // sorted
+    std::unique_ptr<StagedSet> staging;
+    std::vector<OwnedInstance> owned;  // sorted
     std::vector<Use> uses;
-    LeaseQueue<Node*>::Handle lease;
-    SharedText source;            // as the eviction guard knows it
-    bool follows_config = false;  // its last beat declared config groups
-    bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
-    std::size_t table_slot = 0;   // its place in nodes_ (NodeTable)
+    std::size_t table_slot = 0;  // its place in nodes_ (NodeTable)
   };
   static std::unique_ptr<Node> new_node(std::string_view id) {
     auto node = std::make_unique<Node>();
@@ -490,7 +495,7 @@ class HubCore {
   Registry registry_;
   InternPool<std::string> node_texts_;  // owner keys and sources: few, each shared by many nodes
   NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
-  LeaseQueue<Node*> leases_;
+  LeaseQueue<Node> leases_;          // every node's, except while the guard holds it
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   DepartedNodes departed_;

@@ -275,7 +275,7 @@ proto::AdminReply HubCore::add_static(const proto::AdminRequest& request) {
                    "; a static instance needs an id no agent reports");
   registry_.begin_txn();
   ServiceEntry& svc = registry_.service(request.service);
-  if (!registry_.upsert(svc, instance, kStaticOwner))
+  if (!registry_.upsert(svc, instance, kStaticOwner).changed)
     return ok(what + " is already static at " + instance.address + "; nothing changed");
   return ok(what + (existing != nullptr ? " updated: " : " added: ") + instance.address +
             ", static (no agent, no lease) until remove_static");

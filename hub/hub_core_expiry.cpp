@@ -36,7 +36,7 @@ void HubCore::note_source(Node& node, std::string_view source) {
 void HubCore::expire_leases(MonoTime now) {
   std::vector<Node*> expired;
   const auto n = leases_.expire(now, config_.max_expirations_per_tick,
-                                [&](Node* node) { expired.push_back(node); });
+                                [&](Node& node) { expired.push_back(&node); });
   if (n == config_.max_expirations_per_tick && leases_.next_deadline() &&
       *leases_.next_deadline() <= now)
     ++counters_.expiry_deferred;
@@ -54,7 +54,6 @@ void HubCore::release_held(MonoTime now) {
   for (const auto& id : guard_.due(now, config_.max_expirations_per_tick)) {
     Node* node = nodes_.find(id);
     if (node == nullptr) continue;
-    leases_.remove(node->lease);
     expire(*node, "held by eviction protection, released");
   }
 }
@@ -62,7 +61,7 @@ void HubCore::release_held(MonoTime now) {
 void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
   // Asked again after another lease period if still held and silent; its
   // addresses are probed each time, so a process that died later is found too.
-  node.lease = leases_.add(&node, now + config_.lease);
+  leases_.add(node, now + config_.lease);
   // Only agents' instances: a lower-tier hub's sit in another datacenter.
   if (node.tier == 0) probes_.probe(node.id, addresses_of(node));
   if (node.held) return;
@@ -103,7 +102,6 @@ void HubCore::expire_dead(const std::string& node_id) {
   // Not a partition's casualty: forgotten like a graceful removal, so it
   // spends none of the budget that paces the expiry of nodes that may return.
   guard_.on_node_removed(node_id, node->source.str());
-  leases_.remove(node->lease);
   ++counters_.nodes_confirmed_dead;
   expire(*node, "held, but every address refused connections: the process is gone");
 }

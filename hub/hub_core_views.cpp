@@ -26,7 +26,7 @@ std::optional<Duration> HubCore::lease_left(std::string_view node_id, MonoTime n
   // A held node has a lease again (hold() renews it to ask once more), but it
   // is not a promise from the node: nothing is left of the one it had.
   if (node->held) return Duration{0};
-  return std::max(Duration{0}, leases_.deadline_of(node->lease) - now);
+  return std::max(Duration{0}, node->lease_deadline() - now);
 }
 
 std::vector<ChildHubView> HubCore::child_hubs(MonoTime now) const {

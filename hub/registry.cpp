@@ -112,9 +112,11 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
   return it == services_.end() ? nullptr : it->second.get();
 }
 
-bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node) {
+Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& instance,
+                                    std::string_view node) {
   auto [it, inserted] = svc.instances.try_emplace(instance.id);
   InstanceEntry& entry = it->second;
+  const Upserted unchanged{&*it, false};
   const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
     entry.set_report(instance, interner_);
@@ -122,19 +124,19 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
     entry.out_of_service = is_marked_out_of_service(svc.key, instance.id);
     ++instance_count_;
   } else if (entry.owner == node) {
-    if (entry.reports(instance)) return false;
+    if (entry.reports(instance)) return unchanged;
     entry.set_report(instance, interner_);
     entry.claims_differ();
   } else if (entry.owner == kStaticOwner) {
     // The operator's definition stands; the node takes it when it is removed.
     entry.drop_claim(node);
     entry.add_claim(std::string(node), entry.reports(instance));
-    return false;
+    return unchanged;
   } else {
     entry.drop_claim(node);
     if (entry.reports(instance)) {
       entry.add_claim(std::string(node), true);  // reported twice: not news
-      return false;
+      return unchanged;
     }
     // Different content: the newer report wins; the owner it replaces keeps
     // its claim, so the instance survives whichever of them drops it first.
@@ -146,7 +148,7 @@ bool Registry::upsert(ServiceEntry& svc, const proto::Instance& instance, std::s
   recount(svc, totals_, before, tally_of(entry));
   enlist(dirty_instances_, {&svc, instance.id});
   record_change(svc, instance.id);
-  return true;
+  return {&*it, true};
 }
 
 bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view node,
@@ -209,7 +211,12 @@ std::optional<proto::Instance> Registry::reported_by(const ServiceEntry& svc, co
                                                      std::string_view node) const {
   auto it = svc.instances.find(id);
   if (it == svc.instances.end()) return std::nullopt;
-  const auto& e = it->second;
+  return reported_by(*it, node);
+}
+
+std::optional<proto::Instance> Registry::reported_by(
+    const ServiceEntry::Instances::value_type& slot, std::string_view node) {
+  const auto& [id, e] = slot;
   if (e.owner == node) return e.report(id);
   for (const auto& claim : e.claimants())
     if (claim.node == node && claim.same_content) return e.report(id);

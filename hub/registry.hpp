@@ -125,8 +125,13 @@ class Registry {
   // and the previous owner becomes a claimant. A static instance (owner
   // kStaticOwner) is never taken over: the operator's definition is served
   // and the reporting node only claims it, taking it when it is removed.
-  // True if anything changed.
-  bool upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node);
+  // Returns the instance's slot (where it stays while registered) and
+  // whether anything changed.
+  struct Upserted {
+    const ServiceEntry::Instances::value_type* slot;
+    bool changed;
+  };
+  Upserted upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node);
   // `node` no longer reports the instance. The owner's drop hands it to a
   // claimant if there is one; otherwise it is removed. True if removed. A
   // claimant whose content may differ lands in `ask_again`: its set must be
@@ -162,6 +167,9 @@ class Registry {
   // claimant) and the registry knows what it reported.
   std::optional<proto::Instance> reported_by(const ServiceEntry& svc, const std::string& id,
                                              std::string_view node) const;
+  // The same, of an instance's slot the caller already found.
+  static std::optional<proto::Instance> reported_by(const ServiceEntry::Instances::value_type& slot,
+                                                    std::string_view node);
 
   // Services whose list as consumers are served it changed since the last
   // call (every change that issues a version: an instance added, changed or

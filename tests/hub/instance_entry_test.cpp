@@ -164,7 +164,7 @@ TEST(InstanceEntry, TheRegistryAnswersANodesReportWithoutTheHubsVerdict) {
   registry.begin_txn();
   auto& svc = registry.service({"api", "default"});
   auto in = full_report();
-  ASSERT_TRUE(registry.upsert(svc, in, "n1"));
+  ASSERT_TRUE(registry.upsert(svc, in, "n1").changed);
   ASSERT_TRUE(registry.set_verdict(svc, in.id, {proto::Health::kUnconfirmed, "held"}));
   const auto reported = registry.reported_by(svc, in.id, "n1");
   ASSERT_TRUE(reported.has_value());
