@@ -37,6 +37,9 @@ struct HubConfig {
   Duration empty_service_ttl{30'000};
   std::size_t max_frame_bytes = 4 * 1024 * 1024;
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
+  // SQLite's page cache, MiB (SqliteHubStore). Counted in the hub's RSS; the
+  // kernel's page cache holds the rest of the file.
+  std::size_t store_cache_mib = 8;
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;  // --log-format text|json
 

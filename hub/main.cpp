@@ -92,9 +92,10 @@ int serve(const cascade::hub::HubConfig& config) {
   if (config.proxy) return serve_proxy(config);
   std::unique_ptr<hub::SqliteHubStore> store;
   try {
-    store = hub::SqliteHubStore::open(config.data_dir, config.fsync_each_batch
-                                                           ? sqlite::Synchronous::kFull
-                                                           : sqlite::Synchronous::kNormal);
+    store = hub::SqliteHubStore::open(
+        config.data_dir,
+        config.fsync_each_batch ? sqlite::Synchronous::kFull : sqlite::Synchronous::kNormal,
+        config.store_cache_mib);
   } catch (const std::exception& e) {
     spdlog::critical("cannot use data directory: {}", e.what());
     return 1;

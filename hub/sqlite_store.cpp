@@ -221,21 +221,27 @@ struct SqliteHubStore::Statements {
 };
 
 std::unique_ptr<SqliteHubStore> SqliteHubStore::open(const std::filesystem::path& data_dir,
-                                                     sqlite::Synchronous mode) {
+                                                     sqlite::Synchronous mode,
+                                                     std::size_t cache_mib) {
   ensure_data_dir(data_dir);
-  return std::unique_ptr<SqliteHubStore>(new SqliteHubStore(file_in(data_dir), mode));
+  return std::unique_ptr<SqliteHubStore>(new SqliteHubStore(file_in(data_dir), mode, cache_mib));
 }
 
 std::filesystem::path SqliteHubStore::file_in(const std::filesystem::path& data_dir) {
   return data_dir / kFileName;
 }
 
-SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode)
+SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode,
+                               std::size_t cache_mib)
     : db_(file, sqlite::DbOptions{.synchronous = mode}), mode_(mode) {
   // A registration storm (a million instances after a restart) writes in
-  // large batches: a 64 MiB page cache and rarer checkpoints took sustained
-  // registration from ~25k to ~37k instances/s in bench/hub_bench.cpp.
-  db_.exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384");
+  // large batches: rarer checkpoints took sustained registration from ~25k to
+  // ~37k instances/s in bench/hub_bench.cpp. The page cache is counted in the
+  // hub's RSS and buys little beyond a few MiB (the kernel caches the file):
+  // at 1M realistic instances, 4 MiB registered at 38.4k/s, 64 MiB at 37.6k/s
+  // (docs/benchmarks.md).
+  db_.exec("PRAGMA cache_size=-" + std::to_string(cache_mib * 1024) +
+           "; PRAGMA wal_autocheckpoint=16384");
   sqlite::Transaction txn(db_);
   const auto found = sqlite::check_schema_version(db_, kSchemaVersion, kOldestUpgradable);
   db_.exec(schema_sql());
@@ -246,6 +252,14 @@ SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchr
 }
 
 SqliteHubStore::~SqliteHubStore() = default;
+
+std::size_t SqliteHubStore::cache_kib() {
+  sqlite::Statement pragma(db_, "PRAGMA cache_size");
+  pragma.step();
+  const auto pages_or_kib = pragma.column_int64(0);  // negative: KiB
+  pragma.reset();
+  return static_cast<std::size_t>(pages_or_kib < 0 ? -pages_or_kib : pages_or_kib);
+}
 
 // ---------------------------------------------------------------- epoch
 

@@ -69,8 +69,13 @@ class SqliteHubStore final : public HubStore {
   // Creates `data_dir` when missing and opens (or creates) DATA_DIR/hub.db.
   // `mode` governs batches (apply); next_epoch() always commits with FULL.
   // Throws StoreError naming the directory or file when either is unusable.
+  // `cache_mib`: SQLite's page cache (HubConfig::store_cache_mib).
   static std::unique_ptr<SqliteHubStore> open(const std::filesystem::path& data_dir,
-                                              sqlite::Synchronous mode);
+                                              sqlite::Synchronous mode,
+                                              std::size_t cache_mib = kDefaultCacheMib);
+  static constexpr std::size_t kDefaultCacheMib = 8;
+  // The page cache SQLite was given, in KiB (PRAGMA cache_size).
+  std::size_t cache_kib();
   ~SqliteHubStore() override;
 
   std::uint64_t next_epoch() override;
@@ -90,7 +95,8 @@ class SqliteHubStore final : public HubStore {
  private:
   struct Statements;  // the prepared writes, defined with the SQL in the .cpp
 
-  SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode);
+  SqliteHubStore(const std::filesystem::path& file, sqlite::Synchronous mode,
+                 std::size_t cache_mib);
   std::uint64_t increment_epoch();
   void write_nodes(const PersistBatch& batch);
   void write_instances(const PersistBatch& batch);

@@ -85,6 +85,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--push-repeat-gap-ms", "10001"}, "repeat gap"},
         BadFlag{{"--push-repeat-gap-ms", "-1"}, "repeat gap"},
         BadFlag{{"--empty-service-ttl-ms", "999"}, "--empty-service-ttl-ms"},
+        BadFlag{{"--store-cache-mib", "0"}, "--store-cache-mib"},
+        BadFlag{{"--store-cache-mib", "65537"}, "--store-cache-mib"},
+        BadFlag{{"--store-cache-mib", "-1"}, "--store-cache-mib"},
         BadFlag{{"--empty-service-ttl-ms", "86400001"}, "--empty-service-ttl-ms"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
@@ -177,6 +180,13 @@ TEST(HubOptions, ProtectionFlagsReachTheCore) {
   EXPECT_EQ(core.push.repeat_gap, Duration{250});
   EXPECT_FALSE(core.eviction.enabled);
   EXPECT_EQ(core.eviction.max_hold, Duration{120'000});
+}
+
+TEST(HubOptions, TheStoresPageCacheIsEightMibUnlessTold) {
+  EXPECT_EQ(parse({}).config->store_cache_mib, 8u);
+  auto p = parse({"--store-cache-mib", "64"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->store_cache_mib, 64u);
 }
 
 TEST(HubOptions, TheEmptyServiceGraceReachesTheCore) {

@@ -108,6 +108,11 @@ TEST_F(SqliteHubStoreTest, MissingDataDirIsCreatedAndHoldsHubDb) {
   EXPECT_TRUE(std::filesystem::exists(nested / "hub.db"));
 }
 
+TEST_F(SqliteHubStoreTest, ThePageCacheIsWhatTheHubWasToldNotSQLitesOwnDefault) {
+  EXPECT_EQ(open()->cache_kib(), SqliteHubStore::kDefaultCacheMib * 1024);
+  EXPECT_EQ(SqliteHubStore::open(dir(), kNormal, 3)->cache_kib(), 3u * 1024);
+}
+
 TEST_F(SqliteHubStoreTest, NewStoreLoadsAnEmptySnapshot) {
   const HubSnapshot s = open()->load();
   EXPECT_TRUE(s.nodes.empty());
