@@ -59,8 +59,9 @@ void ConnectionGuard::closed(int fd) {
 std::vector<int> ConnectionGuard::tick(MonoTime now) {
   std::vector<int> out;
   idle_.expire(now, config_.max_idle_closes_per_tick, [&](Connection& c) {
-    out.push_back(c.fd);
-    connections_.erase(c.fd);  // `c` is gone after this line
+    const int fd = c.fd;
+    connections_.erase(fd);  // `c` is gone after this line
+    out.push_back(fd);
   });
   counters_.connections_idle_closed += out.size();
   if (auto next = idle_.next_deadline(); next && *next <= now) ++counters_.idle_closes_deferred;

@@ -66,16 +66,16 @@ std::variant<EvictionGuard, std::string> EvictionGuard::create(EvictionGuardConf
 
 // ---- membership ---------------------------------------------------------
 
-EvictionGuard::Sources::iterator EvictionGuard::join(std::string_view source) {
-  if (source.empty()) return sources_.end();
+EvictionGuard::SourceEntry* EvictionGuard::join(std::string_view source) {
+  if (source.empty()) return nullptr;
   auto it = sources_.find(source);
   if (it == sources_.end()) it = sources_.emplace(std::string(source), SourceState{}).first;
   ++it->second.members;
-  return it;
+  return &*it;
 }
 
-void EvictionGuard::leave(Sources::iterator source) {
-  if (source == sources_.end()) return;
+void EvictionGuard::leave(SourceEntry* source) {
+  if (source == nullptr) return;
   assert(source->second.members > 0);
   --source->second.members;
   maybe_erase_source(source);
@@ -84,14 +84,17 @@ void EvictionGuard::leave(Sources::iterator source) {
 // Where the core says a node is counted. A source the guard does not know
 // (a core that broke the contract) counts as the node's own: nothing is
 // decremented that was never incremented.
-EvictionGuard::Sources::iterator EvictionGuard::counted_in(std::string_view source) {
-  return source.empty() ? sources_.end() : sources_.find(source);
+EvictionGuard::SourceEntry* EvictionGuard::counted_in(std::string_view source) {
+  if (source.empty()) return nullptr;
+  auto it = sources_.find(source);
+  return it == sources_.end() ? nullptr : &*it;
 }
 
-void EvictionGuard::maybe_erase_source(Sources::iterator source) {
+void EvictionGuard::maybe_erase_source(SourceEntry* source) {
   // Expiry records and holds point at the source while they last.
-  if (source == sources_.end()) return;
-  if (source->second.members == 0 && source->second.expired_in_window == 0) sources_.erase(source);
+  if (source == nullptr || source->second.members > 0 || source->second.expired_in_window > 0)
+    return;
+  sources_.erase(sources_.find(source->first));
 }
 
 std::size_t EvictionGuard::members(std::string_view source) const {
@@ -164,7 +167,7 @@ void EvictionGuard::release_refs(const Footprint& footprint) {
     if (--s.budget->second.refs == 0) budgets_.erase(s.budget);
 }
 
-ExpiryVerdict EvictionGuard::decide(Sources::iterator source, const Footprint& footprint) {
+ExpiryVerdict EvictionGuard::decide(const SourceEntry* source, const Footprint& footprint) {
   if (!config_.enabled || footprint.instances == 0) return ExpiryVerdict::kExpire;
   if (partitioned(source)) {
     ++counters_.partition_holds;
@@ -184,8 +187,8 @@ ExpiryVerdict EvictionGuard::decide(Sources::iterator source, const Footprint& f
 }
 
 // A node alone (its own source) is never judged partitioned: min_source_nodes >= 2.
-bool EvictionGuard::partitioned(Sources::iterator entry) const {
-  if (entry == sources_.end()) return false;
+bool EvictionGuard::partitioned(const SourceEntry* entry) const {
+  if (entry == nullptr) return false;
   const SourceState& source = entry->second;
   if (source.held_partition > 0) return true;  // stays so while any of its nodes is held for it
   const std::size_t base = source.members + source.expired_in_window;
@@ -215,7 +218,7 @@ bool EvictionGuard::registry_over(std::size_t instances) const {
 
 // ---- expiring and holding ------------------------------------------------
 
-void EvictionGuard::expire(MonoTime now, Sources::iterator source, Footprint footprint) {
+void EvictionGuard::expire(MonoTime now, SourceEntry* source, Footprint footprint) {
   for (const Share& s : footprint.shares) {
     ServiceBudget& b = s.budget->second;
     b.size -= std::min<std::size_t>(b.size, s.instances);
@@ -223,15 +226,15 @@ void EvictionGuard::expire(MonoTime now, Sources::iterator source, Footprint foo
   }
   registry_size_ -= std::min(registry_size_, footprint.instances);
   registry_expired_ += footprint.instances;
-  if (source != sources_.end()) ++source->second.expired_in_window;
+  if (source != nullptr) ++source->second.expired_in_window;
   records_.push_back(Record{now, source, std::move(footprint)});
   leave(source);
 }
 
-void EvictionGuard::hold(MonoTime now, std::string_view node_id, Sources::iterator source,
+void EvictionGuard::hold(MonoTime now, std::string_view node_id, SourceEntry* source,
                          ExpiryVerdict reason, Footprint footprint) {
   held_instances_ += footprint.instances;
-  if (source != sources_.end()) {
+  if (source != nullptr) {
     SourceState& src = source->second;
     ++src.held;
     if (reason == ExpiryVerdict::kHoldPartition && src.held_partition++ == 0)
@@ -246,7 +249,7 @@ EvictionGuard::Footprint EvictionGuard::unhold(HeldIndex::iterator index) {
   const auto held = index->second;
   Footprint footprint = std::move(held->footprint);
   held_instances_ -= footprint.instances;
-  if (held->source != sources_.end()) {
+  if (held->source != nullptr) {
     SourceState& src = held->source->second;
     --src.held;
     if (held->reason == ExpiryVerdict::kHoldPartition && --src.held_partition == 0)
@@ -273,7 +276,7 @@ void EvictionGuard::prune(MonoTime now) {
       s.budget->second.expired -= s.instances;
     release_refs(r.footprint);
     registry_expired_ -= r.footprint.instances;
-    if (r.source != sources_.end()) {
+    if (r.source != nullptr) {
       --r.source->second.expired_in_window;
       maybe_erase_source(r.source);
     }

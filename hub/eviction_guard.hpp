@@ -218,7 +218,7 @@ class EvictionGuard {
   // Nodes counted in any shared source, O(sources): for recounts.
   std::size_t total_members() const;
   // Sizes of the bookkeeping, to check that it stays bounded.
-  std::size_t tracked_nodes() const { return held_index_.size(); }  // held ones only
+  std::size_t tracked_holds() const { return held_index_.size(); }  // nothing per unheld node
   std::size_t tracked_sources() const { return sources_.size(); }
   std::size_t tracked_services() const { return budgets_.size(); }
 
@@ -230,6 +230,9 @@ class EvictionGuard {
     std::size_t expired_in_window = 0;  // its nodes expired within the window
   };
   using Sources = std::map<std::string, SourceState, std::less<>>;
+  // Holds and expiry records point at a source's entry (a map node stays put,
+  // even when the guard is moved; an end() iterator would not).
+  using SourceEntry = Sources::value_type;
   struct ServiceBudget {
     std::size_t size = 0;     // instances as last reported, minus those expired since
     std::size_t expired = 0;  // instances expired within the window
@@ -250,7 +253,7 @@ class EvictionGuard {
     MonoTime since{};
     ExpiryVerdict reason = ExpiryVerdict::kHoldBudget;
     Footprint footprint{};
-    Sources::iterator source;  // sources_.end(): its own
+    SourceEntry* source = nullptr;  // nullptr: its own
   };
   using HeldList = std::list<Held>;  // in hold order, so oldest first
   struct StringHash {
@@ -262,28 +265,28 @@ class EvictionGuard {
       std::unordered_map<std::string, HeldList::iterator, StringHash, std::equal_to<>>;
   struct Record {
     MonoTime at{};
-    Sources::iterator source;  // sources_.end(): the node was its own
+    SourceEntry* source = nullptr;  // nullptr: the node was its own
     Footprint footprint{};
   };
   enum class Cap : std::uint8_t { kNone, kService, kRegistry };
 
-  // The entry counting `source`'s members; end() for "" (a node alone).
-  Sources::iterator join(std::string_view source);
-  void leave(Sources::iterator source);
-  Sources::iterator counted_in(std::string_view source);
-  void maybe_erase_source(Sources::iterator source);
+  // The entry counting `source`'s members; nullptr for "" (a node alone).
+  SourceEntry* join(std::string_view source);
+  void leave(SourceEntry* source);
+  SourceEntry* counted_in(std::string_view source);
+  void maybe_erase_source(SourceEntry* source);
 
   Footprint footprint_of(const ExpiryRequest& request);
   void release_refs(const Footprint& footprint);
-  ExpiryVerdict decide(Sources::iterator source, const Footprint& footprint);
-  bool partitioned(Sources::iterator source) const;
+  ExpiryVerdict decide(const SourceEntry* source, const Footprint& footprint);
+  bool partitioned(const SourceEntry* source) const;
   Cap over_cap(const Footprint& footprint) const;
   bool service_over(const Share& share) const;
   bool registry_over(std::size_t instances) const;
 
   // Expiring forgets the node: it leaves its source.
-  void expire(MonoTime now, Sources::iterator source, Footprint footprint);
-  void hold(MonoTime now, std::string_view node_id, Sources::iterator source, ExpiryVerdict reason,
+  void expire(MonoTime now, SourceEntry* source, Footprint footprint);
+  void hold(MonoTime now, std::string_view node_id, SourceEntry* source, ExpiryVerdict reason,
             Footprint footprint);
   // Ends the hold of the node (it stays a member of its source).
   Footprint unhold(HeldIndex::iterator held);

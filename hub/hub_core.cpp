@@ -1069,13 +1069,18 @@ std::optional<std::string> HubCore::guard_mismatch() const {
   if (auto guard = guard_.recount_mismatch()) return guard;
   std::map<std::string_view, std::size_t> members;
   std::optional<std::string> stray;
+  std::size_t held = 0;
   nodes_.for_each([&](const Node& node) {
     if (!node.source.str().empty()) ++members[node.source.str()];
+    held += node.held ? 1 : 0;
     if (!stray && node.held != guard_.is_held(node.id))
       stray =
           "node " + node.id + (node.held ? " held, but not by the guard" : " held by the guard");
   });
   if (stray) return stray;
+  if (held != guard_.tracked_holds())  // a hold of a node the hub no longer has
+    return "the guard holds " + std::to_string(guard_.tracked_holds()) + " nodes, the hub " +
+           std::to_string(held);
   std::size_t total = 0;
   for (const auto& [source, count] : members) {
     total += count;

@@ -450,7 +450,7 @@ class HubCore {
   std::optional<std::string> guard_mismatch() const;
   static std::optional<std::string> owned_mismatch(
       const Node& node, const std::unordered_map<const void*, const ServiceEntry*>& slots);
-  // Removes the node and its instances (its lease must already be gone); returns the count.
+  // Removes the node (from the lease queue too) and its instances; returns the count.
   std::size_t drop_node(Node& node);
 
   // Operator operations (hub/hub_core_admin.cpp).
@@ -495,7 +495,7 @@ class HubCore {
   Registry registry_;
   InternPool<std::string> node_texts_;  // owner keys and sources: few, each shared by many nodes
   NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
-  LeaseQueue<Node> leases_;          // every node's, except while the guard holds it
+  LeaseQueue<Node> leases_;          // every node's (a held one's: when it is asked about again)
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   DepartedNodes departed_;

@@ -18,8 +18,9 @@
 
 namespace cascade::hub {
 
-// Only a first beat, a change of source and a held node's return tell the
-// guard anything: the steady beat costs a string comparison.
+// Only a change of source (a first beat through a shared one included) and a
+// held node's return tell the guard anything: the steady beat costs a string
+// comparison.
 void HubCore::note_source(Node& node, std::string_view source) {
   if (!node.held && node.source == source) return;
   const bool was_held = guard_.on_node_seen(node.id, node.source.str(), source);

@@ -7,7 +7,6 @@ namespace cascade::hub {
 
 namespace {
 const Verdict kNoVerdict{};
-const std::string kNoText;
 }  // namespace
 
 std::size_t MetadataHash::operator()(const Metadata& metadata) const {
@@ -45,7 +44,7 @@ proto::Instance InstanceEntry::served(std::string_view id) const {
 
 bool InstanceEntry::reports(const proto::Instance& in) const {
   static const Metadata kNoMetadata;
-  const std::string& reason = extra_ ? extra_->health_reason : kNoText;
+  const std::string& reason = extra_ ? extra_->health_reason : SharedText::empty_text();
   return address_ == in.address && weight_ == in.weight && zone_ == in.zone &&
          status_ == in.status && tier_ == in.tier && health_ == in.health &&
          reason == in.health_reason && (metadata_ ? *metadata_ : kNoMetadata) == in.metadata;

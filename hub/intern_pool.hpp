@@ -76,12 +76,13 @@ class SharedText {
   const std::string& str() const { return ref_ ? *ref_ : empty_text(); }
   bool empty() const { return ref_ == nullptr; }
   friend bool operator==(const SharedText& a, std::string_view b) { return a.str() == b; }
-
- private:
+  // The one empty string the registry's entries refer to for "".
   static const std::string& empty_text() {
     static const std::string kEmpty;
     return kEmpty;
   }
+
+ private:
   InternPool<std::string>::Ref ref_;
 };
 

@@ -15,6 +15,7 @@
 // where it is while queued (heap-allocated or in a node-based container) and
 // must be removed before it is destroyed; the queue never owns it.
 
+#include <cassert>
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -59,6 +60,7 @@ class LeaseQueue {
   // Queues `holder`, which must not be queued already.
   void add(T& holder, MonoTime deadline) {
     LeaseHook& h = holder;
+    assert(!h.queued());
     h.deadline_ = deadline;
     link_before(h, position_for(deadline));
   }

@@ -254,11 +254,16 @@ SqliteHubStore::SqliteHubStore(const std::filesystem::path& file, sqlite::Synchr
 SqliteHubStore::~SqliteHubStore() = default;
 
 std::size_t SqliteHubStore::cache_kib() {
-  sqlite::Statement pragma(db_, "PRAGMA cache_size");
-  pragma.step();
-  const auto pages_or_kib = pragma.column_int64(0);  // negative: KiB
-  pragma.reset();
-  return static_cast<std::size_t>(pages_or_kib < 0 ? -pages_or_kib : pages_or_kib);
+  const auto read = [&](const char* sql) {
+    sqlite::Statement pragma(db_, sql);
+    pragma.step();
+    const auto value = pragma.column_int64(0);
+    pragma.reset();
+    return value;
+  };
+  const auto size = read("PRAGMA cache_size");  // negative: KiB; else pages
+  if (size < 0) return static_cast<std::size_t>(-size);
+  return static_cast<std::size_t>(size * read("PRAGMA page_size") / 1024);
 }
 
 // ---------------------------------------------------------------- epoch

@@ -268,7 +268,7 @@ TEST_F(EvictionGuardTest, GracefulRemovalIsNeitherHeldNorCounted) {
   EXPECT_EQ(s.held_nodes, 0u);
   EXPECT_EQ(s.window_expired_nodes, 1u);
   EXPECT_TRUE(run_due(kT0 + 2 * kMaxHold).empty());
-  EXPECT_EQ(guard().tracked_nodes(), 0u);  // nodes of their own source cost nothing unheld
+  EXPECT_EQ(guard().tracked_holds(), 0u);  // nodes of their own source cost nothing unheld
 }
 
 TEST_F(EvictionGuardTest, SourceLosingMostOfItsNodesIsHeldWhileOtherSourcesExpireNormally) {
@@ -406,7 +406,7 @@ TEST_F(EvictionGuardTest, ForgetsEmptyWindowsAndSourcesWithoutNodes) {
   leases_run_out({p[0], p[1]}, kT0);
   for (int i = 2; i < 10; ++i)
     removed(p[i]);
-  EXPECT_EQ(guard().tracked_nodes(), 0u);
+  EXPECT_EQ(guard().tracked_holds(), 0u);
   EXPECT_EQ(guard().tracked_sources(), 1u);  // its expiries are still in the window
   EXPECT_EQ(guard().tracked_services(), 1u);
   run_due(kT0 + kWindow);
@@ -440,7 +440,7 @@ TEST_F(EvictionGuardTest, HeldNodeThatReturnsThroughAnotherSourceLeavesTheHeldOn
   EXPECT_TRUE(seen(a[3], "proxy-b"));  // back, through another proxy
   EXPECT_EQ(guard().members("proxy-b"), 1u);
   EXPECT_EQ(guard().members("proxy-a"), 2u);  // a[1] and a[2], still held
-  EXPECT_EQ(guard().tracked_nodes(), 2u);
+  EXPECT_EQ(guard().tracked_holds(), 2u);
 }
 
 TEST_F(EvictionGuardTest, NothingHeldMeansNoDeadline) {

@@ -247,6 +247,28 @@ TEST(EvictionProtectionPartition, SilentProxyIsHeldAsAPartitionWhileAnotherProxy
   EXPECT_EQ(rig.hub.counters().nodes_expired, 4u);
 }
 
+TEST(EvictionProtectionPartition, AgentsThatMovedToAnotherProxyNoLongerCountForTheOldOne) {
+  auto config = hub_config();
+  config.eviction.max_service_share = 0.5;  // only the partition rule holds anything
+  config.eviction.max_registry_share = 0.5;
+  EvictionFleet fleet(config);
+  auto& rig = fleet.rig;
+  fleet.providers("a", 8, "proxy-A");
+  fleet.providers("b", 8, "proxy-B");
+  for (int i = 4; i < 8; ++i) {  // rebalanced: half of proxy-A's agents now beat through proxy-B
+    const auto id = "a" + std::to_string(i);
+    rig.provider(id, {reg(kService, id, "host-" + id + ":80")}, "proxy-B");
+  }
+  for (int i = 0; i < 4; ++i)
+    rig.silence("a" + std::to_string(i));  // proxy-A, now 4 agents, is cut off
+  rig.advance(kLease);
+  // Of 4, the first loss looks like a death; from half on, a partition. Had
+  // the moved agents still counted for proxy-A (8), 3 would have expired.
+  EXPECT_EQ(rig.hub.counters().nodes_expired, 1u);
+  EXPECT_EQ(rig.counter("held_for_partition"), 3u);
+  EXPECT_EQ(rig.counter("partitioned_sources"), 1u);
+}
+
 TEST(EvictionProtectionDisabled, DisabledProtectionExpiresEverySilentAgentAtOnce) {
   auto config = hub_config();
   config.eviction.enabled = false;
