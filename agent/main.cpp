@@ -21,6 +21,7 @@
 #include "cascade/agent/client.hpp"
 #include "cascade/agent/dns/dns_server.hpp"
 #include "cascade/common/log.hpp"
+#include "cascade/common/process_signals.hpp"
 #include "cascade/metrics/http_endpoint.hpp"
 
 namespace {
@@ -99,16 +100,6 @@ void print_line(const std::string& line) {
   std::cout << line << std::endl;
 }
 
-int wait_for_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
-
 // Each parked HTTP watch holds a socket: allow as many open files as the
 // hard limit does, not the 1024 a shell usually starts with.
 void raise_open_file_limit() {
@@ -131,12 +122,8 @@ int main(int argc, char** argv) {
   init_logging("agent", parsed.config->log_level, parsed.config->log_format);
   if (parsed.config->insecure)
     spdlog::warn("--insecure: talking to the hubs in plain text, unauthenticated and unencrypted");
-  // Block the stop signals before any thread starts, so only sigwait sees them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // Before any thread starts: see common/process_signals.hpp.
+  const BlockedSignals stop_signals({SIGTERM, SIGINT});
   try {
     const auto& config = *parsed.config;
     // Metrics (--metrics): made before the client, whose I/O thread times
@@ -185,7 +172,7 @@ int main(int argc, char** argv) {
         print_line("unresolved " + key.name + " (no hub answered, no snapshot)");
     }
     ReportReader reports(client);
-    const int sig = wait_for_signal();
+    const int sig = stop_signals.wait();
     spdlog::info("signal {}: deregistering", sig);
     metrics_endpoint.reset();
     if (dns) dns->stop();

@@ -20,6 +20,7 @@
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/proxy_server.hpp"
+#include "cascade/hub/sqlite_store.hpp"
 #include "cascade/metrics/endpoint_options.hpp"
 
 namespace cascade::hub {
@@ -39,7 +40,7 @@ struct HubConfig {
   bool fsync_each_batch = false;  // SQLite synchronous=FULL: survives power loss, slower
   // SQLite's page cache, MiB (SqliteHubStore). Counted in the hub's RSS; the
   // kernel's page cache holds the rest of the file.
-  std::size_t store_cache_mib = 8;
+  std::size_t store_cache_mib = SqliteHubStore::kDefaultCacheMib;
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;  // --log-format text|json
 

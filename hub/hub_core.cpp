@@ -60,8 +60,11 @@ bool carries_health(const proto::UpBeat& beat) {
 // A delta is a list of changes, one per instance: no sender's journal names
 // an instance twice (two upserts, or an upsert and a removal), and one that
 // does cannot be applied change by change (which of them is the instance's
-// state?). The sender's next full set settles it.
+// state?). The sender's next full set settles it. Checked before anything is
+// applied, so the delta is refused whole; the usual delta (one change) costs
+// nothing.
 bool names_an_instance_twice(const proto::RegistrationDelta& delta) {
+  if (delta.upserts.size() + delta.removed.size() < 2) return false;
   using Named = std::tuple<std::string_view, std::string_view, std::string_view>;
   std::vector<Named> named;
   named.reserve(delta.upserts.size() + delta.removed.size());

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cassert>
 #include <map>
 
 #include "cascade/hub/hub_core.hpp"
@@ -23,9 +24,10 @@ namespace cascade::hub {
 // comparison.
 void HubCore::note_source(Node& node, std::string_view source) {
   if (!node.held && node.source == source) return;
-  const bool was_held = guard_.on_node_seen(node.id, node.source.str(), source);
+  [[maybe_unused]] const bool was_held = guard_.on_node_seen(node.id, node.source.str(), source);
   if (node.source != source) node.source = SharedText(source, node_texts_);
-  if (was_held || node.held) {
+  assert(was_held == node.held);  // the guard holds exactly the held nodes (guard_mismatch)
+  if (node.held) {
     node.held = false;
     probes_.forget(node.id);
     mark_unconfirmed(node, false);

@@ -423,6 +423,11 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
         "cascade-hub",
         "--http serves the admin API of a hub's registry, and a --proxy keeps none: give --http "
         "to the hub it forwards to (watch a proxy with --metrics)");
+  for (const char* store_option : {"--store-cache-mib", "--fsync"})
+    if (c.proxy && app.count(store_option) > 0)
+      return ParsedHubOptions::usage_error(
+          "cascade-hub", std::string(store_option) + " sizes or syncs a hub's store, and a " +
+                             "--proxy keeps none: give it to the hub it forwards to");
   if (auto error = validate(c, raw); !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};

@@ -1,5 +1,6 @@
 // cascade-hub: parses options, opens the store, binds, serves until SIGTERM/SIGINT;
 // SIGHUP reloads the authorised keys (and the HTTP admin API's tokens).
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <optional>
 
 #include "cascade/common/log.hpp"
+#include "cascade/common/process_signals.hpp"
 #include "cascade/hub/admin_api/server_owner.hpp"
 #include "cascade/hub/hub_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
@@ -16,20 +18,13 @@
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-std::atomic<bool> g_reload_keys{false};
-extern "C" void request_stop(int) {
-  g_stop.store(true);
-}
-extern "C" void request_key_reload(int) {
-  g_reload_keys.store(true);
-}
-
-// Installed once the server exists, so a signal never finds nothing to act on.
-void install_signal_handlers() {
-  std::signal(SIGTERM, request_stop);
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGHUP, request_key_reload);
+// Serves on the calling thread until SIGTERM or SIGINT; SIGHUP reloads.
+template <typename Server>
+void serve_until_stopped(const cascade::BlockedSignals& signals, Server& server) {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};
+  const cascade::SignalFlags flags(signals, SIGHUP, stop, reload);
+  server.run(stop, &reload);
 }
 
 // Tools and tests read the bound endpoint from here when the port was `*`.
@@ -67,7 +62,7 @@ MetricsService serve_metrics(const cascade::hub::HubConfig& config, Server& serv
   return service;
 }
 
-int serve_proxy(const cascade::hub::HubConfig& config) {
+int serve_proxy(const cascade::hub::HubConfig& config, const cascade::BlockedSignals& signals) {
   using namespace cascade;
   SystemClock clock;
   zmq::context_t context(1);
@@ -82,14 +77,13 @@ int serve_proxy(const cascade::hub::HubConfig& config) {
   }
   spdlog::info("proxy listening on {}", endpoint);
   const auto metrics = serve_metrics(config, proxy);
-  install_signal_handlers();
-  proxy.run(g_stop, &g_reload_keys);
+  serve_until_stopped(signals, proxy);
   return 0;
 }
 
-int serve(const cascade::hub::HubConfig& config) {
+int serve(const cascade::hub::HubConfig& config, const cascade::BlockedSignals& signals) {
   using namespace cascade;
-  if (config.proxy) return serve_proxy(config);
+  if (config.proxy) return serve_proxy(config, signals);
   std::unique_ptr<hub::SqliteHubStore> store;
   try {
     store = hub::SqliteHubStore::open(
@@ -126,8 +120,7 @@ int serve(const cascade::hub::HubConfig& config) {
   }
   // After the admin API, whose counters it reads: destroyed before it.
   const auto metrics = serve_metrics(config, server, admin ? &admin->http().counters() : nullptr);
-  install_signal_handlers();
-  server.run(g_stop, &g_reload_keys);
+  serve_until_stopped(signals, server);
   return 0;
 }
 
@@ -140,9 +133,11 @@ int main(int argc, char** argv) {
     std::fputs("\n", parsed.exit_code == 0 ? stdout : stderr);
     return parsed.exit_code;
   }
+  // Before any thread starts: see common/process_signals.hpp.
+  const cascade::BlockedSignals signals({SIGTERM, SIGINT, SIGHUP});
   cascade::init_logging("hub", parsed.config->log_level, parsed.config->log_format);
   try {
-    return serve(*parsed.config);
+    return serve(*parsed.config, signals);
   } catch (const std::exception& e) {
     spdlog::critical("fatal: {}", e.what());
     return 1;

@@ -207,13 +207,6 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
   return changed;
 }
 
-std::optional<proto::Instance> Registry::reported_by(const ServiceEntry& svc, const std::string& id,
-                                                     std::string_view node) const {
-  auto it = svc.instances.find(id);
-  if (it == svc.instances.end()) return std::nullopt;
-  return reported_by(*it, node);
-}
-
 std::optional<proto::Instance> Registry::reported_by(
     const ServiceEntry::Instances::value_type& slot, std::string_view node) {
   const auto& [id, e] = slot;

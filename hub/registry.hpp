@@ -163,11 +163,8 @@ class Registry {
   // True if the rules changed.
   bool set_routes(ServiceEntry& svc, std::vector<proto::RouteRuleText> routes);
 
-  // The instance as `node` last reported it, if it reports it (owner or
-  // claimant) and the registry knows what it reported.
-  std::optional<proto::Instance> reported_by(const ServiceEntry& svc, const std::string& id,
-                                             std::string_view node) const;
-  // The same, of an instance's slot the caller already found.
+  // The instance of `slot` as `node` last reported it, if it reports it
+  // (owner or claimant) and the registry knows what it reported.
   static std::optional<proto::Instance> reported_by(const ServiceEntry::Instances::value_type& slot,
                                                     std::string_view node);
 

@@ -123,7 +123,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--http-token-file", "/etc/cascade/tokens"}, "need --http"},
         BadFlag{{"--http", "127.0.0.1:7480", "--http-allow", "10.0.0.0/33"}, "--http-allow:"},
         BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--http", "127.0.0.1:7480"},
-                "--proxy keeps none"}));
+                "--proxy keeps none"},
+        BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--store-cache-mib", "16"},
+                "--store-cache-mib sizes or syncs a hub's store"},
+        BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--fsync"},
+                "--fsync sizes or syncs a hub's store"}));
 
 TEST(HubOptions, HttpFlagsReachTheAdminApiWithOneThread) {
   auto p = parse({"--http", "0.0.0.0:7480", "--http-allow", "10.0.0.0/8", "--http-allow",

@@ -164,12 +164,13 @@ TEST(InstanceEntry, TheRegistryAnswersANodesReportWithoutTheHubsVerdict) {
   registry.begin_txn();
   auto& svc = registry.service({"api", "default"});
   auto in = full_report();
-  ASSERT_TRUE(registry.upsert(svc, in, "n1").changed);
+  const auto upserted = registry.upsert(svc, in, "n1");
+  ASSERT_TRUE(upserted.changed);
   ASSERT_TRUE(registry.set_verdict(svc, in.id, {proto::Health::kUnconfirmed, "held"}));
-  const auto reported = registry.reported_by(svc, in.id, "n1");
+  const auto reported = Registry::reported_by(*upserted.slot, "n1");
   ASSERT_TRUE(reported.has_value());
   EXPECT_EQ(*reported, in);
-  EXPECT_FALSE(registry.reported_by(svc, in.id, "n2").has_value()) << "n2 never reported it";
+  EXPECT_FALSE(Registry::reported_by(*upserted.slot, "n2").has_value()) << "n2 never reported it";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <optional>
 #include <regex>
 #include <string>
@@ -176,6 +177,42 @@ TEST_F(IntegrationRestart, HubStoppedWithSigtermExitsZeroAndKeepsItsRegistration
   const auto restored = probe.query("orders", kPatience);
   ASSERT_TRUE(restored);
   EXPECT_TRUE(has_address(*restored, "10.0.0.1:8080"));
+}
+
+// A signal is delivered to whichever thread runs. A hub whose handler let it
+// interrupt any system call died ("fatal: Interrupted system call") when a
+// SIGTERM or SIGHUP landed in a ZeroMQ receive or send rather than in the
+// poll that expected it. Signals sent in bursts while clients keep it busy
+// must leave it serving, and the SIGTERM after them must stop it cleanly.
+TEST_F(IntegrationRestart, HubSignalledInBurstsWhileBusyKeepsServingAndStopsCleanly) {
+  const auto hub = start_hub();
+  start_provider(hub.endpoint, "provider", "orders=10.0.0.1:8080");
+  ASSERT_TRUE(wait_until_listed(hub.endpoint, "orders", "10.0.0.1:8080"));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i)
+    clients.emplace_back([&] {
+      HubProbe probe(hub.endpoint);
+      while (!done.load())
+        probe.query("orders", Millis{500});
+    });
+  for (int i = 0; i < 5000 && hub.process->running(); ++i) {
+    hub.process->signal(SIGHUP);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  done = true;
+  for (auto& client : clients)
+    client.join();
+  ASSERT_TRUE(hub.process->running()) << "a signal ended the hub";
+  HubProbe probe(hub.endpoint);
+  const auto listed = probe.query("orders", kPatience);
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(has_address(*listed, "10.0.0.1:8080"));
+
+  hub.process->signal(SIGTERM);
+  const auto exit = hub.process->wait_for(kPatience);
+  ASSERT_TRUE(exit) << "the hub ignored SIGTERM";
+  EXPECT_TRUE(exit->exited_with(0)) << exit->describe();
 }
 
 TEST_F(IntegrationRestart, ConsumerRestartedWhileNoHubRunsResolvesStaleFromItsSnapshot) {
