@@ -14,6 +14,7 @@
 #include "cascade/common/host_name.hpp"
 #include "cascade/common/log.hpp"
 #include "cascade/common/options.hpp"
+#include "cascade/common/process_signals.hpp"
 #include "cascade/common/validate.hpp"
 #include "cascade/common/zmq_util.hpp"
 
@@ -578,6 +579,9 @@ struct HubSockets {
 }  // namespace
 
 void Client::io_loop() {
+  // The application's signals are for its threads: here one would interrupt
+  // a ZeroMQ call, which throws EINTR (common/process_signals.hpp).
+  block_async_signals_in_this_thread();
   zmq::context_t ctx(1);
   HubSockets hubs(ctx, options_);
   sockets_ = &hubs.sockets;

@@ -16,6 +16,14 @@ int stop_signal(const BlockedSignals& signals, int reload_signal) {
 
 }  // namespace
 
+void block_async_signals_in_this_thread() {
+  sigset_t set;
+  sigfillset(&set);
+  for (const int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT})
+    sigdelset(&set, fault);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 BlockedSignals::BlockedSignals(std::initializer_list<int> signals) {
   sigemptyset(&set_);
   for (const int signal : signals)

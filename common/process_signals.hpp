@@ -14,6 +14,14 @@
 
 namespace cascade {
 
+// For a library's own thread in a process it does not own (the agent's
+// Client inside an application): blocks every signal but the ones a fault
+// raises in the faulting thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
+// SIGSYS, SIGABRT), so the application's handlers (SIGTERM, SIGCHLD, a
+// profiler's SIGPROF) run on its own threads and never interrupt this one's
+// system calls. libzmq does the same for its I/O threads.
+void block_async_signals_in_this_thread();
+
 // Blocks `signals` in the calling thread, and so in every thread it starts
 // afterwards (threads inherit the mask): construct it first thing in main,
 // before anything (ZeroMQ, SQLite, an HTTP server) starts a thread.
