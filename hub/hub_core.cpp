@@ -327,8 +327,9 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
                     beat.seq);
     else if (beat.delta)
       state_changed |= apply_delta(node, beat.seq, *beat.delta);
-    if (node.staging && node.staging->regs.size() > limit) {
-      node.staging.reset();
+    if (const auto staged = staged_sets_.find(&node);
+        staged != staged_sets_.end() && staged->second.regs.size() > limit) {
+      staged_sets_.erase(staged);
       return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
     }
   } else {
@@ -461,6 +462,7 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   node.owned = std::move(now_owned);
   node.digest = digest;
   node.running = running;
+  node.running_known = true;
   node.set_known = true;
   return changed;
 }
@@ -474,22 +476,23 @@ void HubCore::ask_for_set(const std::string& node_id) {
 
 bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta) {
   ++counters_.deltas_received;
+  auto staged = staged_sets_.find(&node);
   if (delta.reset) {
-    node.staging = std::make_unique<StagedSet>();
-  } else if (node.staging && seq != node.staging->next_seq) {
+    staged = staged_sets_.insert_or_assign(&node, StagedSet{}).first;
+  } else if (staged != staged_sets_.end() && seq != staged->second.next_seq) {
     // A chunk missing in between (lost, or overtaken): the staged set is not
     // whole. Drop it; the digest will not match and the sender starts over.
-    node.staging.reset();
+    staged_sets_.erase(staged);
     return false;
   }
-  if (node.staging) {  // a chunked full set: applied whole after its last chunk, without churn
-    node.staging->next_seq = seq + 1;
-    auto& regs = node.staging->regs;
+  if (staged != staged_sets_.end()) {  // a chunked full set: applied whole after its last chunk
+    staged->second.next_seq = seq + 1;
+    auto& regs = staged->second.regs;
     regs.insert(regs.end(), std::make_move_iterator(delta.upserts.begin()),
                 std::make_move_iterator(delta.upserts.end()));
     if (delta.more) return false;
-    auto set = std::move(node.staging->regs);
-    node.staging.reset();
+    auto set = std::move(regs);
+    staged_sets_.erase(staged);
     return apply_registration_set(node, std::move(set));
   }
   // A delta applies only onto a set the hub holds; otherwise the reply asks
@@ -500,7 +503,7 @@ bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelt
 
 bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delta) {
   registry_.begin_txn();
-  auto& running = *node.running;
+  auto& running = node.running;
   bool digest_known = true;
   std::vector<OwnedInstance> added;
   std::vector<OwnedInstance> dropped;
@@ -540,7 +543,7 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   update_owned(node.owned, std::move(dropped), std::move(added));
   node.digest = running.value();
   if (!digest_known) {
-    node.running.reset();
+    node.running_known = false;
     node.set_known = false;  // the reply asks for the whole set
   }
   return true;
@@ -580,7 +583,7 @@ void HubCore::update_owned(std::vector<OwnedInstance>& owned, std::vector<OwnedI
 // After a restart the hub knows a node's digest but not its member hashes:
 // they are rebuilt once from what the node reported.
 bool HubCore::ensure_running_digest(Node& node) {
-  if (node.running) return true;
+  if (node.running_known) return true;
   proto::SetDigest running;
   for (const auto& owned : node.owned) {
     const auto in = Registry::reported_by(*owned.slot, node.id);
@@ -589,6 +592,7 @@ bool HubCore::ensure_running_digest(Node& node) {
   }
   if (running.value() != node.digest) return false;
   node.running = running;
+  node.running_known = true;
   return true;
 }
 
@@ -873,6 +877,7 @@ std::size_t HubCore::drop_node(Node& node) {
   for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id(), node.id)) ++removed;
   dirty_nodes_.push_back(node.id);
+  staged_sets_.erase(&node);
   nodes_.erase(node);  // `node` is gone after this line
   return removed;
 }
@@ -1103,6 +1108,7 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   if (auto guard = guard_mismatch()) return guard;
   std::size_t subscriptions = 0;
   std::size_t child_hubs = 0;
+  std::size_t staged_of_live_nodes = 0;
   std::unordered_map<const void*, const ServiceEntry*> slots;
   registry_.for_each_service([&](const ServiceEntry& svc) {
     for (const auto& slot : svc.instances)
@@ -1112,6 +1118,7 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   nodes_.for_each([&](const Node& node) {
     subscriptions += node.uses.size();
     if (node.tier > 0) ++child_hubs;
+    staged_of_live_nodes += staged_sets_.count(&node);
     // What makes freeing an entry without instances safe (Registry::reclaim)
     // and `owned`'s pointers valid: a node's owned entries are slots of
     // instances present. Compared by address, never followed (a slot gone
@@ -1125,6 +1132,8 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   if (child_hubs != child_hubs_.size())
     return "child hubs: running " + std::to_string(child_hubs_.size()) + ", recounted " +
            std::to_string(child_hubs);
+  if (staged_of_live_nodes != staged_sets_.size())  // keyed by address: never followed
+    return "a staged set of a node the hub no longer has";
   return std::nullopt;
 }
 

@@ -303,22 +303,22 @@ class HubCore {
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
-    std::uint32_t tier = 0;       // 0: an agent; else a hub of a lower tier (set_tier writes it)
-    bool set_known = false;       // the hub holds the set that `digest` names
-    bool follows_config = false;  // its last beat declared config groups
-    bool held = false;            // its lease ran out; eviction protection keeps it, unconfirmed
-    MonoTime epoch_seen{};        // when `epoch` was first seen (or the hub restored it)
-    SharedText owner_key;         // the key that registered it; "" on a hub without keys
-    SharedText source;            // as the eviction guard knows it
+    // The small fields share two words (a node per agent: each byte is a
+    // megabyte at a million).
+    std::uint32_t tier = 0;        // 0: an agent; else a hub of a lower tier (set_tier writes it)
+    std::uint32_t table_slot = 0;  // its place in nodes_ (NodeTable)
+    bool set_known = false;        // the hub holds the set that `digest` names
+    bool follows_config = false;   // its last beat declared config groups
+    bool held = false;             // its lease ran out; eviction protection keeps it, unconfirmed
+    bool running_known = false;    // `running` is computed
+    MonoTime epoch_seen{};         // when `epoch` was first seen (or the hub restored it)
+    SharedText owner_key;          // the key that registered it; "" on a hub without keys
+    SharedText source;             // as the eviction guard knows it
     // The digest of the set as this node reported it, kept member by member
-    // so a delta is checked without rehashing the set; nullopt until computed.
-    std::optional<proto::SetDigest> running;
-    // A chunked full set being received (delta reset ... more=false); out of
-    // line, as only a lower tier's hub sends one.
-    std::unique_ptr<StagedSet> staging;
+    // so a delta is checked without rehashing the set (when running_known).
+    proto::SetDigest running;
     std::vector<OwnedInstance> owned;  // sorted
     std::vector<Use> uses;
-    std::size_t table_slot = 0;  // its place in nodes_ (NodeTable)
   };
   static std::unique_ptr<Node> new_node(std::string_view id) {
     auto node = std::make_unique<Node>();
@@ -498,6 +498,9 @@ class HubCore {
   LeaseQueue<Node> leases_;          // every node's (a held one's: when it is asked about again)
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
+  // Chunked full sets being received (delta reset ... more=false), by node:
+  // only a lower tier's hub sends one, so a node keeps no field for it.
+  std::unordered_map<const Node*, StagedSet> staged_sets_;
   DepartedNodes departed_;
   std::optional<Uplink> uplink_;
   bool upstream_reachable_ = false;  // as last logged

@@ -30,7 +30,7 @@ class NodeTable {
 
   // Takes a node whose id no node here has (KeyOf reads it).
   T& add(std::unique_ptr<T> node) {
-    node->table_slot = nodes_.size();
+    node->table_slot = static_cast<decltype(node->table_slot)>(nodes_.size());
     T& added = *node;
     nodes_.push_back(std::move(node));
     index_.insert(&added);
@@ -42,7 +42,7 @@ class NodeTable {
     index_.erase(KeyOf{}(node));
     const std::size_t slot = node.table_slot;
     std::swap(nodes_[slot], nodes_.back());
-    nodes_[slot]->table_slot = slot;
+    nodes_[slot]->table_slot = static_cast<decltype(node.table_slot)>(slot);
     nodes_.pop_back();
   }
 

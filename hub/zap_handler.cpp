@@ -54,7 +54,7 @@ void ZapHandler::serve() {
     try {
       zmq::poll(items, 2, std::chrono::milliseconds{-1});
     } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;  // a signal (SIGHUP) for the main thread
+      if (e.num() == EINTR) continue;  // cascade-hub blocks signals; a process embedding it may not
       throw;
     }
     if (items[1].revents & ZMQ_POLLIN) return;

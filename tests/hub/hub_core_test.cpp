@@ -132,6 +132,28 @@ TEST_F(HubCoreTest, LeaseExpiresExactlyAtTheDeadline) {
   EXPECT_EQ(hub.node_count(), 0u);
 }
 
+// A lower tier's chunked set is staged beside the node, by its address: a
+// node that expires between two chunks must take its staged set with it
+// (TearDown's recount says so), and a node of the same id that comes back
+// starts with none.
+TEST_F(HubCoreTest, ANodeThatExpiresBetweenTwoChunksOfItsSetLeavesNothingStaged) {
+  proto::UpBeat first = beat("lower", 1, 0);
+  first.delta.emplace();
+  first.delta->reset = true;
+  first.delta->more = true;
+  first.delta->upserts.push_back(reg("svc", "a", "a:1"));
+  send(first);
+  EXPECT_FALSE(query("svc").found) << "a staged chunk is not applied";
+  advance(kLease);
+  ASSERT_EQ(hub.node_count(), 0u);
+
+  proto::UpBeat last = beat("lower", 2, 0);  // the chunk after the one staged before
+  last.delta.emplace();
+  last.delta->upserts.push_back(reg("svc", "b", "b:1"));
+  send(last);
+  EXPECT_FALSE(query("svc").found) << "a chunk of a set staged by a node the hub dropped";
+}
+
 TEST_F(HubCoreTest, BeatsRenewTheLease) {
   const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
   send(beat_with_set("n1", 1, set));
