@@ -327,8 +327,9 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
                     beat.seq);
     else if (beat.delta)
       state_changed |= apply_delta(node, beat.seq, *beat.delta);
-    if (const auto staged = staged_sets_.find(&node);
-        staged != staged_sets_.end() && staged->second.regs.size() > limit) {
+    // Only a delta stages a set: the beats without one skip the lookup.
+    const auto staged = beat.delta ? staged_sets_.find(&node) : staged_sets_.end();
+    if (staged != staged_sets_.end() && staged->second.regs.size() > limit) {
       staged_sets_.erase(staged);
       return reject(proto::ErrorCode::kInvalid, "too many registrations in one set", beat.seq);
     }
