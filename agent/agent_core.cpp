@@ -99,10 +99,9 @@ AgentActions AgentCore::on_timer(MonoTime now) {
     send_deregister(out);
     return out;
   }
-  const bool overdue =
-      last_beat_unsent_ ||
-      now - last_beat_at_ >=
-          std::chrono::duration_cast<Duration>(config_.beat_interval * (1.0 - config_.beat_jitter));
+  const bool overdue = last_beat_unsent_ ||
+                       now - last_beat_at_ >= std::chrono::duration_cast<Duration>(
+                                                  beat_interval() * (1.0 - config_.beat_jitter));
   if (awaiting_reply_ && overdue) {
     ++counters_.beats_missed;
     if (++misses_ >= config_.misses_before_failover) {
@@ -127,6 +126,7 @@ void AgentCore::fail_over(MonoTime now) {
   if (all_mode()) mirrors_[current_hub_].need_full = true;  // a mirror from now on
   current_hub_ = (current_hub_ + 1) % config_.hub_count;
   hub_holds_set_ = false;
+  granted_interval_ = Duration{0};  // the next hub grants its own
   journal_.clear();
   misses_ = 0;
   awaiting_reply_ = false;
@@ -260,7 +260,7 @@ void AgentCore::send_beat(MonoTime now, AgentActions& out) {
   awaiting_reply_ = true;
   last_beat_at_ = now;
   last_beat_unsent_ = false;
-  next_beat_at_ = now + rng_.jittered(config_.beat_interval, config_.beat_jitter);
+  next_beat_at_ = regular_beat_at_ = now + rng_.jittered(beat_interval(), config_.beat_jitter);
   retries_left_ = config_.retries_per_beat;
   arm_retry(now);
 }
@@ -442,6 +442,18 @@ void AgentCore::repair_soon(MonoTime now) {
   next_beat_at_ = std::min(next_beat_at_, now);
 }
 
+// A hub that fell behind spaces its fleet out (protocol section 5.17). The
+// next beat was scheduled when this one left, at the interval then: moved to
+// the new one now, or a stretched hub would wait one more interval for relief.
+// A beat brought forward since (a change to send, a repair) stays where it is.
+void AgentCore::adopt_interval(MonoTime now, Duration granted) {
+  if (granted == granted_interval_) return;
+  granted_interval_ = granted;
+  if (next_beat_at_ != regular_beat_at_ || next_beat_at_ <= now) return;
+  next_beat_at_ = regular_beat_at_ =
+      last_beat_at_ + rng_.jittered(beat_interval(), config_.beat_jitter);
+}
+
 void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out) {
   // Replies can overtake each other (through proxies, or after a failover):
   // an answer older than one already applied describes an older state.
@@ -460,11 +472,12 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
   if (hub_epoch_ != 0 && (down.hub_epoch != hub_epoch_ || down.hub_id != hub_id_)) {
     // The hub restarted (or we moved): resend our set once, at a random point
     // within one interval, so a whole fleet does not resend in the same instant.
-    resend_full_at_ = now + Duration{rng_.uniform(0, config_.beat_interval.count())};
+    resend_full_at_ = now + Duration{rng_.uniform(0, beat_interval().count())};
     configs_list_sent_.reset();  // it does not know what we follow: the next beat says
   }
   const bool other_hub = !hub_id_.empty() && down.hub_id != hub_id_;
   if (down.lease_ms > 0) granted_lease_ = Duration{down.lease_ms};
+  adopt_interval(now, Duration{down.interval_ms});
   hub_epoch_ = down.hub_epoch;
   hub_id_ = down.hub_id;
   if (other_hub) {

@@ -262,6 +262,9 @@ class AgentCore {
   std::size_t registration_count() const { return registrations_.size(); }
   // The lease the current hub last granted (0 until it answered).
   Duration granted_lease() const { return granted_lease_; }
+  // The interval beats go at: the configured one, or the longer one a hub
+  // that fell behind granted in its last reply (protocol section 5.17).
+  Duration beat_interval() const { return std::max(config_.beat_interval, granted_interval_); }
   std::optional<MonoTime> last_reply_at() const { return last_reply_at_; }
   // The last time a hub refused what this agent sent (codes unauthenticated
   // and forbidden: its key may not do it), for status and logs.
@@ -330,7 +333,9 @@ class AgentCore {
   bool all_mode() const { return config_.hub_mode == HubMode::kAll && config_.hub_count > 1; }
   void send_beat(MonoTime now, AgentActions& out);
   void retry_beat(MonoTime now, AgentActions& out);
-  void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
+  void arm_retry(MonoTime now);
+  void adopt_interval(MonoTime now,
+                      Duration granted);  // the next retry of this interval's beat, if one is left
   void fail_over(MonoTime now);
   void on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out);
   void on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push, AgentActions& out);
@@ -356,7 +361,8 @@ class AgentCore {
   bool is_stale(const CacheEntry& e, Duration age) const {
     return e.from_snapshot || e.source_stale || age > stale_after();
   }
-  Duration stale_after() const { return config_.beat_interval * 3; }
+  // Replies (which confirm lists) come once per interval, the granted one too.
+  Duration stale_after() const { return beat_interval() * 3; }
   // Well inside a hub's default idle timeout (five leases of three intervals).
   Duration standby_keepalive_interval() const { return config_.beat_interval * 5; }
   bool has_standby_hubs() const { return !all_mode() && config_.hub_count > 1; }
@@ -393,7 +399,9 @@ class AgentCore {
     bool deregistered = false;  // acknowledged our Deregister
   };
   std::vector<Mirror> mirrors_;
-  Duration granted_lease_{0};  // the lease the current hub last granted (0: not known)
+  Duration granted_lease_{0};     // the lease the current hub last granted (0: not known)
+  Duration granted_interval_{0};  // the interval it granted (0: the configured one)
+  MonoTime regular_beat_at_{};    // the next beat as send_beat() scheduled it
   MonoTime last_beat_at_{};
   bool last_beat_unsent_ = false;
   std::uint64_t full_sent_seq_ = 0;         // seq of the last beat that carried the set

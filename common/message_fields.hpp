@@ -332,6 +332,7 @@ void describe(Io& io, M& m) {
   io.field("config_updates", m.config_updates, MaxItems{kMaxConfigUsesPerBeat});
   io.field("stale_configs", m.stale_configs, MaxItems{kMaxConfigUsesPerBeat});
   io.field("send_configs", m.send_configs);
+  io.field("interval_ms", m.interval_ms);
 }
 
 template <typename Io, Of<Query> M>

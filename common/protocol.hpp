@@ -293,6 +293,10 @@ struct DownBeat {
   // of what the hub believes the sender holds: send the list (nothing about
   // the groups is confirmed by this reply).
   bool send_configs = false;
+  // Trailing field (revision 7): beat no more often than this, in
+  // milliseconds (a hub that falls behind spaces its fleet's beats out, and
+  // grants a lease as much longer); 0 = at the sender's own interval.
+  std::uint32_t interval_ms = 0;
   bool operator==(const DownBeat&) const = default;
 };
 

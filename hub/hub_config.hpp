@@ -82,6 +82,9 @@ struct HubConfig {
   IsolationPolicy isolation;
   PushConfig push;
   EvictionGuardConfig eviction;
+  // Overload: intervals and leases granted longer while the serving thread
+  // falls behind (hub/load_governor.hpp); --max-interval-stretch.
+  LoadGovernorConfig governor;
   // Crashed or unreachable: held agents' addresses probed (hub/liveness_probes.hpp).
   LivenessProbeConfig probes;
   ProbeRunnerConfig probe_runner;

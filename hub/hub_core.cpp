@@ -83,6 +83,7 @@ HubCore::HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started
       epoch_(hub_epoch),
       started_(started),
       registry_(hub_epoch, config_.change_log_per_service),
+      governor_(config_.governor, config_.beat_interval),
       isolation_(config_.isolation, hub_epoch ^ 0x15014710ULL),
       guard_(config_.eviction),
       probes_(config_.probes),
@@ -112,7 +113,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.digest = rec.digest;
     node.owner_key = SharedText(rec.owner_key, node_texts_);
     node.set_known = true;
-    if (known == nullptr) leases_.add(node, now + config_.lease);
+    if (known == nullptr) leases_.add(node, lease_deadline(now));
   }
   for (const auto& rec : snapshot.instances) {
     Node* node = nodes_.find(rec.owner);
@@ -260,7 +261,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
   if (!known) {
     node.epoch = beat.epoch;
     node.epoch_seen = now;
-    leases_.add(node, now + config_.lease);
+    leases_.add(node, lease_deadline(now));
     state_changed = true;
     return node;
   }
@@ -273,7 +274,7 @@ HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* kno
     state_changed = true;
     if (config_.isolation.readmit_on_restart) readmit_restarted(now, node);
   }
-  leases_.renew(node, now + config_.lease);
+  leases_.renew(node, lease_deadline(now));
   return node;
 }
 
@@ -343,7 +344,8 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   reply.hub_epoch = epoch_;
   reply.node_id = node.id;
   reply.ack_seq = beat.seq;
-  reply.lease_ms = static_cast<std::uint32_t>(config_.lease.count());
+  reply.lease_ms = static_cast<std::uint32_t>((node.lease_deadline() - now).count());
+  reply.interval_ms = static_cast<std::uint32_t>(governor_.granted_interval().count());
   reply.send_full = !(node.set_known && node.digest == beat.digest);
   if (reply.send_full) ++counters_.full_sets_requested;
   if (caller.hub_with_query_scope())
@@ -857,7 +859,7 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
   const auto removed = static_cast<std::uint32_t>(drop_node(node));
   log_event(spdlog::level::info, "agent deregistered",
             {{"hub", config_.hub_id}, {"node", msg.node_id}, {"instances", removed}});
-  departed_.add(msg.node_id, msg.epoch, now + config_.lease);
+  departed_.add(msg.node_id, msg.epoch, lease_deadline(now));
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
 
@@ -1033,6 +1035,9 @@ proto::StatusReply HubCore::status(MonoTime now, std::uint64_t request_id) const
   s.counters.emplace_back("instances_out_of_service", totals.out_of_service);
   s.counters.emplace_back("instances_static", totals.static_instances);
   s.counters.emplace_back("services_unregistered", registry_.unregistered_count());
+  s.counters.emplace_back("interval_stretch", governor_.stretch());
+  s.counters.emplace_back("interval_stretched", governor_.counters().stretched);
+  s.counters.emplace_back("interval_relaxed", governor_.counters().relaxed);
   s.zone = config_.zone;
   s.child_hubs = child_hubs_.size();
   if (uplink_) {

@@ -36,6 +36,7 @@
 #include "cascade/hub/isolation.hpp"
 #include "cascade/hub/lease_queue.hpp"
 #include "cascade/hub/liveness_probes.hpp"
+#include "cascade/hub/load_governor.hpp"
 #include "cascade/hub/metrics.hpp"
 #include "cascade/hub/node_table.hpp"
 #include "cascade/hub/push_gate.hpp"
@@ -48,7 +49,11 @@ namespace cascade::hub {
 struct HubCoreConfig {
   std::string hub_id = "hub";
   std::uint32_t tier = 1;
-  Duration lease{6000};                          // an agent that misses this long is expired
+  Duration lease{6000};          // an agent that misses this long is expired
+  Duration beat_interval{2000};  // the agents' interval, which `lease` fits
+  // Spaces the fleet's beats out while the serving thread falls behind
+  // (hub/load_governor.hpp, protocol section 5.17).
+  LoadGovernorConfig governor{};
   std::size_t change_log_per_service = 256;      // changes a delta reaches back, or a list's 1/4
   std::size_t max_expirations_per_tick = 10000;  // bounds the work of one tick
   // A service entry without instances or rules that nobody follows is freed
@@ -202,6 +207,14 @@ class HubCore {
   void tick(MonoTime now);
   // When tick() next has work; nullopt when nothing is pending.
   std::optional<MonoTime> next_deadline() const;
+
+  // One pass of the serving loop ended at `now`, `busy` of it working;
+  // `backlog`: frames were left queued. The load governor decides from these
+  // the interval and lease the next replies grant.
+  void on_serving_pass(MonoTime now, std::chrono::microseconds busy, bool backlog) {
+    governor_.on_pass(now, busy, backlog, counters_.beats);
+  }
+  const LoadGovernor& governor() const { return governor_; }
 
   // What must be written since the last batch. `wall_ms`, the commit's wall
   // time (the server reads it just before apply()), becomes the batch's
@@ -434,6 +447,11 @@ class HubCore {
 
   // Lease expiry under eviction protection (hub/hub_core_expiry.cpp).
   void expire_leases(MonoTime now);
+  // The deadline of a lease granted now: the lease, stretched by the load
+  // governor, and never before a deadline already granted (a longer lease
+  // granted while the stretch was higher is not cut short, and the lease
+  // queue stays in order).
+  MonoTime lease_deadline(MonoTime now) const;
   void release_held(MonoTime now);
   void hold(MonoTime now, Node& node, ExpiryVerdict verdict);
   void expire(Node& node, const char* why);
@@ -496,6 +514,7 @@ class HubCore {
   InternPool<std::string> node_texts_;  // owner keys and sources: few, each shared by many nodes
   NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
   LeaseQueue<Node> leases_;          // every node's (a held one's: when it is asked about again)
+  LoadGovernor governor_;
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   // Chunked full sets being received (delta reset ... more=false), by node:

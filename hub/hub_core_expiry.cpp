@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -34,6 +35,12 @@ void HubCore::note_source(Node& node, std::string_view source) {
     log_event(spdlog::level::info, "held agent beat again: its instances are confirmed",
               {{"hub", config_.hub_id}, {"node", node.id}, {"instances", node.owned.size()}});
   }
+}
+
+MonoTime HubCore::lease_deadline(MonoTime now) const {
+  const auto granted = now + config_.lease * governor_.stretch();
+  const auto latest = leases_.last_deadline();
+  return latest ? std::max(granted, *latest) : granted;
 }
 
 void HubCore::expire_leases(MonoTime now) {
@@ -64,7 +71,7 @@ void HubCore::release_held(MonoTime now) {
 void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
   // Asked again after another lease period if still held and silent; its
   // addresses are probed each time, so a process that died later is found too.
-  leases_.add(node, now + config_.lease);
+  leases_.add(node, lease_deadline(now));
   // Only agents' instances: a lower-tier hub's sit in another datacenter.
   if (node.tier == 0) probes_.probe(node.id, addresses_of(node));
   if (node.held) return;

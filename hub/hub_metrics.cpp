@@ -123,6 +123,13 @@ void add_beat_counters(StateFamilies& f) {
             {{"full", "full_sets_received"}, {"delta", "deltas_received"}});
   f.counter("full_sets_requested_total", "Replies that asked a node for its full set.",
             "full_sets_requested");
+  f.gauge("interval_stretch",
+          "How many times longer than the configured ones the intervals and leases granted now "
+          "are: above 1 while the serving thread falls behind (overload).",
+          "interval_stretch");
+  f.counter("interval_stretch_changes_total",
+            "Changes of the granted interval's stretch, by direction.", "direction",
+            {{"longer", "interval_stretched"}, {"shorter", "interval_relaxed"}});
   f.counter("deregistrations_total", "Graceful deregistrations.", "deregistrations");
   f.counter("queries_total", "Lookups answered.", "queries");
   f.counter("queries_not_found_total", "Lookups of a service with no instance.",

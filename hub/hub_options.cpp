@@ -14,6 +14,8 @@ HubCoreConfig HubConfig::core_config() const {
   c.hub_id = id;
   c.tier = tier;
   c.lease = effective_lease();
+  c.beat_interval = beat_interval;
+  c.governor = governor;
   c.zone = zone;
   c.min_local_up = min_local_up;
   c.isolation = isolation;
@@ -181,6 +183,8 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
   if (c.max_frame_bytes < 1024) return "--max-frame-bytes must be at least 1024";
   if (c.store_cache_mib < 1 || c.store_cache_mib > 65'536)
     return "--store-cache-mib must be between 1 and 65536 MiB";
+  if (c.governor.max_stretch < 1 || c.governor.max_stretch > 64)
+    return "--max-interval-stretch must be between 1 (never slow the fleet down) and 64";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
   if (auto error = validate_tiers(c, raw); !error.empty()) return error;
@@ -325,6 +329,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "SQLite page cache for hub.db, in MiB (1..65536): counted in the hub's memory; "
                  "at 1M instances 8 MiB registers as fast as 64 (docs/benchmarks.md)")
       ->capture_default_str();
+  app.add_option("--max-interval-stretch", c.governor.max_stretch,
+                 "While its serving thread falls behind, the hub grants intervals and leases up "
+                 "to this many times longer, doubling as needed (1..64; 1: never)")
+      ->capture_default_str();
   app.add_flag(
       "--fsync", c.fsync_each_batch,
       "Fsync every batch (SQLite synchronous=FULL): survives power loss, not just crashes");
@@ -428,6 +436,11 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       return ParsedHubOptions::usage_error(
           "cascade-hub", std::string(store_option) + " sizes or syncs a hub's store, and a " +
                              "--proxy keeps none: give it to the hub it forwards to");
+  if (c.proxy && app.count("--max-interval-stretch") > 0)
+    return ParsedHubOptions::usage_error(
+        "cascade-hub",
+        "--max-interval-stretch paces the nodes a hub grants leases to, and a --proxy grants "
+        "none: give it to the hub it forwards to");
   if (auto error = validate(c, raw); !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};

@@ -147,6 +147,9 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     if (reload_requested != nullptr && reload_requested->exchange(false)) reload_all();
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
     poll_ignoring_signals(items.data(), items.size(), poll_timeout());
+    // Busy time in microseconds, from the steady clock itself: most passes
+    // of a hub that keeps up take less than the Clock's millisecond.
+    const auto woke = std::chrono::steady_clock::now();
     // Accepts and closes first: a connection's messages follow its accept.
     connections_.drain_events(clock_.now());
     for (std::size_t i = 1; i <= upstreams_.size(); ++i)
@@ -165,6 +168,10 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     run_probes();
     route_core_output();
     if (commit_due(backlog)) flush();
+    core_.on_serving_pass(clock_.now(),
+                          std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - woke),
+                          backlog);
   }
   flush();
   spdlog::info("hub {} stopped", config_.id);

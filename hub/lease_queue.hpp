@@ -1,9 +1,11 @@
 #pragma once
 // Leases ordered by deadline, for O(1) renewal and O(expired) expiry.
 //
-// Every lease of one hub has the same duration and `now` only moves forward,
-// so a renewed lease always belongs at the back: renewal is an unlink and a
-// link at the back, and the front is always the next lease to expire. Expiry
+// A hub grants deadlines in non-decreasing order (`now` only moves forward,
+// and while a stretched lease comes down it grants at least last_deadline():
+// HubCore::lease_deadline), so a renewed lease always belongs at the back:
+// renewal is an unlink and a link at the back, and the front is always the
+// next lease to expire. Expiry
 // walks from the front and stops at the first live lease, so it never scans
 // what is still alive. (An insertion with an earlier deadline than the back is
 // still placed correctly, by walking back from the end; it does not happen in
@@ -84,6 +86,11 @@ class LeaseQueue {
   std::optional<MonoTime> next_deadline() const {
     if (front_ == nullptr) return std::nullopt;
     return front_->deadline_;
+  }
+  // The latest deadline queued.
+  std::optional<MonoTime> last_deadline() const {
+    if (back_ == nullptr) return std::nullopt;
+    return back_->deadline_;
   }
 
   // Calls on_expired(holder) for leases whose deadline <= now, oldest first,

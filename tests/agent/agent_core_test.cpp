@@ -148,6 +148,66 @@ TEST_F(AgentCoreTest, BeatIntervalIsJitteredWithinTenPercent) {
   EXPECT_GT(gaps.size(), 10u) << "beats must not be in lockstep";
 }
 
+// Protocol section 5.17: a hub that falls behind grants a longer interval.
+// The beat after the reply already goes at it (it was scheduled at the old
+// one when the answered beat left); a reply without a grant brings the
+// agent's own interval back.
+TEST_F(AgentCoreTest, AnIntervalGrantedByAHubThatFellBehindSpacesTheBeatsOutUntilWithdrawn) {
+  core.start(clock.now());
+  auto slow = down_for(next_beat());
+  slow.interval_ms = 8000;
+  core.on_message(clock.now(), 0, slow);
+  EXPECT_EQ(core.beat_interval(), Duration{8000});
+  for (int i = 0; i < 5; ++i) {
+    const auto before = clock.now();
+    auto down = down_for(next_beat());
+    const auto gap = (clock.now() - before).count();
+    EXPECT_GE(gap, 7200) << "beat " << i;
+    EXPECT_LE(gap, 8800) << "beat " << i;
+    down.interval_ms = i < 4 ? 8000 : 0;
+    core.on_message(clock.now(), 0, down);
+  }
+  const auto before = clock.now();
+  next_beat();
+  EXPECT_LE((clock.now() - before).count(), 2200)
+      << "the own interval, once the grant is withdrawn";
+}
+
+TEST_F(AgentCoreTest, AGrantedIntervalShorterThanTheOwnOneChangesNothing) {
+  core.start(clock.now());
+  auto down = down_for(next_beat());
+  down.interval_ms = 500;
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(core.beat_interval(), kInterval);
+  const auto before = clock.now();
+  next_beat();
+  EXPECT_GE((clock.now() - before).count(), 1800);
+}
+
+// A registration change beats within change_delay; a grant arriving after
+// it must not push that beat back to the end of the longer interval.
+TEST_F(AgentCoreTest, ABeatBroughtForwardByAChangeIsNotPostponedByALongerGrant) {
+  core.start(clock.now());
+  const auto answered = next_beat();
+  core.add_registration(clock.now(), reg("svc", "i1", "a:1"));
+  const auto change_beat_at = core.next_deadline();
+  auto down = down_for(answered);
+  down.interval_ms = 8000;
+  core.on_message(clock.now(), 0, down);
+  EXPECT_EQ(core.next_deadline(), change_beat_at);
+}
+
+// A failover leaves the grant behind with the hub that gave it.
+TEST_F(AgentCoreTest, TheNextHubAfterAFailoverStartsFromTheOwnInterval) {
+  core.start(clock.now());
+  auto down = down_for(next_beat());
+  down.interval_ms = 8000;
+  core.on_message(clock.now(), 0, down);
+  run_silent(clock.now() + Duration{60'000});
+  EXPECT_NE(core.current_hub(), 0u);
+  EXPECT_EQ(core.beat_interval(), kInterval);
+}
+
 TEST_F(AgentCoreTest, FailoverAfterThreeMissesWithGrowingCappedBackoff) {
   auto sent = core.start(clock.now()).send;
   for (auto& o : run_silent(clock.now() + Duration{60'000}))

@@ -317,7 +317,11 @@ inline void write_fields(JsonWriter& w, const proto::DownBeat& m) {
     write_strings(w, "removed", u.removed);
     w.field("more", u.more).end_object();
   }
+  w.end_array().key("stale_configs").begin_array();
+  for (const auto& s : m.stale_configs)
+    w.begin_object().field("group", s.group).field("age_ms", s.age_ms).end_object();
   w.end_array();
+  w.field("send_configs", m.send_configs).field("interval_ms", m.interval_ms);
 }
 
 inline void write_fields(JsonWriter& w, const proto::Query& m) {

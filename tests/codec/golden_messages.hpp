@@ -448,6 +448,15 @@ inline DownBeat downbeat_send_configs() {
   return m;
 }
 
+// A hub whose serving thread fell behind spaces node A's beats out: twice
+// the interval it expects (2 s), and a lease as much longer (revision 7).
+inline DownBeat downbeat_slower() {
+  auto m = reply_to_node_a(4826);
+  m.interval_ms = 4000;
+  m.lease_ms = 90000;
+  return m;
+}
+
 // An operator sets one key and removes another of a group, in one change.
 inline proto::AdminRequest admin_config_edit() {
   proto::AdminRequest m;
@@ -592,6 +601,9 @@ inline std::vector<Sample> variant_samples() {
       {"36-downbeat-send-configs",
        "reply to a beat whose config digest the hub does not expect: send the list",
        downbeat_send_configs()},
+      {"37-downbeat-slower",
+       "reply of a hub that fell behind: beat every 4 s at most, with a lease as much longer",
+       downbeat_slower()},
   };
 }
 

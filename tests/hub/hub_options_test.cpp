@@ -88,6 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--store-cache-mib", "0"}, "--store-cache-mib"},
         BadFlag{{"--store-cache-mib", "65537"}, "--store-cache-mib"},
         BadFlag{{"--store-cache-mib", "-1"}, "--store-cache-mib"},
+        BadFlag{{"--max-interval-stretch", "0"}, "--max-interval-stretch"},
+        BadFlag{{"--max-interval-stretch", "65"}, "--max-interval-stretch"},
         BadFlag{{"--empty-service-ttl-ms", "86400001"}, "--empty-service-ttl-ms"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
@@ -127,7 +129,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--store-cache-mib", "16"},
                 "--store-cache-mib sizes or syncs a hub's store"},
         BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--fsync"},
-                "--fsync sizes or syncs a hub's store"}));
+                "--fsync sizes or syncs a hub's store"},
+        BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--max-interval-stretch", "4"},
+                "a --proxy grants none"}));
 
 TEST(HubOptions, HttpFlagsReachTheAdminApiWithOneThread) {
   auto p = parse({"--http", "0.0.0.0:7480", "--http-allow", "10.0.0.0/8", "--http-allow",
@@ -191,6 +195,16 @@ TEST(HubOptions, TheStoresPageCacheIsEightMibUnlessTold) {
   auto p = parse({"--store-cache-mib", "64"});
   ASSERT_TRUE(p.config) << p.message;
   EXPECT_EQ(p.config->store_cache_mib, 64u);
+}
+
+TEST(HubOptions, TheIntervalStretchAndTheBeatIntervalItMultipliesReachTheCore) {
+  EXPECT_EQ(parse({}).config->core_config().governor.max_stretch, 8u);
+  auto p = parse({"--max-interval-stretch", "1", "--beat-interval-ms", "500"});
+  ASSERT_TRUE(p.config) << p.message;
+  const auto core = p.config->core_config();
+  EXPECT_EQ(core.governor.max_stretch, 1u);
+  EXPECT_EQ(core.beat_interval, Duration{500});
+  EXPECT_EQ(core.lease, Duration{1500});
 }
 
 TEST(HubOptions, TheEmptyServiceGraceReachesTheCore) {

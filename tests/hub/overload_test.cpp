@@ -1,0 +1,141 @@
+// A hub whose serving thread falls behind grants longer intervals and leases
+// (protocol section 5.17), through HubCore: what the replies grant, and that
+// a lease granted long is never cut short while the stretch comes down.
+#include <gtest/gtest.h>
+
+#include "cascade/hub/hub_core.hpp"
+#include "cascade/tests/hub/hub_test_util.hpp"
+
+namespace cascade::hub {
+namespace {
+
+using namespace cascade::hub::testing;
+
+constexpr Duration kInterval{2000};
+constexpr Duration kLease{6000};
+constexpr Duration kPass{10};
+
+HubCoreConfig config() {
+  HubCoreConfig c{"hub-a", 1, kLease};
+  c.beat_interval = kInterval;
+  return c;
+}
+
+// The serving loop for `span`: passes of 10 ms, busy `busy_share` of each,
+// the core ticked after each as the server does.
+void serve(HubCore& hub, FakeClock& clock, Duration span, double busy_share, bool backlog) {
+  for (const auto until = clock.now() + span; clock.now() < until;) {
+    clock.advance(kPass);
+    hub.on_serving_pass(clock.now(),
+                        std::chrono::duration_cast<std::chrono::microseconds>(kPass * busy_share),
+                        backlog);
+    hub.tick(clock.now());
+  }
+}
+
+class OverloadTest : public ::testing::Test {
+ protected:
+  FakeClock clock;
+  HubCore hub{config(), /*epoch=*/7, clock.now()};
+
+  void TearDown() override { expect_totals_kept(hub, "the test"); }
+
+  proto::DownBeat send(const proto::UpBeat& b) {
+    auto r = hub.handle(clock.now(), b);
+    auto* down = std::get_if<proto::DownBeat>(&r.reply);
+    EXPECT_NE(down, nullptr) << "reply is not a DownBeat";
+    return down ? *down : proto::DownBeat{};
+  }
+  void fall_behind(Duration span) { serve(hub, clock, span, 1.0, true); }
+  void keep_up(Duration span) { serve(hub, clock, span, 0.1, false); }
+};
+
+TEST_F(OverloadTest, AHubThatKeepsUpGrantsItsLeaseAndNoInterval) {
+  keep_up(Duration{5000});
+  const auto down = send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  EXPECT_EQ(down.interval_ms, 0u);
+  EXPECT_EQ(down.lease_ms, kLease.count());
+}
+
+TEST_F(OverloadTest, AHubThatFallsBehindGrantsAnIntervalAndALeaseAsMuchLonger) {
+  fall_behind(Duration{400});
+  const auto down = send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  EXPECT_EQ(down.interval_ms, 2 * kInterval.count());
+  EXPECT_EQ(down.lease_ms, 2 * kLease.count());
+  EXPECT_EQ(hub.governor().stretch(), 2u);
+}
+
+// The node told to beat every 4 s keeps its instances for the 12 s lease it
+// was granted, not the configured 6 s.
+TEST_F(OverloadTest, ANodeGrantedALongerLeaseIsNotExpiredAtTheConfiguredOne) {
+  fall_behind(Duration{400});
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  fall_behind(2 * kLease - Duration{100});
+  EXPECT_EQ(hub.counters().nodes_expired, 0u);
+  fall_behind(Duration{200});
+  EXPECT_EQ(hub.counters().nodes_expired, 1u);
+}
+
+// While the stretch comes down, a new lease is granted until at least the
+// latest deadline already granted: one granted long is not outlived by
+// shorter ones queued after it, and the node holding it keeps it. (A lease of
+// five intervals here: at three, each halving comes just as the longest
+// lease granted at the level before runs out.)
+TEST(OverloadLeaseTest, WhileTheStretchComesDownNoGrantedLeaseIsCutShort) {
+  FakeClock clock;
+  auto c = config();
+  c.lease = 5 * kInterval;
+  HubCore hub{c, /*epoch=*/7, clock.now()};
+  const auto serve_it = [&](Duration span, double busy_share, bool backlog) {
+    serve(hub, clock, span, busy_share, backlog);
+  };
+  const auto beat_now = [&](const std::string& node, const std::string& address) {
+    auto r = hub.handle(clock.now(), beat_with_set(node, 1, {reg("svc", node, address)}));
+    return std::get<proto::DownBeat>(r.reply);
+  };
+  serve_it(Duration{400} + 6 * kInterval, 1.0, true);
+  ASSERT_EQ(hub.governor().stretch(), 8u);
+  const auto first = beat_now("long", "10.0.0.1:80");
+  ASSERT_EQ(Duration{first.lease_ms}, 8 * c.lease);
+  const auto granted_at = clock.now();
+  while (hub.governor().stretch() == 8)  // the load passed
+    serve_it(Duration{100}, 0.05, false);
+  const auto later = beat_now("short", "10.0.0.2:80");
+  const auto left_of_first = 8 * c.lease - (clock.now() - granted_at);
+  ASSERT_LT(4 * c.lease, left_of_first) << "the test needs a shorter lease to grant";
+  EXPECT_EQ(Duration{later.lease_ms}, left_of_first);
+  EXPECT_EQ(Duration{later.interval_ms}, 4 * kInterval);
+  serve_it(left_of_first - Duration{100}, 0.05, false);
+  EXPECT_EQ(hub.counters().nodes_expired, 0u) << "the node granted 80 s still holds its lease";
+  serve_it(Duration{200}, 0.05, false);
+  EXPECT_EQ(hub.counters().nodes_expired, 2u);
+  expect_totals_kept(hub, "the test");
+}
+
+TEST_F(OverloadTest, TheStretchReturnsToOneAfterTheLoadAndTheRepliesStopGrantingAnInterval) {
+  fall_behind(Duration{400});
+  fall_behind(Duration{2000});
+  ASSERT_EQ(hub.governor().stretch(), 4u);
+  keep_up(Duration{60'000});
+  EXPECT_EQ(hub.governor().stretch(), 1u);
+  const auto down = send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  EXPECT_EQ(down.interval_ms, 0u);
+  EXPECT_EQ(down.lease_ms, kLease.count());
+}
+
+TEST_F(OverloadTest, StatusShowsTheStretchAndItsChanges) {
+  fall_behind(Duration{400});
+  const auto status = hub.status(clock.now());
+  const auto value = [&](const std::string& name) {
+    for (const auto& [key, v] : status.counters)
+      if (key == name) return v;
+    ADD_FAILURE() << name << " not in status";
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(value("interval_stretch"), 2u);
+  EXPECT_EQ(value("interval_stretched"), 1u);
+  EXPECT_EQ(value("interval_relaxed"), 0u);
+}
+
+}  // namespace
+}  // namespace cascade::hub
