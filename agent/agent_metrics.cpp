@@ -93,6 +93,10 @@ void add_hub_link(StatsRead& read) {
              const auto lease = s.status.lease;
              return lease.count() > 0 ? seconds(lease) : kUnknown;
            });
+  read.add(gauge("cascade_agent_beat_interval_seconds",
+                 "How often this agent beats: its own interval, or the longer one a hub that "
+                 "fell behind granted."),
+           [](const ClientStats& s) { return seconds(s.status.beat_interval); });
   read.add(gauge("cascade_agent_hub_last_reply_age_seconds", "Time since the hub last answered."),
            [](const ClientStats& s) {
              const auto age = s.status.last_reply_age;

@@ -471,6 +471,7 @@ ClientStatus Client::status_of(MonoTime now) const {
     status.last_refusal = fmt::format("{}: {}", proto::to_string(refusal->code), refusal->message);
   status.hub_id = core_.hub_id();
   status.lease = core_.granted_lease();
+  status.beat_interval = core_.beat_interval();
   if (const auto at = core_.last_reply_at()) status.last_reply_age = now - *at;
   return status;
 }

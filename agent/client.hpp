@@ -106,8 +106,9 @@ struct ClientStatus {
   // The last refusal of this agent's key by a hub ("forbidden: key web may
   // not register service payroll (register scope)"); empty: none.
   std::string last_refusal{};
-  std::string hub_id{};                      // of the hub beaten to, once it answered
-  Duration lease{0};                         // the lease it last granted (0: not known yet)
+  std::string hub_id{};       // of the hub beaten to, once it answered
+  Duration lease{0};          // the lease it last granted (0: not known yet)
+  Duration beat_interval{0};  // beats go this often: the own interval, or a hub's longer grant
   std::optional<Duration> last_reply_age{};  // since it last answered (nullopt: never)
 };
 

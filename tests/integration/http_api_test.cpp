@@ -126,6 +126,7 @@ TEST_F(IntegrationHttpApi, ASidecarRegistersForItsApplicationAndAnotherAgentReso
   EXPECT_EQ(status["node_id"], "provider");
   EXPECT_EQ(status["state"], "connected");
   EXPECT_GT(status["lease_ms"], 0);
+  EXPECT_GT(status["beat_interval_ms"], 0);
   ASSERT_EQ(status["registered"].size(), 1u);
   EXPECT_EQ(status["registered"][0]["address"], "10.0.0.1:8080");
   const auto listed = json_of(http_get(provider.url("/api/v1/instances")));

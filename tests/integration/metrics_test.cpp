@@ -65,6 +65,7 @@ TEST_F(IntegrationMetrics, AnAgentCountsItsInterfacesAndLinkInTextPromtoolAccept
   EXPECT_GE(sample(text, R"(cascade_agent_http_responses_total{class="2xx"})"), 1);
   EXPECT_EQ(sample(text, R"(cascade_agent_http_responses_total{class="4xx"})"), 1);
   EXPECT_GT(sample(text, "cascade_agent_hub_lease_seconds"), 0);
+  EXPECT_GT(sample(text, "cascade_agent_beat_interval_seconds"), 0);
   EXPECT_GT(sample(text, "process_resident_memory_bytes"), 0);
   EXPECT_EQ(text.find("cascade_agent_dns_"), std::string::npos) << "no --dns, no DNS families";
 
