@@ -22,7 +22,9 @@
 // second a line: beats offered and answered per second, answered beats'
 // round trip p50/p99/max, the stretch the replies grant, the process's
 // resident set. At the end, per phase: the same, and the leases the hub let
-// run out (it must be 0: every agent kept beating).
+// run out (it must be 0: every agent kept beating). Every reply is checked
+// (one DownBeat per beat of its frame, acknowledging that beat): a wrong or
+// missing one fails the run (exit 1); a missed target is a result.
 //
 // With --max-interval-stretch 1 the hub never slows the fleet: the run shows
 // what the governor prevents.
@@ -104,7 +106,7 @@ struct Tally {
   std::uint64_t offered = 0;   // beats due
   std::uint64_t unsent = 0;    // ... that the sender's queue could not take
   std::uint64_t answered = 0;  // beats answered
-  std::uint64_t refused = 0;   // ... with an ErrorReply
+  std::uint64_t wrong = 0;     // replies that were not the DownBeats their frame asked for
   std::vector<double> rtt_ms;  // round trip of each answered frame
   std::uint32_t stretch = 1;   // the last grant seen
 
@@ -112,7 +114,7 @@ struct Tally {
     offered += o.offered;
     unsent += o.unsent;
     answered += o.answered;
-    refused += o.refused;
+    wrong += o.wrong;
     rtt_ms.insert(rtt_ms.end(), o.rtt_ms.begin(), o.rtt_ms.end());
     stretch = std::max(stretch, o.stretch);
   }
@@ -153,15 +155,21 @@ class OpenLoopFleet {
     return whole;
   }
 
-  // Every reply still on its way.
-  void drain(Duration wait) {
-    Tally ignored;
+  // Every reply still on its way; returns how many never came.
+  std::size_t drain(Duration wait, Tally& t) {
     const auto end = SteadyClock::now() + wait;
     while (!in_flight_.empty() && SteadyClock::now() < end)
-      receive(ignored, 10);
+      receive(t, 10);
+    return in_flight_.size();
   }
 
  private:
+  struct Sent {
+    TimePoint at;
+    std::size_t group;
+    std::uint64_t seq;
+    std::size_t beats;
+  };
   struct Due {
     TimePoint at;
     std::size_t group;
@@ -205,7 +213,7 @@ class OpenLoopFleet {
       t.unsent += last - first;
       return;
     }
-    in_flight_.push_back({now, g});
+    in_flight_.push_back({now, g, group.seq, last - first});
   }
 
   // Replies come back in the order their frames left (one DEALER, one ROUTER peer).
@@ -214,25 +222,31 @@ class OpenLoopFleet {
     if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return;
     zmq::message_t reply;
     while (socket_.recv(reply, zmq::recv_flags::dontwait)) {
-      const auto [sent_at, g] = in_flight_.front();
+      if (in_flight_.empty()) {
+        ++t.wrong;  // a reply to nothing sent
+        continue;
+      }
+      const auto sent = in_flight_.front();
       in_flight_.pop_front();
       t.rtt_ms.push_back(
-          std::chrono::duration<double, std::milli>(SteadyClock::now() - sent_at).count());
-      take_reply(reply, g, t);
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - sent.at).count());
+      take_reply(reply, sent, t);
     }
   }
 
-  void take_reply(const zmq::message_t& reply, std::size_t g, Tally& t) {
+  // Every beat of the frame answered by a DownBeat acknowledging it.
+  void take_reply(const zmq::message_t& reply, const Sent& sent, Tally& t) {
     const auto frame = proto::decode_frame(reply.to_string_view());
+    if (frame.items.size() != sent.beats) ++t.wrong;
     for (const auto& item : frame.items) {
       const auto* message = std::get_if<proto::Message>(&item);
       const auto* down = message ? std::get_if<proto::DownBeat>(message) : nullptr;
-      if (down == nullptr) {
-        ++t.refused;
+      if (down == nullptr || down->ack_seq != sent.seq) {
+        ++t.wrong;
         continue;
       }
       ++t.answered;
-      groups_[g].granted = Duration{down->interval_ms};
+      groups_[sent.group].granted = Duration{down->interval_ms};
       t.stretch = std::max<std::uint32_t>(
           t.stretch, static_cast<std::uint32_t>(down->interval_ms / options_.interval.count()));
     }
@@ -252,7 +266,7 @@ class OpenLoopFleet {
   const Options& options_;
   std::vector<Group> groups_;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
-  std::deque<std::pair<TimePoint, std::size_t>> in_flight_;
+  std::deque<Sent> in_flight_;
   std::vector<proto::Message> beats_;
   std::mt19937_64 rng_{42};
 };
@@ -261,10 +275,10 @@ void print_phase(const char* phase, Tally& t, Duration span) {
   const auto p = bench::percentiles(t.rtt_ms);
   const double s = std::chrono::duration<double>(span).count();
   std::printf(
-      "%-6s offered %.0f beats/s, answered %.0f/s, not sent %.0f/s, refused %llu; round trip "
+      "%-6s offered %.0f beats/s, answered %.0f/s, not sent %.0f/s, wrong replies %llu; round trip "
       "p50 %.1f ms, p99 %.1f ms, max %.1f ms; largest stretch %u\n",
       phase, static_cast<double>(t.offered) / s, static_cast<double>(t.answered) / s,
-      static_cast<double>(t.unsent) / s, static_cast<unsigned long long>(t.refused), p.p50, p.p99,
+      static_cast<double>(t.unsent) / s, static_cast<unsigned long long>(t.wrong), p.p50, p.p99,
       p.max, t.stretch);
 }
 
@@ -295,7 +309,8 @@ int run(const Options& o) {
   auto calm = open.run("calm", o.calm, o.interval);
   auto load = open.run("load", o.load, o.load_interval);
   auto after = open.run("after", o.after, o.interval);
-  open.drain(Duration{5000});
+  Tally late;
+  const auto missing = open.drain(Duration{20'000}, late);
   const auto counters = bench::hub_counters(bench::HubAccess::plain(hub.endpoint()));
   std::printf("\n");
   print_phase("calm", calm, o.calm);
@@ -309,7 +324,11 @@ int run(const Options& o) {
       static_cast<unsigned long long>(counters.at("interval_stretch")),
       static_cast<unsigned long long>(counters.at("interval_stretched")),
       static_cast<unsigned long long>(counters.at("interval_relaxed")));
-  return 0;
+  const auto wrong = calm.wrong + load.wrong + after.wrong + late.wrong;
+  if (wrong + missing == 0) return 0;
+  std::printf("FAILED: %llu wrong replies, %zu frames never answered\n",
+              static_cast<unsigned long long>(wrong), missing);
+  return 1;
 }
 
 }  // namespace
