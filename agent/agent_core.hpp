@@ -333,9 +333,8 @@ class AgentCore {
   bool all_mode() const { return config_.hub_mode == HubMode::kAll && config_.hub_count > 1; }
   void send_beat(MonoTime now, AgentActions& out);
   void retry_beat(MonoTime now, AgentActions& out);
-  void arm_retry(MonoTime now);
-  void adopt_interval(MonoTime now,
-                      Duration granted);  // the next retry of this interval's beat, if one is left
+  void arm_retry(MonoTime now);  // the next retry of this interval's beat, if one is left
+  void adopt_interval(MonoTime now, Duration granted);
   void fail_over(MonoTime now);
   void on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActions& out);
   void on_push(MonoTime now, std::size_t from_hub, const proto::DownBeat& push, AgentActions& out);

@@ -86,28 +86,25 @@ TEST(OverloadLeaseTest, WhileTheStretchComesDownNoGrantedLeaseIsCutShort) {
   auto c = config();
   c.lease = 5 * kInterval;
   HubCore hub{c, /*epoch=*/7, clock.now()};
-  const auto serve_it = [&](Duration span, double busy_share, bool backlog) {
-    serve(hub, clock, span, busy_share, backlog);
-  };
   const auto beat_now = [&](const std::string& node, const std::string& address) {
     auto r = hub.handle(clock.now(), beat_with_set(node, 1, {reg("svc", node, address)}));
     return std::get<proto::DownBeat>(r.reply);
   };
-  serve_it(Duration{400} + 6 * kInterval, 1.0, true);
+  serve(hub, clock, Duration{400} + 6 * kInterval, 1.0, true);
   ASSERT_EQ(hub.governor().stretch(), 8u);
   const auto first = beat_now("long", "10.0.0.1:80");
   ASSERT_EQ(Duration{first.lease_ms}, 8 * c.lease);
   const auto granted_at = clock.now();
   while (hub.governor().stretch() == 8)  // the load passed
-    serve_it(Duration{100}, 0.05, false);
+    serve(hub, clock, Duration{100}, 0.05, false);
   const auto later = beat_now("short", "10.0.0.2:80");
   const auto left_of_first = 8 * c.lease - (clock.now() - granted_at);
   ASSERT_LT(4 * c.lease, left_of_first) << "the test needs a shorter lease to grant";
   EXPECT_EQ(Duration{later.lease_ms}, left_of_first);
   EXPECT_EQ(Duration{later.interval_ms}, 4 * kInterval);
-  serve_it(left_of_first - Duration{100}, 0.05, false);
+  serve(hub, clock, left_of_first - Duration{100}, 0.05, false);
   EXPECT_EQ(hub.counters().nodes_expired, 0u) << "the node granted 80 s still holds its lease";
-  serve_it(Duration{200}, 0.05, false);
+  serve(hub, clock, Duration{200}, 0.05, false);
   EXPECT_EQ(hub.counters().nodes_expired, 2u);
   expect_totals_kept(hub, "the test");
 }
