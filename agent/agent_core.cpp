@@ -304,7 +304,7 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
   } else if (const auto* ack = std::get_if<proto::DeregisterAck>(&message)) {
     on_deregister_ack(from_hub, *ack, out);
   } else if (const auto* error = std::get_if<proto::ErrorReply>(&message)) {
-    on_error(*error, out);
+    on_error(now, from_hub, *error, out);
   }
   return out;
 }
@@ -312,7 +312,17 @@ AgentActions AgentCore::on_message(MonoTime now, std::size_t from_hub,
 // A query the hub cannot or will not answer (its upper tier is unreachable,
 // or our key may not ask) ends now, like a timeout, instead of holding the
 // caller for query_timeout. Refusals of our key are kept for status and logs.
-void AgentCore::on_error(const proto::ErrorReply& error, AgentActions& out) {
+void AgentCore::on_error(MonoTime now, std::size_t from_hub, const proto::ErrorReply& error,
+                         AgentActions& out) {
+  if (error.code == proto::ErrorCode::kBusy) {
+    if (pending_.erase(error.ref) > 0) {  // a query: the caller decides whether to ask again
+      out.timed_out.push_back(error.ref);
+      ++counters_.lookups_busy;
+    } else if (from_hub == current_hub_) {
+      back_off(now, error);
+    }
+    return;
+  }
   const bool refusal = error.code == proto::ErrorCode::kForbidden ||
                        error.code == proto::ErrorCode::kUnauthenticated;
   if (refusal) {
@@ -323,6 +333,23 @@ void AgentCore::on_error(const proto::ErrorReply& error, AgentActions& out) {
   if (!ends_query || pending_.erase(error.ref) == 0) return;
   out.timed_out.push_back(error.ref);
   ++(refusal ? counters_.lookups_refused : counters_.lookups_unavailable);
+}
+
+// The hub answered, so no reply is missing: no miss is counted and nothing
+// fails over (moving a fleet onto the next hub would overload that one). The
+// beat (or Deregister) goes again, whole, once the time the hub asked for
+// has passed, plus up to half as much again so the shed fleet comes back
+// spread out. ref 0: the hub could not read which message it shed, and ours
+// is the one waiting.
+void AgentCore::back_off(MonoTime now, const proto::ErrorReply& busy) {
+  const bool ours = busy.ref == 0 || (busy.ref > last_applied_ack_ && busy.ref <= seq_);
+  if (!ours || (!awaiting_reply_ && !deregister_)) return;
+  ++counters_.beats_shed;
+  awaiting_reply_ = false;
+  retry_at_.reset();
+  misses_ = 0;
+  const Duration after = busy.retry_after_ms > 0 ? Duration{busy.retry_after_ms} : beat_interval();
+  next_beat_at_ = regular_beat_at_ = now + after + Duration{rng_.uniform(0, after.count() / 2)};
 }
 
 // Stopped once the hub (kAll: every hub) acknowledged the Deregister.

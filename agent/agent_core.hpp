@@ -135,6 +135,9 @@ struct AgentCoreCounters {
   std::uint64_t beats_unsent = 0;
   // Intervals that ended with their beat unanswered (misses lead to failover).
   std::uint64_t beats_missed = 0;
+  // Beats the hub shed unread, answered busy (protocol section 5.18): the
+  // next went only after the time it asked for.
+  std::uint64_t beats_shed = 0;
   std::uint64_t beat_replies = 0;  // DownBeats to this node that answer a beat (from any hub)
   std::uint64_t pushes = 0;        // DownBeats the hub pushed between beats (isolations)
   // First lookups (queries to the hub, query()), and how those that ended ended.
@@ -145,6 +148,7 @@ struct AgentCoreCounters {
   // The hub refused this agent's key (forbidden, unauthenticated).
   std::uint64_t lookups_refused = 0;
   std::uint64_t lookups_unavailable = 0;  // the hub could not answer (its upper tier unreachable)
+  std::uint64_t lookups_busy = 0;         // the hub shed the query unread (overloaded)
   std::uint64_t fast_fail_reports = 0;    // FailureReport messages sent (each with 1+ signals)
   // Config groups left out of beats: past kMaxConfigUsesPerBeat followed
   // groups, the least recently used are not declared (summed over beats).
@@ -327,7 +331,10 @@ class AgentCore {
   // kAll: the hubs other than the current one get our set, nothing else.
   void emit_mirror_beats(AgentActions& out);
   void on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down);
-  void on_error(const proto::ErrorReply& error, AgentActions& out);
+  void on_error(MonoTime now, std::size_t from_hub, const proto::ErrorReply& error,
+                AgentActions& out);
+  // The hub shed our beat unread (protocol section 5.18).
+  void back_off(MonoTime now, const proto::ErrorReply& busy);
   void on_deregister_ack(std::size_t hub, const proto::DeregisterAck& ack, AgentActions& out);
   void send_deregister(AgentActions& out);
   bool all_mode() const { return config_.hub_mode == HubMode::kAll && config_.hub_count > 1; }

@@ -114,6 +114,9 @@ void add_hub_link(StatsRead& read) {
   read.add(counter("cascade_agent_hub_beats_missed_total",
                    "Beat intervals that ended unanswered (misses lead to a failover)."),
            hub(&AgentCoreCounters::beats_missed));
+  read.add(counter("cascade_agent_hub_beats_shed_total",
+                   "Beats an overloaded hub shed unread (busy): sent again when it asked."),
+           hub(&AgentCoreCounters::beats_shed));
   read.add(counter("cascade_agent_hub_beat_replies_total", "Replies of hubs to beats."),
            hub(&AgentCoreCounters::beat_replies));
   read.add(counter("cascade_agent_hub_pushes_total", "Updates the hub pushed between beats."),
@@ -127,12 +130,13 @@ void add_first_lookups(StatsRead& read) {
             {{"not_found"}, hub(&AgentCoreCounters::lookups_not_found)},
             {{"timeout"}, hub(&AgentCoreCounters::lookups_timed_out)},
             {{"refused"}, hub(&AgentCoreCounters::lookups_refused)},
-            {{"unavailable"}, hub(&AgentCoreCounters::lookups_unavailable)}});
+            {{"unavailable"}, hub(&AgentCoreCounters::lookups_unavailable)},
+            {{"busy"}, hub(&AgentCoreCounters::lookups_busy)}});
   read.add(gauge("cascade_agent_first_lookups_in_flight", "First lookups waiting for the hub."),
            [](const ClientStats& s) {
              const auto& c = s.hub;
              const auto ended = c.lookups_answered + c.lookups_not_found + c.lookups_timed_out +
-                                c.lookups_refused + c.lookups_unavailable;
+                                c.lookups_refused + c.lookups_unavailable + c.lookups_busy;
              return static_cast<double>(c.lookups_sent - ended);
            });
 }

@@ -663,7 +663,11 @@ void Client::receive_from(std::size_t hub) {
 }
 
 void Client::log_rejection(std::size_t hub, const proto::ErrorReply& error) {
-  log_hub_problem(hub, "the hub rejected a message", error.message, error.code);
+  const bool busy = error.code == proto::ErrorCode::kBusy;
+  log_hub_problem(hub,
+                  busy ? "the hub is overloaded: it shed a message, sent again later"
+                       : "the hub rejected a message",
+                  error.message, error.code);
 }
 
 // A refused beat comes back every interval, and so would garbage from a

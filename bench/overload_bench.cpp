@@ -9,9 +9,11 @@
 // --batch (one frame per group, as a cascading proxy forwards its agents'
 // beats), each group on its own jittered schedule whatever the replies say,
 // except the interval the hub grants, which every group adopts from its
-// reply as an agent does (the longer of its own and the granted one). A
-// frame the sender's queue cannot take is a beat not sent (its agents beat
-// next interval), never a wait: the load stays open.
+// reply as an agent does (the longer of its own and the granted one), and a
+// `busy` answer to a frame the hub shed (protocol section 5.18), after which
+// the group beats again only when the hub asked, plus up to half as much, as
+// an agent does. A frame the sender's queue cannot take is a beat not sent
+// (its agents beat next interval), never a wait: the load stays open.
 //
 // Phases, by the agents' own interval: --calm-s at --interval-ms (well below
 // capacity), --load-s at --load-interval-ms (the overload: a fleet beating
@@ -19,12 +21,16 @@
 // agents / load interval beats per second), --after-s at --interval-ms
 // again. (A fleet too large for the hub at its own interval is the other
 // overload; registering it here would take longer than the lease.) Every
-// second a line: beats offered and answered per second, answered beats'
-// round trip p50/p99/max, the stretch the replies grant, the process's
-// resident set. At the end, per phase: the same, and the leases the hub let
-// run out (it must be 0: every agent kept beating). Every reply is checked
-// (one DownBeat per beat of its frame, acknowledging that beat): a wrong or
-// missing one fails the run (exit 1); a missed target is a result.
+// second a line: beats offered, answered and shed per second, answered
+// beats' round trip p50/p99/max, the stretch the replies grant, the
+// process's resident set. At the end, per phase: the same, and the leases
+// the hub let run out (it must be 0: every agent kept beating). Every reply
+// is checked (one DownBeat per beat of its frame, acknowledging that beat, or
+// one busy for the whole frame): a wrong or missing one fails the run (exit
+// 1); a missed target is a result.
+//
+// With --shed-after-ms 0 the hub never sheds: the run shows what the bound
+// on its queue prevents.
 //
 // With --max-interval-stretch 1 the hub never slows the fleet: the run shows
 // what the governor prevents.
@@ -59,6 +65,7 @@ constexpr const char* kUsage = R"(cascade_overload_bench [options]
   --load-interval-ms N      the agents' own interval during the load (default 40)
   --lease-ms N              the hub's lease (default 3000)
   --max-interval-stretch N  the hub's bound on the interval it grants (default 8; 1: off)
+  --shed-after-ms N         the hub's bound on a frame's wait in its queue (default 20; 0: off)
   --calm-s S                seconds before the load (default 10: the registration wave
                             stretches the interval, and it comes back first)
   --load-s S                seconds of overload (default 30)
@@ -73,6 +80,7 @@ struct Options {
   Duration load_interval{40};
   Duration lease{3000};
   std::size_t max_stretch = 8;
+  Duration shed_after{20};  // 0: never
   Duration calm{10'000};
   Duration load{30'000};
   Duration after{40'000};
@@ -95,6 +103,7 @@ Options parse_options(int argc, char** argv) {
            {"--load-interval-ms", &o.load_interval},
            {"--lease-ms", &o.lease},
            {"--max-interval-stretch", &o.max_stretch},
+           {"--shed-after-ms", &o.shed_after, bench::kZeroOk},
            {"--calm-s", &o.calm},
            {"--load-s", &o.load},
            {"--after-s", &o.after}});
@@ -106,6 +115,7 @@ struct Tally {
   std::uint64_t offered = 0;   // beats due
   std::uint64_t unsent = 0;    // ... that the sender's queue could not take
   std::uint64_t answered = 0;  // beats answered
+  std::uint64_t shed = 0;      // beats in frames the hub shed (busy)
   std::uint64_t wrong = 0;     // replies that were not the DownBeats their frame asked for
   std::vector<double> rtt_ms;  // round trip of each answered frame
   std::uint32_t stretch = 1;   // the last grant seen
@@ -114,6 +124,7 @@ struct Tally {
     offered += o.offered;
     unsent += o.unsent;
     answered += o.answered;
+    shed += o.shed;
     wrong += o.wrong;
     rtt_ms.insert(rtt_ms.end(), o.rtt_ms.begin(), o.rtt_ms.end());
     stretch = std::max(stretch, o.stretch);
@@ -122,8 +133,9 @@ struct Tally {
 
 // A group of --batch agents beating together.
 struct Group {
-  std::uint64_t seq = 1;  // registration used 1
-  Duration granted{0};    // the interval the hub granted in its last reply
+  std::uint64_t seq = 1;   // registration used 1
+  Duration granted{0};     // the interval the hub granted in its last reply
+  TimePoint not_before{};  // shed: when the hub asked it to come back
 };
 
 class OpenLoopFleet {
@@ -181,6 +193,10 @@ class OpenLoopFleet {
     while (!due_.empty() && due_.top().at <= now) {
       const auto g = due_.top().group;
       due_.pop();
+      if (groups_[g].not_before > now) {  // shed: back when the hub asked
+        due_.push({groups_[g].not_before, g});
+        continue;
+      }
       send(g, now, t);
       const auto interval = std::max(own, groups_[g].granted);
       std::uniform_real_distribution<double> jitter(0.9, 1.1);
@@ -228,15 +244,22 @@ class OpenLoopFleet {
       }
       const auto sent = in_flight_.front();
       in_flight_.pop_front();
-      t.rtt_ms.push_back(
-          std::chrono::duration<double, std::milli>(SteadyClock::now() - sent.at).count());
-      take_reply(reply, sent, t);
+      const auto rtt = std::chrono::duration<double, std::milli>(SteadyClock::now() - sent.at);
+      if (take_reply(reply, sent, t)) t.rtt_ms.push_back(rtt.count());
     }
   }
 
-  // Every beat of the frame answered by a DownBeat acknowledging it.
-  void take_reply(const zmq::message_t& reply, const Sent& sent, Tally& t) {
+  // Every beat of the frame answered by a DownBeat acknowledging it (true),
+  // or the whole frame shed with one busy (false).
+  bool take_reply(const zmq::message_t& reply, const Sent& sent, Tally& t) {
     const auto frame = proto::decode_frame(reply.to_string_view());
+    if (const auto* busy = shed_reply(frame)) {
+      t.shed += sent.beats;
+      std::uniform_int_distribution<std::int64_t> spread(0, busy->retry_after_ms / 2);
+      groups_[sent.group].not_before =
+          SteadyClock::now() + std::chrono::milliseconds(busy->retry_after_ms + spread(rng_));
+      return false;
+    }
     if (frame.items.size() != sent.beats) ++t.wrong;
     for (const auto& item : frame.items) {
       const auto* message = std::get_if<proto::Message>(&item);
@@ -250,13 +273,24 @@ class OpenLoopFleet {
       t.stretch = std::max<std::uint32_t>(
           t.stretch, static_cast<std::uint32_t>(down->interval_ms / options_.interval.count()));
     }
+    return true;
+  }
+
+  // The hub's busy for a whole frame (a batch names no message: ref 0).
+  static const proto::ErrorReply* shed_reply(const proto::DecodedFrame& frame) {
+    if (frame.batched || frame.items.size() != 1) return nullptr;
+    const auto* message = std::get_if<proto::Message>(&frame.items[0]);
+    const auto* error = message ? std::get_if<proto::ErrorReply>(message) : nullptr;
+    const bool busy = error && error->code == proto::ErrorCode::kBusy && error->ref == 0;
+    return busy ? error : nullptr;
   }
 
   static void print_line(const char* phase, Tally& t, double seconds) {
     const auto p = bench::percentiles(t.rtt_ms);
-    std::printf("%-6s %10.0f %10.0f %9.0f %8.1f %8.1f %8.1f %7u %9.0f\n", phase,
+    std::printf("%-6s %10.0f %10.0f %9.0f %9.0f %8.1f %8.1f %8.1f %7u %9.0f\n", phase,
                 static_cast<double>(t.offered) / seconds, static_cast<double>(t.answered) / seconds,
-                static_cast<double>(t.unsent) / seconds, p.p50, p.p99, p.max, t.stretch,
+                static_cast<double>(t.shed) / seconds, static_cast<double>(t.unsent) / seconds,
+                p.p50, p.p99, p.max, t.stretch,
                 static_cast<double>(bench::rss_kib(getpid())) / 1024.0);
     std::fflush(stdout);
   }
@@ -275,11 +309,11 @@ void print_phase(const char* phase, Tally& t, Duration span) {
   const auto p = bench::percentiles(t.rtt_ms);
   const double s = std::chrono::duration<double>(span).count();
   std::printf(
-      "%-6s offered %.0f beats/s, answered %.0f/s, not sent %.0f/s, wrong replies %llu; round trip "
-      "p50 %.1f ms, p99 %.1f ms, max %.1f ms; largest stretch %u\n",
+      "%-6s offered %.0f beats/s, answered %.0f/s, shed %.0f/s, not sent %.0f/s, wrong replies "
+      "%llu; answered round trip p50 %.1f ms, p99 %.1f ms, max %.1f ms; largest stretch %u\n",
       phase, static_cast<double>(t.offered) / s, static_cast<double>(t.answered) / s,
-      static_cast<double>(t.unsent) / s, static_cast<unsigned long long>(t.wrong), p.p50, p.p99,
-      p.max, t.stretch);
+      static_cast<double>(t.shed) / s, static_cast<double>(t.unsent) / s,
+      static_cast<unsigned long long>(t.wrong), p.p50, p.p99, p.max, t.stretch);
 }
 
 int run(const Options& o) {
@@ -291,6 +325,7 @@ int run(const Options& o) {
   config.beat_interval = o.interval;
   config.lease = o.lease;
   config.governor.max_stretch = static_cast<std::uint32_t>(o.max_stretch);
+  config.inbound.shed_after = o.shed_after;
   config.eviction.enabled = false;
   bench::InProcessHub hub(config, {.thread_name = "hub"});
   zmq::context_t client;
@@ -303,8 +338,8 @@ int run(const Options& o) {
       "beats/s\n",
       reg.seconds, o.agents, o.batch,
       static_cast<double>(o.agents) * 1000.0 / static_cast<double>(o.load_interval.count()));
-  std::printf("%-6s %10s %10s %9s %8s %8s %8s %7s %9s\n", "phase", "offered/s", "answered/s",
-              "unsent/s", "p50_ms", "p99_ms", "max_ms", "stretch", "rss_mib");
+  std::printf("%-6s %10s %10s %9s %9s %8s %8s %8s %7s %9s\n", "phase", "offered/s", "answered/s",
+              "shed/s", "unsent/s", "p50_ms", "p99_ms", "max_ms", "stretch", "rss_mib");
   OpenLoopFleet open(client, hub.endpoint(), fleet, o);
   auto calm = open.run("calm", o.calm, o.interval);
   auto load = open.run("load", o.load, o.load_interval);
@@ -318,9 +353,11 @@ int run(const Options& o) {
   print_phase("after", after, o.after);
   const auto expired = counters.count("nodes_expired") ? counters.at("nodes_expired") : 0;
   std::printf(
-      "leases lost (nodes expired at the hub): %llu; stretch now %llu, changes %llu up, "
-      "%llu down\n",
+      "leases lost (nodes expired at the hub): %llu (%llu extended while shedding); frames shed "
+      "%llu; stretch now %llu, changes %llu up, %llu down\n",
       static_cast<unsigned long long>(expired),
+      static_cast<unsigned long long>(counters.at("expiries_postponed")),
+      static_cast<unsigned long long>(counters.at("frames_shed")),
       static_cast<unsigned long long>(counters.at("interval_stretch")),
       static_cast<unsigned long long>(counters.at("interval_stretched")),
       static_cast<unsigned long long>(counters.at("interval_relaxed")));

@@ -47,25 +47,8 @@ Message blank_message(MsgType type) {
 
 // The id a peer can match an error against, read without trusting the shape.
 std::uint64_t best_effort_ref(std::span<const msgpack::object> items, MsgType t) {
-  std::size_t index = 0;
-  switch (t) {
-    case MsgType::kUpBeat:
-      index = 4;
-      break;  // seq
-    case MsgType::kDeregister:
-      index = 4;
-      break;  // seq
-    case MsgType::kQuery:
-    case MsgType::kStatusRequest:
-    case MsgType::kServicesRequest:
-    case MsgType::kFailureReport:
-    case MsgType::kAdminRequest:
-    case MsgType::kConfigRequest:
-      index = 2;
-      break;  // request_id
-    default:
-      return 0;
-  }
+  const auto index = ref_field_index(t);
+  if (index == 0) return 0;
   if (items.size() > index && items[index].type == msgpack::type::POSITIVE_INTEGER)
     return items[index].via.u64;
   return 0;

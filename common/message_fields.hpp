@@ -422,6 +422,8 @@ void describe(Io& io, M& m) {
   io.field("code", m.code);
   io.field("message", m.message, Text{kMaxMessageBytes});
   io.field("ref", m.ref);
+  io.optional_from_here();
+  io.field("retry_after_ms", m.retry_after_ms);
 }
 
 template <typename Io, Of<FailureReport> M>

@@ -44,6 +44,8 @@ const char* to_string(ErrorCode c) {
       return "unauthenticated";
     case ErrorCode::kForbidden:
       return "forbidden";
+    case ErrorCode::kBusy:
+      return "busy";
   }
   return "unknown";
 }

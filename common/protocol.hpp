@@ -5,6 +5,7 @@
 // decoders ignore trailing fields they do not know (forward compatibility).
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -505,13 +506,19 @@ enum class ErrorCode : std::uint8_t {
   // (a hub that requires keys), or its key may not do what it asks.
   kUnauthenticated = 8,
   kForbidden = 9,
+  // Revision 8 (section 5.18): the hub is past what it can serve and shed the
+  // frame unread; ask again after `retry_after_ms`, spread by jitter.
+  kBusy = 10,
 };
-inline constexpr std::uint8_t kMaxErrorCode = 9;
+inline constexpr std::uint8_t kMaxErrorCode = 10;
 
 struct ErrorReply {
   ErrorCode code = ErrorCode::kMalformed;
   std::string message;
   std::uint64_t ref = 0;  // request id or seq of the offending message, 0 if unknown
+  // kBusy (revision 8): how long the asker should wait before it asks again
+  // (0: no advice).
+  std::uint32_t retry_after_ms = 0;
   bool operator==(const ErrorReply&) const = default;
 };
 // tool -> hub: read the config centre (revision 6). Answered by a ConfigReply.
@@ -575,6 +582,26 @@ using Message =
 const char* to_string(InstanceStatus s);
 std::optional<InstanceStatus> parse_status(std::string_view s);
 const char* to_string(ErrorCode c);
+
+// Where a message names itself for an ErrorReply's `ref` (section 3.11): the
+// index in its array of its `seq` (UpBeat, Deregister) or `request_id` (the
+// requests); 0 for a message that names nothing.
+constexpr std::size_t ref_field_index(MsgType t) {
+  switch (t) {
+    case MsgType::kUpBeat:
+    case MsgType::kDeregister:
+      return 4;  // after node_id and epoch
+    case MsgType::kQuery:
+    case MsgType::kStatusRequest:
+    case MsgType::kServicesRequest:
+    case MsgType::kFailureReport:
+    case MsgType::kAdminRequest:
+    case MsgType::kConfigRequest:
+      return 2;
+    default:
+      return 0;
+  }
+}
 const char* to_string(AnswerSource s);
 const char* to_string(Health h);
 const char* to_string(FailureKind k);

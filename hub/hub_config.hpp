@@ -18,6 +18,7 @@
 #include "cascade/hub/connection_monitor.hpp"
 #include "cascade/hub/curve_gate.hpp"
 #include "cascade/hub/hub_core.hpp"
+#include "cascade/hub/inbound_queue.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/proxy_server.hpp"
 #include "cascade/hub/sqlite_store.hpp"
@@ -85,6 +86,9 @@ struct HubConfig {
   // Overload: intervals and leases granted longer while the serving thread
   // falls behind (hub/load_governor.hpp); --max-interval-stretch.
   LoadGovernorConfig governor;
+  // ... and frames shed, answered busy, past a bound on their wait in the
+  // hub's queue (hub/inbound_queue.hpp); --shed-after-ms.
+  InboundLimits inbound;
   // Crashed or unreachable: held agents' addresses probed (hub/liveness_probes.hpp).
   LivenessProbeConfig probes;
   ProbeRunnerConfig probe_runner;

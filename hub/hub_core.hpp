@@ -212,9 +212,15 @@ class HubCore {
   // `backlog`: frames were left queued. The load governor decides from these
   // the interval and lease the next replies grant.
   void on_serving_pass(MonoTime now, std::chrono::microseconds busy, bool backlog) {
-    governor_.on_pass(now, busy, backlog, counters_.beats);
+    governor_.on_pass(now, busy, backlog, counters_.beats, counters_.frames_shed);
   }
   const LoadGovernor& governor() const { return governor_; }
+  // The serving loop shed a frame unread: it waited `waited` in the hub's
+  // queue, over its bound (protocol section 5.18). Returns the busy reply,
+  // naming `ref` (the frame's seq or request id, 0 if unread) and when to
+  // ask again; until its sender can have asked again, a lease that runs out
+  // is extended instead of expired.
+  proto::ErrorReply on_frame_shed(MonoTime now, std::uint64_t ref, Duration waited);
 
   // What must be written since the last batch. `wall_ms`, the commit's wall
   // time (the server reads it just before apply()), becomes the batch's
@@ -452,6 +458,9 @@ class HubCore {
   // granted while the stretch was higher is not cut short, and the lease
   // queue stays in order).
   MonoTime lease_deadline(MonoTime now) const;
+  // A lease that ran out while the hub shed: extended to the end of the
+  // grace, if one is on at `now` (protocol section 5.18).
+  bool postpone_expiry(MonoTime now, Node& node);
   void release_held(MonoTime now);
   void hold(MonoTime now, Node& node, ExpiryVerdict verdict);
   void expire(Node& node, const char* why);
@@ -548,6 +557,10 @@ class HubCore {
   std::vector<NodeMessage> node_messages_;
   RateLimit refusal_log_{10, Duration{10'000}};
   RateLimit config_cap_log_{1, Duration{60'000}};
+  RateLimit shed_log_{1, Duration{10'000}};
+  // Until when a lease that runs out is extended rather than expired: the
+  // hub shed frames until recently, and their senders are still backing off.
+  MonoTime shed_grace_until_{};
   std::uint64_t configs_left_out_logged_ = 0;  // Uplink::config_groups_left_out() when last logged
 };
 

@@ -51,12 +51,41 @@ void HubCore::expire_leases(MonoTime now) {
       *leases_.next_deadline() <= now)
     ++counters_.expiry_deferred;
   for (Node* node : expired) {
+    if (postpone_expiry(now, *node)) continue;
     const auto verdict = guard_.on_lease_expired(now, expiry_request(*node));
     if (verdict == ExpiryVerdict::kExpire)
       expire(*node, "lease ran out");
     else
       hold(now, *node, verdict);
   }
+}
+
+bool HubCore::postpone_expiry(MonoTime now, Node& node) {
+  if (now >= shed_grace_until_) return false;
+  // The queue takes deadlines in order: never before one already granted.
+  leases_.add(node, std::max(shed_grace_until_, leases_.last_deadline().value_or(now)));
+  ++counters_.expiries_postponed;
+  return true;
+}
+
+// The sender of a shed frame asks again after retry_after, spread by its
+// jitter (at most half as much again): its lease is safe until twice that.
+proto::ErrorReply HubCore::on_frame_shed(MonoTime now, std::uint64_t ref, Duration waited) {
+  ++counters_.frames_shed;
+  const auto retry_after = std::max(config_.beat_interval, governor_.granted_interval());
+  shed_grace_until_ = std::max(shed_grace_until_, now + retry_after * 2);
+  std::uint64_t suppressed = 0;
+  if (shed_log_.allow(now, suppressed))
+    log_event(spdlog::level::warn, "hub past its queue bound: frames shed, answered busy",
+              {{"hub", config_.hub_id},
+               {"waited_ms", waited.count()},
+               {"retry_after_ms", retry_after.count()},
+               {"shed_total", counters_.frames_shed},
+               {"suppressed", suppressed}});
+  return proto::ErrorReply{
+      proto::ErrorCode::kBusy,
+      fmt::format("hub overloaded: frame waited {} ms in its queue", waited.count()), ref,
+      static_cast<std::uint32_t>(retry_after.count())};
 }
 
 // Held nodes the guard lets go now (room in the window, max_hold, switched off).

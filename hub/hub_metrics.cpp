@@ -130,6 +130,13 @@ void add_beat_counters(StateFamilies& f) {
   f.counter("interval_stretch_changes_total",
             "Changes of the granted interval's stretch, by direction.", "direction",
             {{"longer", "interval_stretched"}, {"shorter", "interval_relaxed"}});
+  f.counter("frames_shed_total",
+            "Frames answered busy unread: they waited past the queue bound (--shed-after-ms).",
+            "frames_shed");
+  f.counter("expiries_postponed_total",
+            "Leases that ran out while the hub shed frames, extended until their nodes could "
+            "beat again.",
+            "expiries_postponed");
   f.counter("deregistrations_total", "Graceful deregistrations.", "deregistrations");
   f.counter("queries_total", "Lookups answered.", "queries");
   f.counter("queries_not_found_total", "Lookups of a service with no instance.",

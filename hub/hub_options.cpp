@@ -60,6 +60,7 @@ struct RawOptions {
   std::int64_t lease_ms = 0;
   std::int64_t flush_interval_ms = 20;
   std::int64_t empty_service_ttl_ms = 30'000;
+  std::int64_t shed_after_ms = 20;
   std::string log_level = "info";
   std::string log_format = "text";
   std::string data_dir;
@@ -185,6 +186,8 @@ std::string validate(HubConfig& c, const RawOptions& raw) {
     return "--store-cache-mib must be between 1 and 65536 MiB";
   if (c.governor.max_stretch < 1 || c.governor.max_stretch > 64)
     return "--max-interval-stretch must be between 1 (never slow the fleet down) and 64";
+  if (raw.shed_after_ms < 0 || raw.shed_after_ms > 10'000)
+    return "--shed-after-ms must be between 0 (never shed) and 10000 milliseconds";
   if (auto error = validate_protection(c, raw); !error.empty()) return error;
   if (auto error = validate_connections(c, raw); !error.empty()) return error;
   if (auto error = validate_tiers(c, raw); !error.empty()) return error;
@@ -333,6 +336,10 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "While its serving thread falls behind, the hub grants intervals and leases up "
                  "to this many times longer, doubling as needed (1..64; 1: never)")
       ->capture_default_str();
+  app.add_option("--shed-after-ms", raw.shed_after_ms,
+                 "A frame that waited longer than this in the hub's queue is answered busy, "
+                 "unread, so the rest are served within it (0..10000 milliseconds; 0: never)")
+      ->capture_default_str();
   app.add_flag(
       "--fsync", c.fsync_each_batch,
       "Fsync every batch (SQLite synchronous=FULL): survives power loss, not just crashes");
@@ -409,6 +416,7 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
   c.lease = Duration{raw.lease_ms};
   c.flush_interval = Duration{raw.flush_interval_ms};
   c.empty_service_ttl = Duration{raw.empty_service_ttl_ms};
+  c.inbound.shed_after = Duration{raw.shed_after_ms};
   c.proxy_max_delay = Duration{raw.proxy_max_delay_ms};
   c.upstream_mode = raw.upstream_mode == "all" ? UplinkMode::kAll : UplinkMode::kFailover;
   c.cache_ttl = Duration{raw.cache_ttl_ms};
@@ -436,11 +444,12 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
       return ParsedHubOptions::usage_error(
           "cascade-hub", std::string(store_option) + " sizes or syncs a hub's store, and a " +
                              "--proxy keeps none: give it to the hub it forwards to");
-  if (c.proxy && app.count("--max-interval-stretch") > 0)
-    return ParsedHubOptions::usage_error(
-        "cascade-hub",
-        "--max-interval-stretch paces the nodes a hub grants leases to, and a --proxy grants "
-        "none: give it to the hub it forwards to");
+  for (const char* pacing : {"--max-interval-stretch", "--shed-after-ms"})
+    if (c.proxy && app.count(pacing) > 0)
+      return ParsedHubOptions::usage_error(
+          "cascade-hub", std::string(pacing) +
+                             " paces the nodes a hub grants leases to, and a --proxy grants "
+                             "none: give it to the hub it forwards to");
   if (auto error = validate(c, raw); !error.empty())
     return ParsedHubOptions::usage_error("cascade-hub", error);
   return {c, 0, {}};

@@ -4,6 +4,7 @@
 #include <zmq_addon.hpp>
 
 #include "cascade/common/codec.hpp"
+#include "cascade/common/frame_peek.hpp"
 #include "cascade/common/message_parts.hpp"
 #include "cascade/common/zmq_util.hpp"
 #include "cascade/hub/frame_pass.hpp"
@@ -73,6 +74,13 @@ HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) 
   return core;
 }
 
+// The hub's own queue holds at least a few of the largest frames it accepts.
+InboundLimits inbound_limits(const HubConfig& config) {
+  auto limits = config.inbound;
+  limits.max_bytes = std::max(limits.max_bytes, 4 * config.max_frame_bytes);
+  return limits;
+}
+
 // What a peer's nodes fail together through, for eviction protection: its
 // /24 subnet on a network (all agents behind one proxy share the proxy's), or
 // the connection itself on loopback, where a subnet means nothing (a proxy's
@@ -100,6 +108,7 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
       socket_(context, zmq::socket_type::router),
       connections_(socket_, context, config.connections, "hub " + config.id),
       core_(make_core(config, clock, store)),
+      inbound_(inbound_limits(config)),
       probes_(config.probe_runner),
       last_flush_(clock.now()),
       next_route_prune_(clock.now() + kRoutePruneInterval),
@@ -157,7 +166,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     if (items.back().revents & ZMQ_POLLIN) mailbox_.run_pending();
     for (const auto index : upstream_links_.links_back(upstreams_))
       core_.on_upstream_link_up(clock_.now(), index);
-    const bool backlog = (items[0].revents & ZMQ_POLLIN) && serve_pending_frames();
+    const bool backlog = serve_pending_frames((items[0].revents & ZMQ_POLLIN) != 0);
     // With frames still queued, a renewal may be waiting behind them: expire
     // nothing until the queue is drained, for a bounded number of passes.
     if (!backlog || clock_.now() - last_tick_ >= kMaxTickDeferral) {
@@ -178,27 +187,53 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
 }
 
 std::chrono::milliseconds HubServer::poll_timeout() const {
+  if (!inbound_.empty()) return std::chrono::milliseconds{0};
   const auto now = clock_.now();
   auto wake = std::min(now + kMaxPollWait, last_flush_ + config_.flush_interval);
   if (auto lease = core_.next_deadline()) wake = std::min(wake, *lease);
   return std::max(Duration{0}, wake - now);
 }
 
-bool HubServer::serve_pending_frames() {
-  Multipart frames;
-  for (FramePass pass(clock_); pass.another();) {
-    frames.clear();
-    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
-      return false;
-    if (!metrics_) {
-      handle(frames);
+bool HubServer::serve_pending_frames(bool readable) {
+  if (readable) read_queued_frames();
+  bool shed_any = false;
+  for (FramePass pass(clock_); !inbound_.empty() && pass.another();) {
+    auto next = inbound_.pop(clock_.now());
+    if (next->shed && next->frames.size() >= 2 && next->frames.size() <= 3) {
+      shed(*next);
+      shed_any = true;
       continue;
     }
-    const auto timer = metrics_->frame_received(frames.back().size());
-    handle(frames);
+    if (!metrics_) {
+      handle(next->frames);
+      continue;
+    }
+    const auto timer = metrics_->frame_received(next->frames.back().size());
+    handle(next->frames);
     metrics_->frame_handled(timer);
   }
-  return true;  // the pass ended first: more may be queued
+  // Shedding is falling behind too, even when it emptied the queue.
+  return shed_any || !inbound_.empty();
+}
+
+// Everything ZeroMQ holds for us, while the queue has room: what waits in
+// ZeroMQ's queues cannot be told apart by age, what waits in ours can.
+void HubServer::read_queued_frames() {
+  const auto now = clock_.now();
+  while (inbound_.has_room()) {
+    Multipart frames;
+    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait))
+      return;
+    inbound_.push(now, std::move(frames));
+  }
+}
+
+// A frame past the queue bound, answered busy without being decoded: its
+// seq or request id read from its first bytes, so its sender knows which
+// of its messages to send again later (protocol section 5.18).
+void HubServer::shed(InboundQueue::Next& next) {
+  const auto ref = proto::peek_ref(next.frames.back().to_string_view());
+  reply(next.frames, {core_.on_frame_shed(clock_.now(), ref, next.waited)}, false, false);
 }
 
 // frames = [routing id, (empty delimiter from a REQ peer,) payload]. The

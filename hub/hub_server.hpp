@@ -26,6 +26,7 @@
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/hub_metrics.hpp"
+#include "cascade/hub/inbound_queue.hpp"
 #include "cascade/hub/owner_mailbox.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/store.hpp"
@@ -89,8 +90,12 @@ class HubServer {
  private:
   using Multipart = std::vector<zmq::message_t>;
 
-  // Handles queued frames; true when it stopped at the per-pass cap.
-  bool serve_pending_frames();
+  // One pass over the hub's queue (after reading what the socket holds, if
+  // `readable`): frames served oldest first, those past the bound shed;
+  // true when frames are left queued or any was shed (a backlog).
+  bool serve_pending_frames(bool readable);
+  void read_queued_frames();
+  void shed(InboundQueue::Next& next);
   void handle(Multipart& frames);
   void note_valid_input(const proto::DecodedFrame& decoded, Multipart& frames,
                         const access::Principal* key);
@@ -132,7 +137,8 @@ class HubServer {
   ConnectionMonitor connections_;         // of socket_: limit, idle timeout
   std::vector<zmq::socket_t> upstreams_;  // one DEALER per --upstream
   HubCore core_;
-  ProbeRunner probes_;  // the TCP connects core_ asks for, on their own thread
+  InboundQueue inbound_;  // frames read off socket_, served oldest first or shed
+  ProbeRunner probes_;    // the TCP connects core_ asks for, on their own thread
   // Queries forwarded to the upper tier, by core token: the envelope their
   // reply goes back in, as a frame of its own.
   std::unordered_map<std::uint64_t, Multipart> deferred_envelopes_;

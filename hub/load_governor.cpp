@@ -19,13 +19,15 @@ Duration LoadGovernor::granted_interval() const {
 }
 
 void LoadGovernor::on_pass(MonoTime now, std::chrono::microseconds busy, bool backlog,
-                           std::uint64_t beats) {
+                           std::uint64_t beats, std::uint64_t shed) {
   if (!started_) {
     started_ = true;
     window_start_ = now - std::chrono::duration_cast<Duration>(busy);
     beats_at_window_ = beats;
+    shed_at_window_ = shed;
   }
   beats_ = beats;
+  shed_ = shed;
   busy_ += busy;
   ++passes_;
   backlogged_ += backlog ? 1 : 0;
@@ -33,7 +35,7 @@ void LoadGovernor::on_pass(MonoTime now, std::chrono::microseconds busy, bool ba
 }
 
 bool LoadGovernor::saturated(Duration length) const {
-  return backlogged_ >= config_.saturated_backlog_share * passes_ ||
+  return shed_ > shed_at_window_ || backlogged_ >= config_.saturated_backlog_share * passes_ ||
          busy_ >= length * config_.saturated_busy;
 }
 
@@ -75,6 +77,7 @@ void LoadGovernor::close_window(MonoTime now) {
   window_start_ = now;
   busy_ = std::chrono::microseconds{0};
   beats_at_window_ = beats_;
+  shed_at_window_ = shed_;
   passes_ = 0;
   backlogged_ = 0;
 }

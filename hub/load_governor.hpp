@@ -64,9 +64,12 @@ class LoadGovernor {
 
   // One pass of the serving loop that ended at `now`: `busy` of it was spent
   // working (not waiting in poll), `backlog` says frames were left queued,
-  // `beats` is the count of beats handled since the start (a running total).
-  // Microseconds: most passes of a loop that keeps up take less than one.
-  void on_pass(MonoTime now, std::chrono::microseconds busy, bool backlog, std::uint64_t beats);
+  // `beats` is the count of beats handled since the start and `shed` of
+  // frames shed (protocol section 5.18; running totals). A window in which
+  // any frame was shed is saturated: the hub refused work. Microseconds:
+  // most passes of a loop that keeps up take less than one.
+  void on_pass(MonoTime now, std::chrono::microseconds busy, bool backlog, std::uint64_t beats,
+               std::uint64_t shed = 0);
 
   std::uint32_t stretch() const { return stretch_; }
   // The interval the hub grants: 0 while unstretched (nodes keep their own).
@@ -96,6 +99,8 @@ class LoadGovernor {
   std::uint32_t backlogged_ = 0;
   std::uint64_t beats_ = 0;            // the running total at the last pass
   std::uint64_t beats_at_window_ = 0;  // ... when the window began
+  std::uint64_t shed_ = 0;             // frames shed: the running total at the last pass
+  std::uint64_t shed_at_window_ = 0;   // ... when the window began
   double capacity_ = 0;                // beats per second served while saturated (smoothed)
   std::uint32_t saturated_in_a_row_ = 0;
   // The effect of the last change is judged only after it: by then every

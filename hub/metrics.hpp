@@ -24,6 +24,8 @@ namespace cascade::hub {
   X(instances_expired)    /* instances removed by lease expiry */                     \
   X(expiry_deferred)      /* ticks that hit the per-tick expiry cap */                \
   X(expiries_held)        /* expired leases eviction protection held (unconfirmed) */ \
+  X(frames_shed)          /* frames answered busy unread: over the queue bound */     \
+  X(expiries_postponed)   /* leases run out while shedding, extended once */          \
   X(nodes_confirmed_dead) /* held nodes expired: every address refused connections */ \
   X(updates_delta)        /* service deltas sent downstream */                        \
   X(updates_full)         /* full service lists sent downstream */                    \

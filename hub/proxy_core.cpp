@@ -202,13 +202,17 @@ ProxyActions ProxyCore::on_upstream_reply(MonoTime /*now*/, std::vector<proto::M
   } else if (!sent_.empty() && sent_.front().ids.size() > 1 && replies.size() == 1 &&
              std::holds_alternative<proto::ErrorReply>(replies[0]) &&
              std::get<proto::ErrorReply>(replies[0]).ref == 0) {
-    // The hub rejected the whole frame (too large, malformed): everyone in
-    // the batch gets the error.
+    // The hub rejected the whole frame (too large, malformed) or shed it
+    // (busy): everyone in the batch gets the error, naming its own message.
     SentBatch batch = std::move(sent_.front());
     sent_.pop_front();
     for (std::uint64_t id : batch.ids) {
-      if (!in_flight_.contains(id)) continue;
-      deliver(id, replies[0], out);
+      auto it = in_flight_.find(id);
+      if (it == in_flight_.end()) continue;
+      auto error = std::get<proto::ErrorReply>(replies[0]);
+      const bool beat = it->second.kind == Kind::kUpBeat || it->second.kind == Kind::kDeregister;
+      error.ref = beat ? it->second.seq : id;  // deliver() turns our id into the asker's
+      deliver(id, std::move(error), out);
     }
   } else {
     for (proto::Message& reply : replies)

@@ -208,6 +208,73 @@ TEST_F(AgentCoreTest, TheNextHubAfterAFailoverStartsFromTheOwnInterval) {
   EXPECT_EQ(core.beat_interval(), kInterval);
 }
 
+// A hub past its queue bound sheds a beat unread (protocol section 5.18).
+proto::ErrorReply busy(std::uint64_t ref, std::uint32_t retry_after_ms) {
+  return {proto::ErrorCode::kBusy, "hub overloaded", ref, retry_after_ms};
+}
+
+TEST_F(AgentCoreTest, AShedBeatGoesAgainWhenTheHubAsksSpreadByJitterAndIsNoMiss) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  const auto shed = next_beat();
+  const auto shed_at = clock.now();
+  core.on_message(clock.now(), 0, busy(shed.seq, 6000));
+  const auto again = next_beat();
+  const auto gap = (clock.now() - shed_at).count();
+  EXPECT_GE(gap, 6000) << "never before the hub asked";
+  EXPECT_LE(gap, 9000) << "at most half as much again";
+  EXPECT_GT(again.seq, shed.seq);
+  EXPECT_EQ(core.counters().beats_shed, 1u);
+  EXPECT_EQ(core.counters().beats_missed, 0u);
+  EXPECT_EQ(core.current_hub(), 0u);
+}
+
+TEST_F(AgentCoreTest, AFleetShedTogetherComesBackSpreadOut) {
+  std::vector<std::int64_t> returns;
+  auto one_hub = config();
+  one_hub.hub_count = 1;  // no standby keepalive among the deadlines
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    FakeClock c;
+    AgentCore agent{one_hub, seed};
+    const auto first = last_beat(agent.start(c.now()));
+    agent.on_message(c.now(), 0, busy(first.seq, 4000));
+    returns.push_back((agent.next_deadline() - c.now()).count());
+  }
+  const auto [lo, hi] = std::minmax_element(returns.begin(), returns.end());
+  EXPECT_GE(*lo, 4000);
+  EXPECT_LE(*hi, 6000);
+  EXPECT_GE(*hi - *lo, 1000) << "the shed fleet would return in one burst";
+}
+
+// Shed again and again while the hub is overloaded: still no miss, so no
+// failover that would carry the load to the next hub.
+TEST_F(AgentCoreTest, ABeatShedEveryIntervalNeverFailsOver) {
+  core.on_message(clock.now(), 0, down_for(last_beat(core.start(clock.now()))));
+  for (int i = 0; i < 10; ++i)
+    core.on_message(clock.now(), 0, busy(next_beat().seq, 2000));
+  EXPECT_EQ(core.current_hub(), 0u);
+  EXPECT_EQ(core.counters().beats_shed, 10u);
+  EXPECT_EQ(core.counters().beats_missed, 0u);
+}
+
+TEST_F(AgentCoreTest, ABusyNamingAnotherMessageLeavesTheBeatWaiting) {
+  core.start(clock.now());
+  const auto beat = next_beat();
+  const auto due = core.next_deadline();
+  core.on_message(clock.now(), 0, busy(beat.seq + 100, 6000));
+  EXPECT_EQ(core.next_deadline(), due);
+  EXPECT_EQ(core.counters().beats_shed, 0u);
+}
+
+TEST_F(AgentCoreTest, AShedQueryEndsAtOnceForTheCallerToRetry) {
+  core.start(clock.now());
+  std::uint64_t id = 0;
+  core.query(clock.now(), key("svc"), id);
+  const auto a = core.on_message(clock.now(), 0, busy(id, 2000));
+  EXPECT_EQ(a.timed_out, std::vector<std::uint64_t>{id});
+  EXPECT_EQ(core.counters().lookups_busy, 1u);
+  EXPECT_EQ(core.counters().beats_shed, 0u);
+}
+
 TEST_F(AgentCoreTest, FailoverAfterThreeMissesWithGrowingCappedBackoff) {
   auto sent = core.start(clock.now()).send;
   for (auto& o : run_silent(clock.now() + Duration{60'000}))

@@ -394,7 +394,7 @@ inline void write_fields(JsonWriter& w, const proto::ServicesReply& m) {
 
 inline void write_fields(JsonWriter& w, const proto::ErrorReply& m) {
   w.field("code", enum_text(proto::to_string(m.code), static_cast<unsigned>(m.code)));
-  w.field("message", m.message).field("ref", m.ref);
+  w.field("message", m.message).field("ref", m.ref).field("retry_after_ms", m.retry_after_ms);
 }
 
 inline void write_fields(JsonWriter& w, const proto::FailureReport& m) {

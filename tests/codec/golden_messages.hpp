@@ -457,6 +457,13 @@ inline DownBeat downbeat_slower() {
   return m;
 }
 
+// A hub past its queue bound sheds the sample beat unread (protocol section
+// 5.18): it names the beat's seq and grants the stretched interval.
+inline ErrorReply error_busy() {
+  return ErrorReply{ErrorCode::kBusy, "hub overloaded: frame waited 27 ms in its queue", 4826,
+                    4000};
+}
+
 // An operator sets one key and removes another of a group, in one change.
 inline proto::AdminRequest admin_config_edit() {
   proto::AdminRequest m;
@@ -604,6 +611,9 @@ inline std::vector<Sample> variant_samples() {
       {"37-downbeat-slower",
        "reply of a hub that fell behind: beat every 4 s at most, with a lease as much longer",
        downbeat_slower()},
+      {"38-error-busy",
+       "a beat shed unread by a hub past its queue bound: ask again in 4 s at the soonest",
+       error_busy()},
   };
 }
 

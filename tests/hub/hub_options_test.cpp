@@ -90,6 +90,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--store-cache-mib", "-1"}, "--store-cache-mib"},
         BadFlag{{"--max-interval-stretch", "0"}, "--max-interval-stretch"},
         BadFlag{{"--max-interval-stretch", "65"}, "--max-interval-stretch"},
+        BadFlag{{"--shed-after-ms", "-1"}, "--shed-after-ms"},
+        BadFlag{{"--shed-after-ms", "10001"}, "--shed-after-ms"},
         BadFlag{{"--empty-service-ttl-ms", "86400001"}, "--empty-service-ttl-ms"},
         BadFlag{{"--eviction-protection", "maybe"}, "--eviction-protection"},
         BadFlag{{"--eviction-max-share", "0"}, "eviction protection"},
@@ -131,7 +133,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--fsync"},
                 "--fsync sizes or syncs a hub's store"},
         BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--max-interval-stretch", "4"},
-                "a --proxy grants none"}));
+                "a --proxy grants none"},
+        BadFlag{{"--proxy", "--upstream", "tcp://127.0.0.1:7400", "--shed-after-ms", "10"},
+                "--shed-after-ms paces the nodes"}));
 
 TEST(HubOptions, HttpFlagsReachTheAdminApiWithOneThread) {
   auto p = parse({"--http", "0.0.0.0:7480", "--http-allow", "10.0.0.0/8", "--http-allow",
@@ -205,6 +209,13 @@ TEST(HubOptions, TheIntervalStretchAndTheBeatIntervalItMultipliesReachTheCore) {
   EXPECT_EQ(core.governor.max_stretch, 1u);
   EXPECT_EQ(core.beat_interval, Duration{500});
   EXPECT_EQ(core.lease, Duration{1500});
+}
+
+TEST(HubOptions, TheQueueBoundReachesTheServerAndZeroTurnsSheddingOff) {
+  EXPECT_EQ(parse({}).config->inbound.shed_after, Duration{20});
+  auto p = parse({"--shed-after-ms", "0"});
+  ASSERT_TRUE(p.config) << p.message;
+  EXPECT_EQ(p.config->inbound.shed_after, Duration{0});
 }
 
 TEST(HubOptions, TheEmptyServiceGraceReachesTheCore) {

@@ -70,6 +70,25 @@ TEST_F(LoadGovernorTest, ALoopBusyAllTheTimeIsSaturatedEvenWhenEachPassEndsEmpty
 
 // Nodes take a new grant at their next beat, one old interval later at most:
 // until then the load has not fallen, and doubling again would overshoot.
+// Shedding empties the hub's queue (protocol section 5.18): passes end
+// without a backlog and the loop is not busy all the time, yet the hub is
+// refusing work. Every window with a frame shed is saturated.
+TEST_F(LoadGovernorTest, ALoopThatShedsIsSaturatedThoughItsPassesEndEmpty) {
+  std::uint64_t shed = 0;
+  for (int pass = 0; pass < 41; ++pass) {
+    now += kPass;
+    beats += kCapacityPerPass / 2;
+    shed += pass % 4 == 0 ? 1 : 0;
+    governor.on_pass(now, std::chrono::microseconds{6000}, false, beats, shed);
+  }
+  EXPECT_EQ(governor.stretch(), 2u);
+}
+
+TEST_F(LoadGovernorTest, TheSameLoopWithoutSheddingIsNotSaturated) {
+  loaded(Duration{410}, 0.6);
+  EXPECT_EQ(governor.stretch(), 1u);
+}
+
 TEST_F(LoadGovernorTest, TheNextDoublingWaitsOneIntervalOfTheOldStretchForItsEffect) {
   saturated(Duration{400});
   ASSERT_EQ(governor.stretch(), 2u);

@@ -1,6 +1,7 @@
 // A hub whose serving thread falls behind grants longer intervals and leases
 // (protocol section 5.17), through HubCore: what the replies grant, and that
-// a lease granted long is never cut short while the stretch comes down.
+// a lease granted long is never cut short while the stretch comes down. A
+// frame shed unread (section 5.18) is answered busy and costs no lease.
 #include <gtest/gtest.h>
 
 #include "cascade/hub/hub_core.hpp"
@@ -132,6 +133,57 @@ TEST_F(OverloadTest, StatusShowsTheStretchAndItsChanges) {
   EXPECT_EQ(value("interval_stretch"), 2u);
   EXPECT_EQ(value("interval_stretched"), 1u);
   EXPECT_EQ(value("interval_relaxed"), 0u);
+}
+
+// ---------------------------------------------- shed frames (section 5.18)
+
+TEST_F(OverloadTest, ABusyReplyNamesTheShedMessageAndAsksForTheGrantedInterval) {
+  auto busy = hub.on_frame_shed(clock.now(), 42, Duration{27});
+  EXPECT_EQ(busy.code, proto::ErrorCode::kBusy);
+  EXPECT_EQ(busy.ref, 42u);
+  EXPECT_EQ(busy.retry_after_ms, kInterval.count());
+  fall_behind(Duration{400});
+  busy = hub.on_frame_shed(clock.now(), 0, Duration{27});
+  EXPECT_EQ(busy.retry_after_ms, 2 * kInterval.count()) << "the stretched interval";
+  EXPECT_EQ(hub.counters().frames_shed, 2u);
+}
+
+// The node's beats were shed: the hub cannot tell it from a dead one, so its
+// lease waits for the retry the busy reply asked for; a node that stays
+// silent past that expires as before.
+TEST_F(OverloadTest, ALeaseThatRunsOutWhileTheHubShedsWaitsForTheRetryItAskedFor) {
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  keep_up(kLease - Duration{500});
+  Duration advice{0};
+  for (int i = 0; i < 10; ++i) {  // a second of shedding across the lease's end
+    advice = Duration{hub.on_frame_shed(clock.now(), 0, Duration{25}).retry_after_ms};
+    keep_up(Duration{100});
+  }
+  EXPECT_EQ(hub.counters().nodes_expired, 0u);
+  EXPECT_EQ(hub.counters().expiries_postponed, 1u);
+  keep_up(2 * advice - Duration{200});  // the grace: twice the last retry advice
+  EXPECT_EQ(hub.counters().nodes_expired, 0u);
+  keep_up(Duration{400});
+  EXPECT_EQ(hub.counters().nodes_expired, 1u) << "silent past the grace";
+}
+
+TEST_F(OverloadTest, ANodeWhoseBeatWasShedKeepsItsInstancesWhenItComesBack) {
+  const auto registration = reg("svc", "i1", "10.0.0.1:80");
+  send(beat_with_set("n1", 1, {registration}));
+  keep_up(kLease - Duration{100});
+  hub.on_frame_shed(clock.now(), 2, Duration{25});
+  keep_up(kInterval + Duration{500});  // its retry, after the advice and some jitter
+  send(beat("n1", 3, digest({registration})));
+  keep_up(kLease - Duration{100});
+  EXPECT_EQ(hub.counters().nodes_expired, 0u);
+  EXPECT_EQ(hub.counters().instances_expired, 0u);
+}
+
+TEST_F(OverloadTest, WithoutSheddingALeaseRunsOutOnTime) {
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  keep_up(kLease + Duration{100});
+  EXPECT_EQ(hub.counters().nodes_expired, 1u);
+  EXPECT_EQ(hub.counters().expiries_postponed, 0u);
 }
 
 }  // namespace

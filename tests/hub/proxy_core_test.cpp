@@ -185,6 +185,26 @@ TEST_F(ProxyCoreTest, WholeFrameRejectionReachesEveryPeerOfTheBatch) {
   EXPECT_EQ(proxy.in_flight_count(), 0u);
 }
 
+// A hub past its queue bound sheds a batch unread (protocol section 5.18):
+// each agent learns its own beat or query was shed, and when to ask again.
+TEST_F(ProxyCoreTest, ShedBatchTellsEveryPeerWhichOfItsMessagesWasShed) {
+  send(1, beat("n1", 7, 0));
+  send(2, proto::StatusRequest{99});
+  flush();
+  auto actions = proxy.on_upstream_reply(
+      clock.now(), {proto::ErrorReply{proto::ErrorCode::kBusy, "hub overloaded", 0, 4000}});
+  ASSERT_EQ(actions.downstream.size(), 2u);
+  const auto& to_agent = std::get<proto::ErrorReply>(actions.downstream[0].message);
+  const auto& to_tool = std::get<proto::ErrorReply>(actions.downstream[1].message);
+  EXPECT_EQ(actions.downstream[0].peer, 1u);
+  EXPECT_EQ(to_agent.ref, 7u);  // the beat's seq
+  EXPECT_EQ(to_agent.retry_after_ms, 4000u);
+  EXPECT_EQ(actions.downstream[1].peer, 2u);
+  EXPECT_EQ(to_tool.ref, 99u);  // the tool's own request id, not the proxy's
+  EXPECT_EQ(to_tool.code, proto::ErrorCode::kBusy);
+  EXPECT_EQ(proxy.in_flight_count(), 0u);
+}
+
 TEST_F(ProxyCoreTest, ReplyForAnUnknownRequestIsCountedNotDelivered) {
   proto::QueryReply stray;
   stray.request_id = 12345;
