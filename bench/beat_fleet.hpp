@@ -122,6 +122,7 @@ struct Flow {
   std::vector<std::int64_t> latency_ns;
   std::uint64_t bad = 0;
   std::string first_problem;
+  std::uint64_t shed = 0;  // frames the hub answered busy (sent again when it asked)
 };
 
 struct Interval {
@@ -129,31 +130,66 @@ struct Interval {
   TimePoint stop_sending;
 };
 
+// The wait a hub's busy answer to a whole frame asks for (protocol section
+// 5.18), plus up to half as much again, as an agent spreads it; nullopt for
+// any other reply.
+inline std::optional<Duration> busy_backoff(const zmq::message_t& reply,
+                                            std::uint64_t spread_seed) {
+  const auto frame = proto::decode_frame(reply.to_string_view());
+  if (frame.batched || frame.items.size() != 1) return std::nullopt;
+  const auto* message = std::get_if<proto::Message>(&frame.items[0]);
+  const auto* error = message ? std::get_if<proto::ErrorReply>(message) : nullptr;
+  if (error == nullptr || error->code != proto::ErrorCode::kBusy) return std::nullopt;
+  const auto after = static_cast<std::int64_t>(error->retry_after_ms);
+  return Duration{after + static_cast<std::int64_t>(spread_seed % (after / 2 + 1))};
+}
+
 // Keeps `window` frames in flight on one DEALER until the interval ends or
 // `max_frames` were sent, then waits for the rest. make(frame_no) builds frame
 // number frame_no; check(frame_no, reply, problem) judges its reply. Replies
-// on one DEALER arrive in the order sent (one ROUTER peer, one queue).
+// on one DEALER arrive in the order sent (one ROUTER peer, one queue). A
+// frame the hub shed (busy) is made and sent again once the wait it asked
+// for has passed, as an agent does; it counts in `shed`, not as answered.
 template <typename Make, typename Check>
 Flow pump(zmq::socket_t& socket, std::size_t window, Interval interval, std::uint64_t max_frames,
           Make&& make, Check&& check) {
   Flow flow;
   std::deque<std::pair<TimePoint, std::uint64_t>> in_flight;
+  std::deque<std::pair<TimePoint, std::uint64_t>> shed;  // due to be sent again, in order
   std::uint64_t next = 0;
+  const auto send = [&](std::uint64_t frame_no) {
+    zmq::message_t frame = make(frame_no);
+    const auto sent_at = SteadyClock::now();
+    if (!socket.send(frame, zmq::send_flags::none)) throw std::runtime_error("send failed");
+    in_flight.emplace_back(sent_at, frame_no);
+  };
   for (;;) {
-    const bool open = SteadyClock::now() < interval.stop_sending;
-    while (open && next < max_frames && in_flight.size() < window) {
-      zmq::message_t frame = make(next);
-      const auto sent_at = SteadyClock::now();
-      if (!socket.send(frame, zmq::send_flags::none)) throw std::runtime_error("send failed");
-      in_flight.emplace_back(sent_at, next++);
+    const auto now = SteadyClock::now();
+    const bool open = now < interval.stop_sending;
+    while (open && !shed.empty() && shed.front().first <= now && in_flight.size() < window) {
+      send(shed.front().second);
+      shed.pop_front();
     }
-    if (in_flight.empty()) break;
+    while (open && next < max_frames && in_flight.size() < window)
+      send(next++);
+    if (in_flight.empty()) {
+      if (!open || shed.empty()) break;
+      std::this_thread::sleep_until(shed.front().first);
+      continue;
+    }
     zmq::message_t reply;
     if (!socket.recv(reply, zmq::recv_flags::none))
       throw std::runtime_error("no reply within " + std::to_string(kReplyTimeout.count()) + " s");
     const auto done = SteadyClock::now();
     const auto [sent_at, frame_no] = in_flight.front();
     in_flight.pop_front();
+    if (const auto wait = busy_backoff(reply, frame_no * 0x9E3779B97F4A7C15ull >> 33)) {
+      ++flow.shed;
+      const auto due = done + *wait;
+      shed.insert(std::upper_bound(shed.begin(), shed.end(), std::pair{due, frame_no}),
+                  {due, frame_no});
+      continue;
+    }
     ++flow.frames_total;
     std::string problem;
     if (!check(frame_no, reply, problem)) {
@@ -189,6 +225,7 @@ inline Flow run_senders(std::size_t n, const std::function<Flow(std::size_t)>& b
     all.frames += flows[i].frames;
     all.frames_total += flows[i].frames_total;
     all.bad += flows[i].bad;
+    all.shed += flows[i].shed;
     if (all.first_problem.empty()) all.first_problem = flows[i].first_problem;
     all.latency_ns.insert(all.latency_ns.end(), flows[i].latency_ns.begin(),
                           flows[i].latency_ns.end());
@@ -374,7 +411,8 @@ struct RegistrationLoad {
 struct RegistrationResult {
   std::size_t instances = 0;
   double seconds = 0;
-  LatencyUs latency;  // per frame, send to reply
+  LatencyUs latency;              // per frame, send to reply
+  std::uint64_t frames_shed = 0;  // answered busy by an overloaded hub, and sent again
 };
 
 // Registers nodes [from, to) with full-set beats, load.batch per frame, split
@@ -412,7 +450,8 @@ inline RegistrationResult register_nodes(zmq::context_t& context, const HubAcces
   if (flow.bad != 0)
     throw std::runtime_error(std::to_string(flow.bad) +
                              " registration replies were wrong; first: " + flow.first_problem);
-  return {to - from, seconds_between(start, SteadyClock::now()), latency_us(flow.latency_ns)};
+  return {to - from, seconds_between(start, SteadyClock::now()), latency_us(flow.latency_ns),
+          flow.shed};
 }
 
 // Registers the resolve target's 20 instances in one frame (from sender 0's key).

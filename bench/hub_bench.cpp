@@ -830,8 +830,14 @@ int run(const Options& o) {
       if (counters.at("instances") != n) throw std::runtime_error("child hub lost instances");
       const auto rss = child.rss();
       const double per = static_cast<double>(rss - base) * 1024.0 / static_cast<double>(n);
-      std::printf("%9zu %12.1f %14.0f %12s\n", n, static_cast<double>(rss) / 1024, per,
+      std::printf("%9zu %12.1f %14.0f %12s", n, static_cast<double>(rss) / 1024, per,
                   si(static_cast<double>(reg.instances) / reg.seconds).c_str());
+      // Frames the hub shed while the registration wave stood in its queue
+      // (protocol section 5.18): sent again, so every instance is counted.
+      if (reg.frames_shed != 0)
+        std::printf("   (%llu frames shed busy, sent again)",
+                    static_cast<unsigned long long>(reg.frames_shed));
+      std::printf("\n");
       std::fflush(stdout);
       bytes_per_instance_at_max = per;
     }

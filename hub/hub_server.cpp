@@ -230,10 +230,13 @@ void HubServer::read_queued_frames() {
 
 // A frame past the queue bound, answered busy without being decoded: its
 // seq or request id read from its first bytes, so its sender knows which
-// of its messages to send again later (protocol section 5.18).
+// of its messages to send again later (protocol section 5.18). A batch's
+// busy names no message: a proxy takes it for its oldest unanswered batch,
+// so it must not overtake the replies that wait for a commit.
 void HubServer::shed(InboundQueue::Next& next) {
   const auto ref = proto::peek_ref(next.frames.back().to_string_view());
-  reply(next.frames, {core_.on_frame_shed(clock_.now(), ref, next.waited)}, false, false);
+  const bool behind_commit = !awaiting_commit_.empty();
+  reply(next.frames, {core_.on_frame_shed(clock_.now(), ref, next.waited)}, false, behind_commit);
 }
 
 // frames = [routing id, (empty delimiter from a REQ peer,) payload]. The

@@ -20,7 +20,7 @@ std::optional<InboundQueue::Next> InboundQueue::pop(MonoTime now) {
 
 bool InboundQueue::should_shed(MonoTime now, Duration waited) {
   if (limits_.shed_after <= Duration{0}) return false;
-  if (waited <= limits_.shed_after) {
+  if (waited <= limits_.shed_after || queued_.size() <= limits_.min_depth) {
     over_since_.reset();
     return false;
   }

@@ -18,9 +18,13 @@
 // `standing_for` each time). The granted interval (section 5.17) then brings
 // the offered load down to what the hub serves, and the shedding stops.
 //
-// A burst is served whole: a registration wave's large frames, a proxy's
-// flush, a closed-loop sender's window wait past the bound for a moment but
-// the queue empties again before `standing_for`.
+// A burst is served whole: a proxy's flush or a closed-loop sender's window
+// waits past the bound for a moment, but the queue empties again before
+// `standing_for`. So is a short queue of heavy frames (a registration wave's
+// batches of a thousand full sets, each longer to serve than the bound):
+// with fewer than `min_depth` frames behind it, no frame is shed, since a
+// handful of frames is never the storm the bound is for, and shedding them
+// would only idle the hub while their senders wait to send them again.
 //
 // The queue also holds at most `max_frames` frames and `max_bytes` bytes of
 // payload: past that the loop stops reading and ZeroMQ's own limits push
@@ -42,6 +46,8 @@ struct InboundLimits {
   // How long frames must wait past shed_after on end before the first is
   // shed; after a shed, ten times this passes before it must stand again.
   Duration standing_for{50};
+  // A frame with fewer frames than this queued behind it is never shed.
+  std::size_t min_depth = 64;
   std::size_t max_frames = 65'536;
   std::size_t max_bytes = std::size_t{64} << 20;
 };
@@ -77,7 +83,8 @@ class InboundQueue {
   static std::size_t payload_bytes(const Frames& frames) {
     return frames.empty() ? 0 : frames.back().size();
   }
-  // Whether a frame that waited `waited` is shed, taken at `now`.
+  // Whether a frame that waited `waited` is shed, taken at `now` (before it
+  // leaves the queue).
   bool should_shed(MonoTime now, Duration waited);
 
   InboundLimits limits_;

@@ -44,7 +44,7 @@ TEST(InboundQueueTest, FramesComeOutOldestFirstWithHowLongTheyWaited) {
 // A registration wave, a proxy's flush: past the bound for a moment, then
 // drained. Nothing of it is shed.
 TEST(InboundQueueTest, ABurstThatDrainsBeforeTheQueueStandsIsServedWhole) {
-  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}});
+  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}, .min_depth = 0});
   for (int i = 0; i < 10; ++i)
     queue.push(at(0), frame("burst"));
   queue.push(at(95), frame("after"));
@@ -55,7 +55,7 @@ TEST(InboundQueueTest, ABurstThatDrainsBeforeTheQueueStandsIsServedWhole) {
 
 // The hub is behind: frames have waited past the bound for 100 ms on end.
 TEST(InboundQueueTest, AQueueStandingPastTheBoundShedsWhatWaitedTooLong) {
-  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}});
+  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}, .min_depth = 0});
   for (int i = 0; i < 12; ++i)
     queue.push(at(10 * i), frame("old"));
   queue.push(at(135), frame("fresh"));
@@ -72,7 +72,7 @@ TEST(InboundQueueTest, AQueueStandingPastTheBoundShedsWhatWaitedTooLong) {
 // is shed at once, not after another 100 ms of waiting. Ten quiet standing
 // periods later, the queue must stand again.
 TEST(InboundQueueTest, SoonAfterAShedAFramePastTheBoundIsShedAtOnce) {
-  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}});
+  InboundQueue queue({.shed_after = Duration{20}, .standing_for = Duration{100}, .min_depth = 0});
   queue.push(at(0), frame("a"));
   queue.push(at(0), frame("b"));
   ASSERT_FALSE(queue.pop(at(30))->shed);
@@ -85,8 +85,25 @@ TEST(InboundQueueTest, SoonAfterAShedAFramePastTheBoundIsShedAtOnce) {
   EXPECT_FALSE(queue.pop(at(1'230))->shed) << "a second without a shed: it must stand again";
 }
 
+// A registration wave's batches take longer each than the bound: a handful
+// queued waits past it, and is still served, not shed.
+TEST(InboundQueueTest, AShortQueueOfHeavyFramesIsNeverShed) {
+  const auto shed_of_eight_heavy_frames = [](std::size_t min_depth) {
+    InboundQueue queue(
+        {.shed_after = Duration{20}, .standing_for = Duration{50}, .min_depth = min_depth});
+    for (int i = 0; i < 8; ++i)
+      queue.push(at(0), frame("1024 full sets"));
+    int shed = 0;
+    for (int i = 0; i < 8; ++i)
+      shed += queue.pop(at(30 * (i + 1)))->shed ? 1 : 0;  // 30 ms of work each
+    return shed;
+  };
+  EXPECT_EQ(shed_of_eight_heavy_frames(64), 0);
+  EXPECT_GT(shed_of_eight_heavy_frames(0), 0) << "as deep a queue of light frames would be";
+}
+
 TEST(InboundQueueTest, ABoundOfZeroNeverSheds) {
-  InboundQueue queue({.shed_after = Duration{0}, .standing_for = Duration{0}});
+  InboundQueue queue({.shed_after = Duration{0}, .standing_for = Duration{0}, .min_depth = 0});
   for (int i = 0; i < 3; ++i)
     queue.push(at(0), frame("old"));
   for (int i = 0; i < 3; ++i)

@@ -38,6 +38,7 @@ class SheddingServerTest : public ::testing::Test {
     config.listen = "tcp://127.0.0.1:*";
     config.inbound.shed_after = kShedAfter;
     config.inbound.standing_for = kShedAfter;
+    config.inbound.min_depth = 0;  // the burst is a few dozen frames
     server = std::make_unique<HubServer>(config, clock, store, context);
     client.set(zmq::sockopt::linger, 0);
     client.connect(server->bind());
