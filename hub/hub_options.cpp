@@ -337,8 +337,9 @@ ParsedHubOptions parse_hub_options(int argc, const char* const* argv) {
                  "to this many times longer, doubling as needed (1..64; 1: never)")
       ->capture_default_str();
   app.add_option("--shed-after-ms", raw.shed_after_ms,
-                 "A frame that waited longer than this in the hub's queue is answered busy, "
-                 "unread, so the rest are served within it (0..10000 milliseconds; 0: never)")
+                 "Once the hub's queue has stood longer than this for 50 ms (64 frames or more), "
+                 "a frame that waited longer is answered busy, unread, so the rest are served "
+                 "within it (0..10000 milliseconds; 0: never)")
       ->capture_default_str();
   app.add_flag(
       "--fsync", c.fsync_each_batch,
