@@ -30,6 +30,7 @@
 #include "cascade/bench/thread_cpu.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/digest.hpp"
+#include "cascade/common/frame_peek.hpp"
 #include "cascade/common/protocol.hpp"
 
 namespace cascade::bench {
@@ -130,18 +131,29 @@ struct Interval {
   TimePoint stop_sending;
 };
 
-// The wait a hub's busy answer to a whole frame asks for (protocol section
-// 5.18), plus up to half as much again, as an agent spreads it; nullopt for
-// any other reply.
-inline std::optional<Duration> busy_backoff(const zmq::message_t& reply,
-                                            std::uint64_t spread_seed) {
-  const auto frame = proto::decode_frame(reply.to_string_view());
-  if (frame.batched || frame.items.size() != 1) return std::nullopt;
+// A hub's busy answer to a whole frame (protocol section 5.18), or null.
+inline const proto::ErrorReply* whole_frame_busy(const proto::DecodedFrame& frame) {
+  if (frame.batched || frame.items.size() != 1) return nullptr;
   const auto* message = std::get_if<proto::Message>(&frame.items[0]);
   const auto* error = message ? std::get_if<proto::ErrorReply>(message) : nullptr;
-  if (error == nullptr || error->code != proto::ErrorCode::kBusy) return std::nullopt;
-  const auto after = static_cast<std::int64_t>(error->retry_after_ms);
+  return error && error->code == proto::ErrorCode::kBusy ? error : nullptr;
+}
+
+// The wait a busy answer asks for, plus up to half as much again, as an
+// agent spreads it (`spread_seed`: any random number).
+inline Duration busy_backoff(const proto::ErrorReply& busy, std::uint64_t spread_seed) {
+  const auto after = static_cast<std::int64_t>(busy.retry_after_ms);
   return Duration{after + static_cast<std::int64_t>(spread_seed % (after / 2 + 1))};
+}
+
+// The wait a reply asks for when it is a busy answer to the whole frame;
+// only an ErrorReply's frame is decoded here (check() decodes the others).
+inline std::optional<Duration> busy_wait_of(const zmq::message_t& reply,
+                                            std::uint64_t spread_seed) {
+  if (proto::peek_type(reply.to_string_view()) != proto::MsgType::kError) return std::nullopt;
+  const auto frame = proto::decode_frame(reply.to_string_view());
+  const auto* busy = whole_frame_busy(frame);
+  return busy ? std::optional(busy_backoff(*busy, spread_seed)) : std::nullopt;
 }
 
 // Keeps `window` frames in flight on one DEALER until the interval ends or
@@ -183,7 +195,7 @@ Flow pump(zmq::socket_t& socket, std::size_t window, Interval interval, std::uin
     const auto done = SteadyClock::now();
     const auto [sent_at, frame_no] = in_flight.front();
     in_flight.pop_front();
-    if (const auto wait = busy_backoff(reply, frame_no * 0x9E3779B97F4A7C15ull >> 33)) {
+    if (const auto wait = busy_wait_of(reply, frame_no * 0x9E3779B97F4A7C15ull >> 33)) {
       ++flow.shed;
       const auto due = done + *wait;
       shed.insert(std::upper_bound(shed.begin(), shed.end(), std::pair{due, frame_no}),

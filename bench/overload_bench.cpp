@@ -253,11 +253,10 @@ class OpenLoopFleet {
   // or the whole frame shed with one busy (false).
   bool take_reply(const zmq::message_t& reply, const Sent& sent, Tally& t) {
     const auto frame = proto::decode_frame(reply.to_string_view());
-    if (const auto* busy = shed_reply(frame)) {
+    // A batch names no message: its busy has ref 0.
+    if (const auto* busy = bench::whole_frame_busy(frame); busy && busy->ref == 0) {
       t.shed += sent.beats;
-      std::uniform_int_distribution<std::int64_t> spread(0, busy->retry_after_ms / 2);
-      groups_[sent.group].not_before =
-          SteadyClock::now() + std::chrono::milliseconds(busy->retry_after_ms + spread(rng_));
+      groups_[sent.group].not_before = SteadyClock::now() + bench::busy_backoff(*busy, rng_());
       return false;
     }
     if (frame.items.size() != sent.beats) ++t.wrong;
@@ -274,15 +273,6 @@ class OpenLoopFleet {
           t.stretch, static_cast<std::uint32_t>(down->interval_ms / options_.interval.count()));
     }
     return true;
-  }
-
-  // The hub's busy for a whole frame (a batch names no message: ref 0).
-  static const proto::ErrorReply* shed_reply(const proto::DecodedFrame& frame) {
-    if (frame.batched || frame.items.size() != 1) return nullptr;
-    const auto* message = std::get_if<proto::Message>(&frame.items[0]);
-    const auto* error = message ? std::get_if<proto::ErrorReply>(message) : nullptr;
-    const bool busy = error && error->code == proto::ErrorCode::kBusy && error->ref == 0;
-    return busy ? error : nullptr;
   }
 
   static void print_line(const char* phase, Tally& t, double seconds) {

@@ -1,9 +1,5 @@
 #include "cascade/common/frame_peek.hpp"
 
-#include <optional>
-
-#include "cascade/common/protocol.hpp"
-
 namespace cascade::proto {
 
 namespace {
@@ -62,16 +58,36 @@ class FrontReader {
   std::string_view rest_;
 };
 
-}  // namespace
+struct Header {
+  std::uint64_t fields;
+  MsgType type;
+};
 
-std::uint64_t peek_ref(std::string_view frame) {
-  FrontReader in(frame);
+// [version, type, ...]: the array's size and the type, read off `in`.
+std::optional<Header> read_header(FrontReader& in) {
   const auto fields = in.array_size();
   const auto version = in.unsigned_int();
   const auto type = in.unsigned_int();
-  if (!fields || !version || *version != kProtocolVersion || !type || *type > kMaxMsgType) return 0;
-  const auto index = ref_field_index(static_cast<MsgType>(*type));
-  if (index == 0 || *fields <= index) return 0;
+  if (!fields || !version || *version != kProtocolVersion || !type || *type == 0 ||
+      *type > kMaxMsgType)
+    return std::nullopt;
+  return Header{*fields, static_cast<MsgType>(*type)};
+}
+
+}  // namespace
+
+std::optional<MsgType> peek_type(std::string_view frame) {
+  FrontReader in(frame);
+  const auto header = read_header(in);
+  return header ? std::optional(header->type) : std::nullopt;
+}
+
+std::uint64_t peek_ref(std::string_view frame) {
+  FrontReader in(frame);
+  const auto header = read_header(in);
+  if (!header) return 0;
+  const auto index = ref_field_index(header->type);
+  if (index == 0 || header->fields <= index) return 0;
   // A seq (index 4) comes after the node_id and the epoch.
   if (index == 4 && (!in.skip_string() || !in.unsigned_int())) return 0;
   return in.unsigned_int().value_or(0);

@@ -10,11 +10,18 @@
 // it claims) peeks as 0, the ErrorReply's "could not be read".
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
+
+#include "cascade/common/protocol.hpp"
 
 namespace cascade::proto {
 
 // The `seq` or `request_id` the frame's message carries, or 0.
 std::uint64_t peek_ref(std::string_view frame);
+
+// The frame's type (kBatch for a batch), or nullopt when its header is not
+// a protocol v1 message's: lets a reader skip decoding what it ignores.
+std::optional<MsgType> peek_type(std::string_view frame);
 
 }  // namespace cascade::proto

@@ -68,6 +68,15 @@ TEST(FramePeekTest, ACutFrameNamesNothingOrTheRightThing) {
   }
 }
 
+TEST(FramePeekTest, EveryGoldenSampleShowsItsTypeAndABatchIsABatch) {
+  for (const auto& message : every_sample())
+    EXPECT_EQ(peek_type(view(encode(message))), type_of(message));
+  const std::vector<Message> beats{golden::upbeat(), golden::upbeat()};
+  EXPECT_EQ(peek_type(view(encode_batch(beats))), MsgType::kBatch);
+  EXPECT_EQ(peek_type("\x81\xa1k\x01"), std::nullopt);
+  EXPECT_EQ(peek_type("\x93\x02\x01"), std::nullopt) << "another version";
+}
+
 TEST(FramePeekTest, ABatchNamesNothing) {
   const std::vector<Message> beats{golden::upbeat(), golden::upbeat()};
   const auto bytes = encode_batch(beats);
