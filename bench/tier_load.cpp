@@ -303,8 +303,8 @@ LoadResult run_tiered_load(const LoadConfig& c) {
         const auto* svc = d.hub(l2).registry().find(key);
         std::set<std::string> want;
         if (svc != nullptr)
-          for (const auto& [id, entry] : svc->instances)
-            want.insert(id);
+          for (const hub::InstanceSlot& slot : svc->instances)
+            want.emplace(slot.id());
         const auto have = d.agent(agent).peek(d.now(), 0, key);
         const bool same = have ? ids_of(have->instances) == want : want.empty();
         if (!same) {

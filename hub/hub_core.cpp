@@ -115,21 +115,25 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.set_known = true;
     if (known == nullptr) leases_.add(node, lease_deadline(now));
   }
+  std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
   for (const auto& rec : snapshot.instances) {
     Node* node = nodes_.find(rec.owner);
     // Its agent was deleted: the row is an orphan. (Static instances, owned
     // by kStaticOwner, were restored by restore_admin.)
     if (node == nullptr) continue;
     registry_.restore_instance(rec.service, rec.instance, rec.owner);
-    node->owned.push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
+    owned[node].push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
   }
-  nodes_.for_each([](Node& node) { std::sort(node.owned.begin(), node.owned.end()); });
+  for (auto& [node, list] : owned) {
+    std::sort(list.begin(), list.end());
+    node->owned = list;
+  }
   registry_.stamp_unversioned();
   if (uplink_) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below
     registry_.for_each_service([&](const ServiceEntry& svc) {
-      for (const auto& [id, entry] : svc.instances)
-        uplink_->upsert(now, {svc.key, entry.served(id)});
+      for (const InstanceSlot& slot : svc.instances)
+        uplink_->upsert(now, {svc.key, slot.entry.served(slot.id())});
     });
   }
   registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
@@ -233,9 +237,9 @@ bool HubCore::epoch_plausible(MonoTime now, const Node& node, std::uint64_t epoc
 // What changed in this tier's registry goes to the uplink's aggregate.
 void HubCore::feed_uplink(MonoTime now) {
   for (const auto& change : registry_.take_changes()) {
-    auto it = change.service->instances.find(change.id);
-    if (it != change.service->instances.end())
-      uplink_->upsert(now, {change.service->key, it->second.served(change.id)});
+    const InstanceSlot* slot = change.service->instances.find(change.id);
+    if (slot != nullptr)
+      uplink_->upsert(now, {change.service->key, slot->entry.served(change.id)});
     else
       uplink_->remove(now, {change.service->key, change.id});
   }
@@ -513,7 +517,7 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
   // The node's report of the instance, if it is one of the node's.
   const auto reported = [&](ServiceEntry& svc, const std::string& id) {
     std::optional<OwnedInstance> found;
-    if (auto it = svc.instances.find(id); it != svc.instances.end()) found = {&svc, &*it};
+    if (const InstanceSlot* slot = svc.instances.find(id); slot != nullptr) found = {&svc, slot};
     if (found && !std::binary_search(node.owned.begin(), node.owned.end(), *found)) found.reset();
     return found;
   };
@@ -543,7 +547,9 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
     running.add(reg);
     added.push_back({&svc, registry_.upsert(svc, reg.instance, node.id).slot});
   }
-  update_owned(node.owned, std::move(dropped), std::move(added));
+  auto owned = node.owned.to_vector();
+  update_owned(owned, std::move(dropped), std::move(added));
+  node.owned = owned;
   node.digest = running.value();
   if (!digest_known) {
     node.running_known = false;
@@ -863,9 +869,11 @@ HandleResult HubCore::on_deregister(MonoTime now, const proto::Deregister& msg,
   return {proto::DeregisterAck{msg.node_id, msg.seq, removed}, true};
 }
 
-std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::vector<OwnedInstance> owned) {
+std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::span<const OwnedInstance> list) {
+  std::vector<OwnedInstance> owned(list.begin(), list.end());
   std::sort(owned.begin(), owned.end(), [](const OwnedInstance& a, const OwnedInstance& b) {
-    return std::tie(a.service->key, a.id()) < std::tie(b.service->key, b.id());
+    using Key = std::pair<const proto::ServiceKey&, std::string_view>;
+    return Key(a.service->key, a.id()) < Key(b.service->key, b.id());
   });
   return owned;
 }
@@ -1071,8 +1079,8 @@ std::optional<std::string> HubCore::owned_mismatch(
     const auto it = slots.find(owned.slot);
     if (it == slots.end()) return "node " + node.id + " owns an instance that is not registered";
     if (it->second != owned.service || !reports(owned.entry()))
-      return "node " + node.id + " owns " + owned.id() + " of " + it->second->key.name +
-             ", which it does not report there";
+      return "node " + node.id + " owns " + std::string(owned.id()) + " of " +
+             it->second->key.name + ", which it does not report there";
   }
   return std::nullopt;
 }
@@ -1185,12 +1193,12 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   }
   dirty_nodes_.clear();
   for (const auto& dirty : registry_.take_dirty_instances()) {
-    auto it = dirty.service->instances.find(dirty.id);
-    if (it == dirty.service->instances.end())
+    const InstanceSlot* slot = dirty.service->instances.find(dirty.id);
+    if (slot == nullptr)
       batch.instance_deletes.push_back({dirty.service->key, dirty.id});
     else
       batch.instance_upserts.push_back(
-          {dirty.service->key, it->second.report(dirty.id), it->second.owner});
+          {dirty.service->key, slot->entry.report(dirty.id), slot->entry.owner.str()});
   }
   take_service_rows(batch);
   take_admin_changes(batch);

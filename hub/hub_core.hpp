@@ -41,6 +41,7 @@
 #include "cascade/hub/node_table.hpp"
 #include "cascade/hub/push_gate.hpp"
 #include "cascade/hub/registry.hpp"
+#include "cascade/hub/small_list.hpp"
 #include "cascade/hub/store.hpp"
 #include "cascade/hub/uplink.hpp"
 
@@ -294,14 +295,14 @@ class HubCore {
   // checks). 16 bytes; a copy of the id was 40 and a heap block.
   struct OwnedInstance {
     ServiceEntry* service;
-    const ServiceEntry::Instances::value_type* slot;
-    const std::string& id() const { return slot->first; }
-    const InstanceEntry& entry() const { return slot->second; }
+    const InstanceSlot* slot;
+    std::string_view id() const { return slot->id(); }
+    const InstanceEntry& entry() const { return slot->entry; }
     auto operator<=>(const OwnedInstance&) const = default;
   };
   // The registered instance `id` of `svc` (it must be registered).
-  static OwnedInstance owned_of(ServiceEntry& svc, const std::string& id) {
-    return {&svc, &*svc.instances.find(id)};
+  static OwnedInstance owned_of(ServiceEntry& svc, std::string_view id) {
+    return {&svc, svc.instances.find(id)};
   }
   // A service a node declared in its last beat, and the version it holds
   // since that beat's reply (or a later push).
@@ -336,7 +337,7 @@ class HubCore {
     // The digest of the set as this node reported it, kept member by member
     // so a delta is checked without rehashing the set (when running_known).
     proto::SetDigest running;
-    std::vector<OwnedInstance> owned;  // sorted
+    SmallList<OwnedInstance> owned;  // sorted
     std::vector<Use> uses;
   };
   static std::unique_ptr<Node> new_node(std::string_view id) {
@@ -473,7 +474,7 @@ class HubCore {
   // The node's instances ordered by service key and id. Changes made in this
   // order issue the same versions on every run (versions come from one
   // counter, and `owned` is ordered by entry address).
-  static std::vector<OwnedInstance> in_key_order(std::vector<OwnedInstance> owned);
+  static std::vector<OwnedInstance> in_key_order(std::span<const OwnedInstance> owned);
   std::optional<std::string> guard_mismatch() const;
   static std::optional<std::string> owned_mismatch(
       const Node& node, const std::unordered_map<const void*, const ServiceEntry*>& slots);

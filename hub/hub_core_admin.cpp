@@ -75,12 +75,12 @@ std::string check_routes(const proto::ServiceKey& service,
 
 InstanceEntry* find_entry(ServiceEntry* svc, const std::string& id) {
   if (svc == nullptr) return nullptr;
-  auto it = svc->instances.find(id);
-  return it == svc->instances.end() ? nullptr : &it->second;
+  InstanceSlot* slot = svc->instances.find(id);
+  return slot == nullptr ? nullptr : &slot->entry;
 }
 
-std::string describe_owner(const std::string& owner) {
-  return "node " + owner;
+std::string describe_owner(std::string_view owner) {
+  return "node " + std::string(owner);
 }
 
 }  // namespace

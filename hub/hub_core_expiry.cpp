@@ -148,7 +148,7 @@ void HubCore::expire_dead(const std::string& node_id) {
 std::vector<std::string> HubCore::addresses_of(const Node& node) const {
   std::vector<std::string> addresses;
   for (const auto& owned : node.owned)
-    if (owned.entry().owner == node.id) addresses.push_back(owned.entry().address());
+    if (owned.entry().owner == node.id) addresses.emplace_back(owned.entry().address());
   return addresses;
 }
 

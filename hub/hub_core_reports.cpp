@@ -31,6 +31,17 @@ ServiceLoad load_of(const ServiceEntry& svc) {
   return {confirmed_up, svc.isolated};
 }
 
+// The service's instances at `address`, by id: a reported address is
+// counted against each in the same order whatever the map's layout.
+std::vector<const InstanceSlot*> at_address(const ServiceEntry& svc, std::string_view address) {
+  std::vector<const InstanceSlot*> found;
+  for (const InstanceSlot& slot : svc.instances)
+    if (slot.entry.address() == address) found.push_back(&slot);
+  std::sort(found.begin(), found.end(),
+            [](const InstanceSlot* a, const InstanceSlot* b) { return a->id() < b->id(); });
+  return found;
+}
+
 }  // namespace
 
 // With keys, a report is signed by its key: the isolation quorum counts
@@ -60,8 +71,9 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
   bool held_here = false;
   std::vector<std::string> dead;  // expired after the walk over the service's instances
   if (ServiceEntry* svc = registry_.find(signal.service)) {
-    for (const auto& [id, entry] : svc->instances) {
-      if (entry.address() != signal.address) continue;
+    for (const InstanceSlot* slot : at_address(*svc, signal.address)) {
+      const std::string id(slot->id());
+      const InstanceEntry& entry = slot->entry;
       held_here = true;
       const Node* owner = nodes_.find(entry.owner);
       if (refused_at_held(signal, owner)) dead.push_back(owner->id);
@@ -116,7 +128,7 @@ void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& i
   ++counters_.signals_counted;
   ++ack.accepted;
   const proto::InstanceKey key{svc.key, id};
-  const auto& entry = svc.instances.at(id);
+  const InstanceEntry& entry = svc.instances.find(id)->entry;
   // The tracker outlives a registry entry that left and came back: an
   // isolation the registry no longer shows is stale.
   if (isolation_.is_isolated(key) && entry.verdict().health != proto::Health::kIsolated)
@@ -148,8 +160,9 @@ void HubCore::readmit_due(MonoTime now) {
   registry_.begin_txn();
   for (const auto& key : due) {
     ServiceEntry* svc = registry_.find(key.service);
-    if (svc == nullptr || !svc->instances.contains(key.id)) continue;
-    if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(svc->instances.at(key.id))))
+    const InstanceSlot* slot = svc != nullptr ? svc->instances.find(key.id) : nullptr;
+    if (slot == nullptr) continue;
+    if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(slot->entry)))
       ++counters_.readmissions;
     log_event(spdlog::level::info, "instance readmitted after isolation (on probation)",
               {{"hub", config_.hub_id},
@@ -164,7 +177,7 @@ void HubCore::readmit_due(MonoTime now) {
 void HubCore::readmit_restarted(MonoTime now, Node& node) {
   registry_.begin_txn();
   for (const auto& owned : in_key_order(node.owned)) {  // versions replay from a seed
-    if (!isolation_.readmit(now, {owned.service->key, owned.id()})) continue;
+    if (!isolation_.readmit(now, {owned.service->key, std::string(owned.id())})) continue;
     if (registry_.set_verdict(*owned.service, owned.id(), verdict_after_isolation(owned.entry())))
       ++counters_.readmissions;
   }

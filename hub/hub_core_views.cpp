@@ -46,11 +46,12 @@ ListedInstances HubCore::isolated_instances(MonoTime now, std::size_t limit) con
     // An instance that left since is forgotten by the tracker soon.
     const ServiceEntry* svc = registry_.find(key.service);
     if (svc == nullptr) return true;
-    const auto it = svc->instances.find(key.id);
-    if (it == svc->instances.end()) return true;
-    const auto& entry = it->second;
-    list.instances.push_back({key.service, key.id, entry.address(), entry.verdict().reason,
-                              entry.owner, std::max(Duration{0}, ends_at - now), ""});
+    const InstanceSlot* slot = svc->instances.find(key.id);
+    if (slot == nullptr) return true;
+    const InstanceEntry& entry = slot->entry;
+    list.instances.push_back({key.service, key.id, std::string(entry.address()),
+                              entry.verdict().reason, entry.owner.str(),
+                              std::max(Duration{0}, ends_at - now), ""});
     return true;
   });
   return list;
@@ -68,8 +69,9 @@ ListedInstances HubCore::unconfirmed_instances(MonoTime now, std::size_t limit) 
       // Another node's now, or isolated (which says more than unconfirmed).
       if (entry.owner != node->id || entry.verdict().health != proto::Health::kUnconfirmed)
         continue;
-      list.instances.push_back({owned.service->key, owned.id(), entry.address(),
-                                entry.verdict().reason, node->id, now - since, hold_name(reason)});
+      list.instances.push_back({owned.service->key, std::string(owned.id()),
+                                std::string(entry.address()), entry.verdict().reason, node->id,
+                                now - since, hold_name(reason)});
     }
     return true;
   });

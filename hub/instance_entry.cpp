@@ -21,7 +21,7 @@ std::size_t MetadataHash::operator()(const Metadata& metadata) const {
 proto::Instance InstanceEntry::report(std::string_view id) const {
   proto::Instance in;
   in.id = id;
-  in.address = address_;
+  in.address = address_.view();
   in.weight = weight_;
   in.zone = zone_.str();
   in.status = status_;

@@ -4,8 +4,9 @@
 //
 // Why not a proto::Instance: that is ~200 bytes of inline strings and a map
 // before any of their heap blocks, and a hub of a million instances holds a
-// million of them. Here the id is not stored at all (the service's index is
-// keyed by it and passes it in), the zone and the metadata set are shared
+// million of them. Here the id is not stored at all (its InstanceSlot holds
+// it and passes it in), the owner and address are CompactText, the zone and
+// the metadata set are shared
 // with every instance that has the same ones (InternPool), and what few
 // instances have (claimants, a verdict, a lower tier's health reason) lives
 // in one out-of-line block, absent for the usual instance. A
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/compact_text.hpp"
 #include "cascade/hub/intern_pool.hpp"
 
 namespace cascade::hub {
@@ -55,7 +57,7 @@ struct InstanceInterner {
 
 class InstanceEntry {
  public:
-  std::string owner;  // node id of the registering agent (kStaticOwner: add-static)
+  CompactText owner;  // node id of the registering agent (kStaticOwner: add-static)
 
   // The report as its owner made it (what its set digest and the store
   // hold), and what consumers get: the report with this hub's verdict and
@@ -66,7 +68,7 @@ class InstanceEntry {
   bool reports(const proto::Instance& in) const;
   void set_report(const proto::Instance& in, InstanceInterner& interner);
 
-  const std::string& address() const { return address_; }
+  std::string_view address() const { return address_; }
   proto::InstanceStatus status() const { return status_; }  // as reported
   // As reported: set by a lower-tier hub in what it sends up.
   proto::Health reported_health() const { return health_; }
@@ -99,7 +101,7 @@ class InstanceEntry {
   Extra& extra();
   void drop_extra_if_empty();
 
-  std::string address_;
+  CompactText address_;
   SharedText zone_;
   InternPool<Metadata, MetadataHash>::Ref metadata_;  // nullptr: none
   std::unique_ptr<Extra> extra_;

@@ -1,6 +1,6 @@
 #pragma once
-// The hub's nodes: owned one allocation each, found by id through a
-// NodeIndex.
+// The hub's nodes: owned one allocation each, found by id through an
+// IdIndex.
 //
 // Why not std::unordered_map<std::string, Node>: its key is a second copy of
 // the id the node already holds, and each map node adds a next pointer, a
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "cascade/hub/node_index.hpp"
+#include "cascade/hub/id_index.hpp"
 
 namespace cascade::hub {
 
@@ -60,7 +60,7 @@ class NodeTable {
   }
 
  private:
-  NodeIndex<T, KeyOf> index_;
+  IdIndex<T, KeyOf> index_;
   std::vector<std::unique_ptr<T>> nodes_;
 };
 

@@ -114,9 +114,9 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
 
 Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& instance,
                                     std::string_view node) {
-  auto [it, inserted] = svc.instances.try_emplace(instance.id);
-  InstanceEntry& entry = it->second;
-  const Upserted unchanged{&*it, false};
+  auto [slot, inserted] = svc.instances.try_emplace(instance.id);
+  InstanceEntry& entry = slot->entry;
+  const Upserted unchanged{slot, false};
   const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
     entry.set_report(instance, interner_);
@@ -141,21 +141,21 @@ Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& in
     // Different content: the newer report wins; the owner it replaces keeps
     // its claim, so the instance survives whichever of them drops it first.
     entry.claims_differ();
-    entry.add_claim(std::move(entry.owner), false);
+    entry.add_claim(entry.owner.str(), false);
     entry.owner = node;
     entry.set_report(instance, interner_);
   }
   recount(svc, totals_, before, tally_of(entry));
   enlist(dirty_instances_, {&svc, instance.id});
   record_change(svc, instance.id);
-  return {&*it, true};
+  return {slot, true};
 }
 
-bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view node,
+bool Registry::remove(ServiceEntry& svc, std::string_view id, std::string_view node,
                       std::string* ask_again) {
-  auto it = svc.instances.find(id);
-  if (it == svc.instances.end()) return false;
-  InstanceEntry& entry = it->second;
+  InstanceSlot* slot = svc.instances.find(id);
+  if (slot == nullptr) return false;
+  InstanceEntry& entry = slot->entry;
   if (entry.owner != node) {
     entry.drop_claim(node);
     return false;
@@ -165,15 +165,15 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
     // static instance stops being one).
     const auto before = tally_of(entry);
     Claim next = entry.take_first_claim();
-    entry.owner = std::move(next.node);
+    entry.owner = next.node;
     recount(svc, totals_, before, tally_of(entry));
-    if (!next.same_content && ask_again != nullptr) *ask_again = entry.owner;
-    enlist(dirty_instances_, {&svc, id});
+    if (!next.same_content && ask_again != nullptr) *ask_again = std::move(next.node);
+    enlist(dirty_instances_, {&svc, std::string(id)});
     return false;
   }
   recount(svc, totals_, tally_of(entry), std::nullopt);
-  DirtyInstance dirty{&svc, id};  // a copy: `id` may be the erased slot's own key
-  svc.instances.erase(it);
+  DirtyInstance dirty{&svc, std::string(id)};  // a copy: `id` may be the erased slot's own
+  svc.instances.erase(slot);
   --instance_count_;
   record_change(svc, dirty.id);
   enlist(dirty_instances_, std::move(dirty));
@@ -181,12 +181,12 @@ bool Registry::remove(ServiceEntry& svc, const std::string& id, std::string_view
   return true;
 }
 
-bool Registry::set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict) {
-  auto it = svc.instances.find(id);
-  if (it == svc.instances.end() || it->second.verdict() == verdict) return false;
-  const auto before = tally_of(it->second);
-  it->second.set_verdict(std::move(verdict));
-  recount(svc, totals_, before, tally_of(it->second));
+bool Registry::set_verdict(ServiceEntry& svc, std::string_view id, Verdict verdict) {
+  InstanceSlot* slot = svc.instances.find(id);
+  if (slot == nullptr || slot->entry.verdict() == verdict) return false;
+  const auto before = tally_of(slot->entry);
+  slot->entry.set_verdict(std::move(verdict));
+  recount(svc, totals_, before, tally_of(slot->entry));
   record_change(svc, id);
   return true;
 }
@@ -198,21 +198,21 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
                                       : out_of_service_.erase(mark) > 0;
   ServiceEntry* svc = find(key);
   if (svc == nullptr) return changed;
-  auto it = svc->instances.find(id);
-  if (it == svc->instances.end() || it->second.out_of_service == out_of_service) return changed;
-  const auto before = tally_of(it->second);
-  it->second.out_of_service = out_of_service;
-  recount(*svc, totals_, before, tally_of(it->second));
+  InstanceSlot* slot = svc->instances.find(id);
+  if (slot == nullptr || slot->entry.out_of_service == out_of_service) return changed;
+  const auto before = tally_of(slot->entry);
+  slot->entry.out_of_service = out_of_service;
+  recount(*svc, totals_, before, tally_of(slot->entry));
   record_change(*svc, id);
   return changed;
 }
 
-std::optional<proto::Instance> Registry::reported_by(
-    const ServiceEntry::Instances::value_type& slot, std::string_view node) {
-  const auto& [id, e] = slot;
-  if (e.owner == node) return e.report(id);
+std::optional<proto::Instance> Registry::reported_by(const InstanceSlot& slot,
+                                                     std::string_view node) {
+  const InstanceEntry& e = slot.entry;
+  if (e.owner == node) return e.report(slot.id());
   for (const auto& claim : e.claimants())
-    if (claim.node == node && claim.same_content) return e.report(id);
+    if (claim.node == node && claim.same_content) return e.report(slot.id());
   return std::nullopt;
 }
 
@@ -224,12 +224,12 @@ std::vector<DirtyInstance> Registry::take_changes() {
   return drain(changes_);
 }
 
-void Registry::record_change(ServiceEntry& svc, const std::string& id) {
+void Registry::record_change(ServiceEntry& svc, std::string_view id) {
   log_change(svc, id);
-  if (track_changes_) enlist(changes_, {&svc, id});
+  if (track_changes_) enlist(changes_, {&svc, std::string(id)});
 }
 
-void Registry::log_change(ServiceEntry& svc, const std::string& id) {
+void Registry::log_change(ServiceEntry& svc, std::string_view id) {
   if (svc.txn != txn_) {
     svc.txn = txn_;
     if (svc.version == 0) --unregistered_;
@@ -238,7 +238,7 @@ void Registry::log_change(ServiceEntry& svc, const std::string& id) {
     // Once per version: every drain of served changes ends a transaction.
     enlist(served_changes_, static_cast<const ServiceEntry*>(&svc));
   }
-  svc.log.push_back({svc.version, id});
+  svc.log.push_back({svc.version, std::string(id)});
   // A log of a quarter of the list lets a delta reach back over a mass change
   // (a tenth of the instances expiring) without growing past a small share of
   // the list itself; a longer reach would make deltas as big as the list.
@@ -274,8 +274,8 @@ proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
   u.version = svc.version;
   u.kind = proto::UpdateKind::kFull;
   u.upserts.reserve(svc.instances.size());
-  for (const auto& [id, entry] : svc.instances)
-    u.upserts.push_back(entry.served(id));
+  for (const InstanceSlot* slot : svc.instances.sorted())
+    u.upserts.push_back(slot->entry.served(slot->id()));
   u.routes = svc.routes;  // a full list always says the rules, none included
   return u;
 }
@@ -295,9 +295,8 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
   // Versions this hub issued are ordered, and `held` is one of them (checked above).
   if (held < svc.routes_version) u.routes = svc.routes;
   for (auto id : changed) {
-    auto found = svc.instances.find(std::string(id));
-    if (found != svc.instances.end())
-      u.upserts.push_back(found->second.served(id));
+    if (const InstanceSlot* found = svc.instances.find(id); found != nullptr)
+      u.upserts.push_back(found->entry.served(id));
     else
       u.removed.emplace_back(id);
   }
@@ -307,17 +306,17 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
 }
 
 void Registry::restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
-                                std::string owner) {
+                                std::string_view owner) {
   auto& svc = service(key);
-  if (auto old = svc.instances.find(instance.id); old != svc.instances.end())
-    recount(svc, totals_, tally_of(old->second), std::nullopt);
-  InstanceEntry entry;
+  auto [slot, made] = svc.instances.try_emplace(instance.id);
+  if (!made) recount(svc, totals_, tally_of(slot->entry), std::nullopt);
+  InstanceEntry& entry = slot->entry;
+  entry = InstanceEntry{};
   entry.set_report(instance, interner_);
-  entry.owner = std::move(owner);
+  entry.owner = owner;
   entry.out_of_service = is_marked_out_of_service(key, instance.id);
-  auto [it, inserted] = svc.instances.insert_or_assign(instance.id, std::move(entry));
-  recount(svc, totals_, std::nullopt, tally_of(it->second));
-  if (inserted) ++instance_count_;
+  recount(svc, totals_, std::nullopt, tally_of(entry));
+  if (made) ++instance_count_;
 }
 
 void Registry::restore_version(const proto::ServiceKey& key, std::uint64_t version) {
@@ -368,8 +367,8 @@ std::optional<std::string> Registry::recount_mismatch() const {
   std::size_t instances = 0;
   for (const auto& [key, svc] : services_) {
     ServiceEntry recounted(key);
-    for (const auto& [id, entry] : svc->instances)
-      add(recounted, totals, tally_of(entry), true);
+    for (const InstanceSlot& slot : svc->instances)
+      add(recounted, totals, tally_of(slot.entry), true);
     instances += svc->instances.size();
     const auto name = service_name(*svc);
     if (auto d = differs(name + " up", svc->up, recounted.up)) return d;

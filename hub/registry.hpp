@@ -28,6 +28,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/instance_entry.hpp"
+#include "cascade/hub/instance_map.hpp"
 
 namespace cascade::hub {
 
@@ -46,10 +47,9 @@ struct ServiceEntry {
   explicit ServiceEntry(proto::ServiceKey k) : key(std::move(k)) {}
   const proto::ServiceKey key;
   std::uint64_t version = 0;
-  // By id: full lists come out sorted. Node-based: an instance's slot stays
-  // where it is while the instance is registered (nodes hold pointers to it).
-  using Instances = std::map<std::string, InstanceEntry>;
-  Instances instances;
+  // By id (full lists come out sorted). An instance's slot stays where it is
+  // while the instance is registered (nodes hold pointers to it).
+  InstanceMap instances;
   std::deque<ChangeRecord> log;   // ascending versions
   std::uint64_t log_floor = 0;    // changes up to and including this version are not in the log
   std::uint64_t txn = 0;          // transaction that last bumped the version
@@ -128,7 +128,7 @@ class Registry {
   // Returns the instance's slot (where it stays while registered) and
   // whether anything changed.
   struct Upserted {
-    const ServiceEntry::Instances::value_type* slot;
+    const InstanceSlot* slot;
     bool changed;
   };
   Upserted upsert(ServiceEntry& svc, const proto::Instance& instance, std::string_view node);
@@ -136,12 +136,12 @@ class Registry {
   // claimant if there is one; otherwise it is removed. True if removed. A
   // claimant whose content may differ lands in `ask_again`: its set must be
   // read again to learn what it reports.
-  bool remove(ServiceEntry& svc, const std::string& id, std::string_view node,
+  bool remove(ServiceEntry& svc, std::string_view id, std::string_view node,
               std::string* ask_again = nullptr);
   // Sets this hub's verdict about an instance: a change of what consumers
   // see, so it issues a version and reaches the uplink like any change. It is
   // not persisted (a restarted hub starts without isolations). True if changed.
-  bool set_verdict(ServiceEntry& svc, const std::string& id, Verdict verdict);
+  bool set_verdict(ServiceEntry& svc, std::string_view id, Verdict verdict);
 
   // Operator overrides (cascadectl mark-out-of-service), by (service, id):
   // kept whether or not the instance is present, and applied whenever it is
@@ -165,7 +165,7 @@ class Registry {
 
   // The instance of `slot` as `node` last reported it, if it reports it
   // (owner or claimant) and the registry knows what it reported.
-  static std::optional<proto::Instance> reported_by(const ServiceEntry::Instances::value_type& slot,
+  static std::optional<proto::Instance> reported_by(const InstanceSlot& slot,
                                                     std::string_view node);
 
   // Services whose list as consumers are served it changed since the last
@@ -187,7 +187,7 @@ class Registry {
   // Restores persisted state without issuing versions or logging changes.
   // Operator marks set before apply to the restored instances.
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
-                        std::string owner);
+                        std::string_view owner);
   void restore_version(const proto::ServiceKey& key, std::uint64_t version);
   void restore_routes(const proto::ServiceKey& key, std::vector<proto::RouteRuleText> routes);
   // Gives a fresh version to restored services that have instances (or
@@ -250,10 +250,10 @@ class Registry {
   std::vector<const ServiceEntry*> take_dirty_services();
 
  private:
-  void record_change(ServiceEntry& svc, const std::string& id);
+  void record_change(ServiceEntry& svc, std::string_view id);
   // Issues the transaction's version of `svc` (once per transaction) and logs
   // `id` under it; bounded by the log capacity.
-  void log_change(ServiceEntry& svc, const std::string& id);
+  void log_change(ServiceEntry& svc, std::string_view id);
   bool can_delta_from(const ServiceEntry& svc, std::uint64_t held) const;
   void note(ServiceEntry& svc);
   // Pops the next due entry of the reclaim queue, nullptr when none is due.

@@ -64,8 +64,8 @@ std::vector<proto::Instance> HubProcess::instances(const proto::ServiceKey& serv
   const hub::ServiceEntry* entry = core_ ? core_->registry().find(service) : nullptr;
   if (entry == nullptr) return out;
   out.reserve(entry->instances.size());
-  for (const auto& [id, in] : entry->instances)
-    out.push_back(in.served(id));
+  for (const hub::InstanceSlot* slot : entry->instances.sorted())
+    out.push_back(slot->entry.served(slot->id()));
   return out;
 }
 

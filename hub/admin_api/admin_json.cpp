@@ -41,7 +41,7 @@ Json instance_view(const HubCore& core, MonoTime now, std::string_view id,
   json["reported_status"] = proto::to_string(entry.status());
   json["out_of_service"] = entry.out_of_service;
   json["static"] = is_static;
-  json["owner"] = is_static ? Json(nullptr) : Json(entry.owner);
+  json["owner"] = is_static ? Json(nullptr) : Json(entry.owner.str());
   json["lease_ms"] = lease ? Json(lease->count()) : Json(nullptr);
   json["held"] = !is_static && core.is_held(entry.owner);
   return json;
@@ -143,12 +143,12 @@ std::optional<Json> service_json(const HubCore& core, MonoTime now, const proto:
   if (svc == nullptr || (svc->instances.empty() && svc->routes.empty())) return std::nullopt;
   Json instances = Json::array();
   std::size_t hidden = 0;
-  for (const auto& [id, entry] : svc->instances) {
-    if (!all && entry.health() == proto::Health::kIsolated) {
+  for (const InstanceSlot* slot : svc->instances.sorted()) {
+    if (!all && slot->entry.health() == proto::Health::kIsolated) {
       ++hidden;
       continue;
     }
-    instances.push_back(instance_view(core, now, id, entry));
+    instances.push_back(instance_view(core, now, slot->id(), slot->entry));
   }
   return Json{{"service", key.name},
               {"group", key.group},

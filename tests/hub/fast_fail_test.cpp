@@ -368,8 +368,8 @@ class FastFailCrossTier : public ::testing::Test {
   const InstanceEntry* dc1_entry(const std::string& id) {
     const auto* svc = net.hub("l1-dc1").registry().find(test_support::key(kService));
     if (svc == nullptr) return nullptr;
-    auto it = svc->instances.find(id);
-    return it == svc->instances.end() ? nullptr : &it->second;
+    const hub::InstanceSlot* slot = svc->instances.find(id);
+    return slot == nullptr ? nullptr : &slot->entry;
   }
   // The health of p1 in the list consumer `c` holds.
   std::optional<Health> held_p1(int c) {

@@ -249,8 +249,8 @@ class HubRig {
   const InstanceEntry* entry(const std::string& service, const std::string& id) const {
     const auto* svc = hub.registry().find(test_support::key(service));
     if (svc == nullptr) return nullptr;
-    auto it = svc->instances.find(id);
-    return it == svc->instances.end() ? nullptr : &it->second;
+    const InstanceSlot* slot = svc->instances.find(id);
+    return slot == nullptr ? nullptr : &slot->entry;
   }
   // What consumers are served as the instance's health (nullopt: not listed).
   std::optional<proto::Health> health(const std::string& service, const std::string& id) const {

@@ -1,0 +1,101 @@
+#pragma once
+// A string in 16 bytes: up to 15 characters inside, longer ones in one
+// exactly sized heap block.
+//
+// Why not std::string: it is 32 bytes, and the registry holds two short
+// strings per instance (its owner's node id, its address): at a million
+// instances the difference is 32 MB. Immutable in place: assigning replaces
+// the whole value. Node ids (8 bytes in a production fleet) stay inside; a
+// 20-byte "ip:port" takes a 32-byte block instead of std::string's 32 + 32.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace cascade::hub {
+
+class CompactText {
+ public:
+  CompactText() { bytes_[kTagByte] = 0; }
+  CompactText(std::string_view text) { set(text); }  // implicit, like std::string's
+  CompactText(const CompactText& other) : CompactText(other.view()) {}
+  CompactText(CompactText&& other) noexcept {
+    std::memcpy(bytes_, other.bytes_, sizeof bytes_);
+    other.bytes_[kTagByte] = 0;
+  }
+  CompactText& operator=(CompactText other) noexcept {
+    swap(other);
+    return *this;
+  }
+  CompactText& operator=(std::string_view text) {
+    CompactText replacement(text);
+    swap(replacement);
+    return *this;
+  }
+  ~CompactText() { release(); }
+
+  std::string_view view() const {
+    if (!on_heap()) return {bytes_, static_cast<std::size_t>(bytes_[kTagByte])};
+    return {heap_pointer(), heap_size()};
+  }
+  operator std::string_view() const { return view(); }
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return view().empty(); }
+  std::size_t size() const { return view().size(); }
+
+  friend bool operator==(const CompactText& a, const CompactText& b) {
+    return a.view() == b.view();
+  }
+  friend bool operator==(const CompactText& a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(const CompactText& a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(const CompactText& a, const char* b) { return a.view() == b; }
+
+  void swap(CompactText& other) noexcept {
+    char tmp[sizeof bytes_];
+    std::memcpy(tmp, bytes_, sizeof bytes_);
+    std::memcpy(bytes_, other.bytes_, sizeof bytes_);
+    std::memcpy(other.bytes_, tmp, sizeof bytes_);
+  }
+
+ private:
+  // bytes_[15]: the length (0..15) of an inside value, or kOnHeap; a heap
+  // value's pointer is in bytes 0..7 and its length in bytes 8..11.
+  static constexpr std::size_t kTagByte = 15;
+  static constexpr std::size_t kInside = 15;
+  static constexpr char kOnHeap = static_cast<char>(0x80);
+
+  bool on_heap() const { return bytes_[kTagByte] == kOnHeap; }
+  char* heap_pointer() const {
+    char* p;
+    std::memcpy(&p, bytes_, sizeof p);
+    return p;
+  }
+  std::size_t heap_size() const {
+    std::uint32_t n;
+    std::memcpy(&n, bytes_ + sizeof(char*), sizeof n);
+    return n;
+  }
+  void set(std::string_view text) {
+    if (text.size() <= kInside) {
+      std::memcpy(bytes_, text.data(), text.size());
+      bytes_[kTagByte] = static_cast<char>(text.size());
+      return;
+    }
+    char* p = new char[text.size()];
+    std::memcpy(p, text.data(), text.size());
+    const auto n = static_cast<std::uint32_t>(text.size());
+    std::memcpy(bytes_, &p, sizeof p);
+    std::memcpy(bytes_ + sizeof p, &n, sizeof n);
+    bytes_[kTagByte] = kOnHeap;
+  }
+  void release() {
+    if (on_heap()) delete[] heap_pointer();
+  }
+
+  char bytes_[16];
+};
+
+static_assert(sizeof(CompactText) == 16);
+
+}  // namespace cascade::hub

@@ -1,0 +1,151 @@
+#pragma once
+// An open-addressing index from a string id to an object that holds that id:
+// the hub's nodes by node id, each service's instances by instance id.
+//
+// Why not std::unordered_map: at a million agents the beat path's cost was
+// dominated by its lookup — bucket array, then list node, then the key's
+// heap string: three dependent cache misses per beat — and each entry cost a
+// list node and a second copy of the id. Here a slot is one word: the
+// object's address with 16 bits of the id's hash in the address's unused top
+// bits, so one probe into a flat array usually settles a lookup and a
+// non-match is rejected without touching the object; prefetch() lets a batch
+// start loading every slot it will need before the first is handled. At a
+// million ids the table is 2^21 words: 17 bytes an id (docs/benchmarks.md,
+// "Where an instance's bytes go").
+//
+// The index does not own the objects; `KeyOf` returns the id of one. Erased
+// slots become tombstones; a rehash (sized from the live count) drops them,
+// so churn never grows the table without bound. Iteration order is
+// unspecified; erasing during iteration is safe, inserting is not (it may
+// rehash).
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace cascade::hub {
+
+template <typename T, typename KeyOf>
+class IdIndex {
+  static_assert(sizeof(void*) == 8, "slots keep a tag in a 64-bit address's top bits");
+  static_assert(alignof(T) >= 2, "slot 1 marks an erased entry");
+
+ public:
+  T* find(std::string_view id) const {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t h = hash(id);
+    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
+      const std::uint64_t s = slots_[i];
+      if (s == kEmpty) return nullptr;
+      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id)
+        return value_of(s);
+    }
+  }
+
+  // `value` must not be indexed yet.
+  void insert(T* value) {
+    if ((live_ + tombstones_ + 1) * 4 > slots_.size() * 3) rehash();
+    place(hash(KeyOf{}(*value)), value);
+    ++live_;
+  }
+
+  // The entry of `id`, removed and returned; nullptr when there is none.
+  T* erase(std::string_view id) {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t h = hash(id);
+    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
+      std::uint64_t& s = slots_[i];
+      if (s == kEmpty) return nullptr;
+      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id) {
+        T* erased = value_of(s);
+        s = kTombstone;
+        --live_;
+        ++tombstones_;
+        return erased;
+      }
+    }
+  }
+
+  void prefetch(std::string_view id) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(id) & mask()]);
+  }
+
+  std::size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
+  std::size_t capacity() const { return slots_.size(); }
+
+  // Calls fn(T&) for every entry.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i] > kTombstone) fn(*value_of(slots_[i]));
+  }
+
+  // Forward iteration over the entries (T&), in slot order.
+  class Iterator {
+   public:
+    Iterator(const IdIndex* index, std::size_t at) : index_(index), at_(at) { skip_free(); }
+    T& operator*() const { return *value_of(index_->slots_[at_]); }
+    T* operator->() const { return value_of(index_->slots_[at_]); }
+    Iterator& operator++() {
+      ++at_;
+      skip_free();
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return at_ == other.at_; }
+
+   private:
+    void skip_free() {
+      while (at_ < index_->slots_.size() && index_->slots_[at_] <= kTombstone)
+        ++at_;
+    }
+    const IdIndex* index_;
+    std::size_t at_;
+  };
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, slots_.size()); }
+
+ private:
+  static constexpr std::uint64_t kEmpty = 0;
+  static constexpr std::uint64_t kTombstone = 1;
+  static constexpr int kTagShift = 48;  // user-space addresses fit in the low 48 bits
+  static constexpr std::uint64_t kTagMask = ~std::uint64_t{0} << kTagShift;
+  static constexpr std::size_t kMinSlots = 8;
+
+  static std::uint64_t hash(std::string_view id) { return std::hash<std::string_view>{}(id); }
+  // The hash's top bits: the index uses its low ones, so the two are independent.
+  static std::uint64_t tag_of(std::uint64_t h) { return h & kTagMask; }
+  static T* value_of(std::uint64_t slot) {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(slot & ~kTagMask));
+  }
+  std::size_t mask() const { return slots_.size() - 1; }
+
+  void place(std::uint64_t h, T* value) {
+    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));
+    for (std::size_t i = h & mask();; i = (i + 1) & mask())
+      if (slots_[i] <= kTombstone) {
+        if (slots_[i] == kTombstone) --tombstones_;
+        slots_[i] = tag_of(h) | address;
+        return;
+      }
+  }
+
+  // Live entries at most half the slots after a rehash, three quarters
+  // before the next: linear probing stays short, the table stays small.
+  void rehash() {
+    std::vector<std::uint64_t> old(std::max(kMinSlots, std::bit_ceil((live_ + 1) * 2)));
+    old.swap(slots_);
+    tombstones_ = 0;
+    for (const std::uint64_t s : old)
+      if (s > kTombstone) place(hash(KeyOf{}(*value_of(s))), value_of(s));
+  }
+
+  std::vector<std::uint64_t> slots_;
+  std::size_t live_ = 0;
+  std::size_t tombstones_ = 0;
+};
+
+}  // namespace cascade::hub

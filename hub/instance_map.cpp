@@ -1,0 +1,59 @@
+#include "cascade/hub/instance_map.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace cascade::hub {
+
+InstanceSlot* InstanceSlot::make(std::string_view id) {
+  void* block = ::operator new(sizeof(InstanceSlot) + id.size());
+  auto* slot = new (block) InstanceSlot(id.size());
+  std::memcpy(reinterpret_cast<char*>(slot + 1), id.data(), id.size());
+  return slot;
+}
+
+void InstanceSlot::destroy(InstanceSlot* slot) {
+  slot->~InstanceSlot();
+  ::operator delete(static_cast<void*>(slot));
+}
+
+InstanceEntry& InstanceMap::at(std::string_view id) const {
+  InstanceSlot* slot = find(id);
+  if (slot == nullptr) throw std::out_of_range("no instance " + std::string(id));
+  return slot->entry;
+}
+
+InstanceMap::Placed InstanceMap::try_emplace(std::string_view id) {
+  if (InstanceSlot* found = find(id); found != nullptr) return {found, false};
+  InstanceSlot* made = InstanceSlot::make(id);
+  index_.insert(made);
+  return {made, true};
+}
+
+void InstanceMap::erase(InstanceSlot* slot) {
+  InstanceSlot::destroy(index_.erase(slot->id()));
+}
+
+void InstanceMap::clear() {
+  std::vector<InstanceSlot*> all;
+  all.reserve(size());
+  index_.for_each([&](InstanceSlot& slot) { all.push_back(&slot); });
+  index_ = Index{};
+  for (InstanceSlot* slot : all)
+    InstanceSlot::destroy(slot);
+}
+
+std::vector<const InstanceSlot*> InstanceMap::sorted() const {
+  std::vector<const InstanceSlot*> out;
+  out.reserve(size());
+  for (const InstanceSlot& slot : index_)
+    out.push_back(&slot);
+  std::sort(out.begin(), out.end(),
+            [](const InstanceSlot* a, const InstanceSlot* b) { return a->id() < b->id(); });
+  return out;
+}
+
+}  // namespace cascade::hub

@@ -1,0 +1,126 @@
+// The registry's compact containers: CompactText (hub/compact_text.hpp),
+// SmallList (hub/small_list.hpp) and InstanceMap (hub/instance_map.hpp).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cascade/hub/compact_text.hpp"
+#include "cascade/hub/instance_map.hpp"
+#include "cascade/hub/small_list.hpp"
+
+namespace cascade::hub {
+namespace {
+
+TEST(CompactText, ShortAndLongValuesReadBackWhateverTheirLength) {
+  for (std::size_t n : {0u, 1u, 8u, 14u, 15u, 16u, 20u, 36u, 300u}) {
+    const std::string value(n, 'x');
+    CompactText text(value);
+    EXPECT_EQ(text.view(), value) << n;
+    EXPECT_EQ(text.size(), n);
+    EXPECT_EQ(text.empty(), n == 0);
+  }
+}
+
+TEST(CompactText, CopiesMovesAndAssignmentsOwnTheirOwnCharacters) {
+  const std::string long_value = "10.120.201.17:20480-and-some-more";
+  CompactText a(long_value);
+  CompactText copy = a;
+  CompactText moved = std::move(copy);
+  EXPECT_EQ(moved, long_value);
+  a = "short";
+  EXPECT_EQ(a, "short");
+  EXPECT_EQ(moved, long_value);  // the copy kept its own block
+  moved = a;
+  EXPECT_EQ(moved, "short");
+  a = std::string(40, 'y');
+  EXPECT_EQ(a.str(), std::string(40, 'y'));
+  const CompactText& same = a;
+  a = same;  // self-assignment keeps the value
+  EXPECT_EQ(a.view(), std::string(40, 'y'));
+}
+
+TEST(CompactText, ComparesWithEveryStringKind) {
+  const CompactText text("node-0001");
+  EXPECT_TRUE(text == std::string("node-0001"));
+  EXPECT_TRUE(text == std::string_view("node-0001"));
+  EXPECT_TRUE(text == "node-0001");
+  EXPECT_TRUE(text != "node-0002");
+  EXPECT_EQ(sizeof(CompactText), 16u);
+}
+
+struct Pair {
+  int a;
+  int b;
+  bool operator==(const Pair&) const = default;
+};
+
+TEST(SmallList, HoldsNoneOneOrManyItems) {
+  for (std::size_t n : {0u, 1u, 2u, 7u}) {
+    std::vector<Pair> items;
+    for (std::size_t i = 0; i < n; ++i)
+      items.push_back({static_cast<int>(i), static_cast<int>(i * 2)});
+    SmallList<Pair> list;
+    list = items;
+    EXPECT_EQ(list.size(), n);
+    EXPECT_EQ(list.empty(), n == 0);
+    EXPECT_EQ(list.to_vector(), items);
+    EXPECT_TRUE(std::equal(list.begin(), list.end(), items.begin(), items.end()));
+    SmallList<Pair> copy = list;
+    SmallList<Pair> moved = std::move(list);
+    EXPECT_EQ(copy.to_vector(), items);
+    EXPECT_EQ(moved.to_vector(), items);
+    moved = std::vector<Pair>{{9, 9}};  // many -> one frees the block
+    EXPECT_EQ(moved.to_vector(), (std::vector<Pair>{{9, 9}}));
+  }
+}
+
+TEST(InstanceMap, SlotsHoldTheirIdsAndStayPutWhileOthersComeAndGo) {
+  InstanceMap map;
+  const std::string uuid = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";
+  auto [slot, made] = map.try_emplace(uuid);
+  ASSERT_TRUE(made);
+  slot->entry.owner = "node-1";
+  for (int i = 0; i < 5000; ++i)
+    map.try_emplace("other-" + std::to_string(i));
+  for (int i = 0; i < 5000; i += 2)
+    map.erase(map.find("other-" + std::to_string(i)));
+  EXPECT_EQ(map.find(uuid), slot) << "rehashes move index slots, never instance slots";
+  EXPECT_EQ(slot->id(), uuid);
+  EXPECT_EQ(map.at(uuid).owner, "node-1");
+  EXPECT_FALSE(map.try_emplace(uuid).made);
+  EXPECT_EQ(map.size(), 2501u);
+  EXPECT_FALSE(map.contains("other-0"));
+  EXPECT_TRUE(map.contains("other-1"));
+  EXPECT_THROW(map.at("other-0"), std::out_of_range);
+}
+
+TEST(InstanceMap, SortedListsEveryInstanceById) {
+  InstanceMap map;
+  for (const char* id : {"c", "a", "d", "b", "aa"})
+    map.try_emplace(id);
+  std::vector<std::string> ids;
+  for (const InstanceSlot* slot : map.sorted())
+    ids.emplace_back(slot->id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"a", "aa", "b", "c", "d"}));
+  std::size_t iterated = 0;
+  for (const InstanceSlot& slot : map)
+    iterated += map.find(slot.id()) == &slot ? 1 : 0;
+  EXPECT_EQ(iterated, 5u);
+}
+
+TEST(InstanceMap, MovedMapKeepsItsSlotsAndTheSourceIsEmpty) {
+  InstanceMap map;
+  InstanceSlot* slot = map.try_emplace("x").slot;
+  InstanceMap moved = std::move(map);
+  EXPECT_EQ(moved.find("x"), slot);
+  EXPECT_TRUE(map.empty());  // NOLINT(bugprone-use-after-move): defined empty
+  map = std::move(moved);
+  EXPECT_EQ(map.find("x"), slot);
+}
+
+}  // namespace
+}  // namespace cascade::hub
