@@ -8,6 +8,7 @@
 // the whole value. Node ids (8 bytes in a production fleet) stay inside; a
 // 20-byte "ip:port" takes a 32-byte block instead of std::string's 32 + 32.
 
+#include <compare>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -50,6 +51,9 @@ class CompactText {
   friend bool operator==(const CompactText& a, std::string_view b) { return a.view() == b; }
   friend bool operator==(const CompactText& a, const std::string& b) { return a.view() == b; }
   friend bool operator==(const CompactText& a, const char* b) { return a.view() == b; }
+  friend auto operator<=>(const CompactText& a, const CompactText& b) {
+    return a.view() <=> b.view();
+  }
 
   void swap(CompactText& other) noexcept {
     char tmp[sizeof bytes_];

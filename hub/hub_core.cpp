@@ -341,7 +341,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
   } else {
     ++counters_.beats_stale_seq;  // delayed or duplicated: renew, but never apply an older set
   }
-  if (state_changed) dirty_nodes_.push_back(node.id);
+  if (state_changed) dirty_nodes_.push_back(node.id.str());
 
   proto::DownBeat reply;
   reply.hub_id = config_.hub_id;
@@ -372,7 +372,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
 void HubCore::follow_declared_configs(MonoTime now, Node& node, const proto::UpBeat& beat,
                                       proto::DownBeat& reply) {
   if (beat.configs.empty() && beat.configs_digest != 0) {
-    auto held = config_centre_.held_by(node.id);
+    auto held = config_centre_.held_by(node.id.str());
     if (proto::config_uses_digest(held) != beat.configs_digest) {
       reply.send_configs = true;
       config_centre_.count_list_requested();
@@ -399,12 +399,12 @@ void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::
                              proto::DownBeat& reply) {
   node.follows_config = !uses.empty();
   if (!uplink_) {
-    config_centre_.on_beat(node.id, uses, reply.config_updates);
+    config_centre_.on_beat(node.id.str(), uses, reply.config_updates);
     return;
   }
   for (const auto& use : uses)
     uplink_->follow_config(now, use.group);
-  config_centre_.on_beat(node.id, uses, reply.config_updates, config_awaits_upper(now));
+  config_centre_.on_beat(node.id.str(), uses, reply.config_updates, config_awaits_upper(now));
   // As for cross-tier lists (section 5.14): a group whose upper copy is past
   // its TTL is still served, and the reply says how old it is rather than
   // confirming it.
@@ -881,13 +881,13 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::span<const OwnedI
 std::size_t HubCore::drop_node(Node& node) {
   leases_.remove(node);  // queued unless its lease just ran out
   forget_uses(node);
-  config_centre_.forget(node.id);
+  config_centre_.forget(node.id.str());
   set_tier(node, 0);  // no longer counted as a child hub
-  probes_.forget(node.id);
+  probes_.forget(node.id.str());
   std::size_t removed = 0;
   for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id(), node.id)) ++removed;
-  dirty_nodes_.push_back(node.id);
+  dirty_nodes_.push_back(node.id.str());
   staged_sets_.erase(&node);
   nodes_.erase(node);  // `node` is gone after this line
   return removed;
@@ -1074,12 +1074,13 @@ std::optional<std::string> HubCore::owned_mismatch(
   };
   if (std::adjacent_find(node.owned.begin(), node.owned.end(), std::greater_equal<>{}) !=
       node.owned.end())
-    return "node " + node.id + ": owned instances out of order or repeated";
+    return "node " + node.id.str() + ": owned instances out of order or repeated";
   for (const auto& owned : node.owned) {
     const auto it = slots.find(owned.slot);
-    if (it == slots.end()) return "node " + node.id + " owns an instance that is not registered";
+    if (it == slots.end())
+      return "node " + node.id.str() + " owns an instance that is not registered";
     if (it->second != owned.service || !reports(owned.entry()))
-      return "node " + node.id + " owns " + std::string(owned.id()) + " of " +
+      return "node " + node.id.str() + " owns " + std::string(owned.id()) + " of " +
              it->second->key.name + ", which it does not report there";
   }
   return std::nullopt;
@@ -1096,8 +1097,8 @@ std::optional<std::string> HubCore::guard_mismatch() const {
     if (!node.source.str().empty()) ++members[node.source.str()];
     held += node.held ? 1 : 0;
     if (!stray && node.held != guard_.is_held(node.id))
-      stray =
-          "node " + node.id + (node.held ? " held, but not by the guard" : " held by the guard");
+      stray = "node " + node.id.str() +
+              (node.held ? " held, but not by the guard" : " held by the guard");
   });
   if (stray) return stray;
   if (held != guard_.tracked_holds())  // a hold of a node the hub no longer has

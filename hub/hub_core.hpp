@@ -319,7 +319,7 @@ class HubCore {
   };
   // A node's lease is its place in leases_ (the LeaseHook).
   struct Node : LeaseHook {
-    std::string id;
+    CompactText id;
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;

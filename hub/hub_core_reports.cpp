@@ -76,11 +76,11 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
       const InstanceEntry& entry = slot->entry;
       held_here = true;
       const Node* owner = nodes_.find(entry.owner);
-      if (refused_at_held(signal, owner)) dead.push_back(owner->id);
+      if (refused_at_held(signal, owner)) dead.push_back(owner->id.str());
       if (owner == nullptr || owner->tier == 0) {
         count_signal(now, *svc, id, signal, ack);
       } else if (may_forward(hops)) {
-        node_messages_.push_back({owner->id, proto::FailureReport{0, {signal}, hops + 1}});
+        node_messages_.push_back({owner->id.str(), proto::FailureReport{0, {signal}, hops + 1}});
         ++counters_.signals_sent_down;
         ++ack.forwarded;
       } else {
@@ -104,7 +104,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
 bool HubCore::refused_at_held(const proto::FailureSignal& signal, const Node* owner) {
   return owner != nullptr && owner->held && owner->tier == 0 &&
          signal.kind == proto::FailureKind::kConnectionRefused &&
-         probes_.on_refused_report(owner->id, signal.address);
+         probes_.on_refused_report(owner->id.str(), signal.address);
 }
 
 bool HubCore::may_forward(std::uint32_t hops) const {
@@ -275,9 +275,9 @@ void HubCore::count_sent(std::span<const proto::ServiceUpdate> updates) {
 }
 
 void HubCore::push_to(Node& node, std::vector<proto::ServiceUpdate> updates) {
-  auto push = push_for(node.id);
+  auto push = push_for(node.id.str());
   push.updates = std::move(updates);
-  node_messages_.push_back({node.id, std::move(push)});
+  node_messages_.push_back({node.id.str(), std::move(push)});
   ++counters_.pushes;
 }
 

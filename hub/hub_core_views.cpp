@@ -34,7 +34,7 @@ std::vector<ChildHubView> HubCore::child_hubs(MonoTime now) const {
   out.reserve(child_hubs_.size());
   for (const Node* node : child_hubs_)  // in node-id order
     out.push_back(
-        {node->id, node->tier, *lease_left(node->id, now), node->held, node->owned.size()});
+        {node->id.str(), node->tier, *lease_left(node->id, now), node->held, node->owned.size()});
   return out;
 }
 
@@ -70,8 +70,8 @@ ListedInstances HubCore::unconfirmed_instances(MonoTime now, std::size_t limit) 
       if (entry.owner != node->id || entry.verdict().health != proto::Health::kUnconfirmed)
         continue;
       list.instances.push_back({owned.service->key, std::string(owned.id()),
-                                std::string(entry.address()), entry.verdict().reason, node->id,
-                                now - since, hold_name(reason)});
+                                std::string(entry.address()), entry.verdict().reason,
+                                node->id.str(), now - since, hold_name(reason)});
     }
     return true;
   });
