@@ -1,12 +1,14 @@
 #pragma once
-// A string in 16 bytes: up to 15 characters inside, longer ones in one
-// exactly sized heap block.
+// A string in `Size` bytes (16 or 24): up to Size - 1 characters inside,
+// longer ones in one exactly sized heap block.
 //
-// Why not std::string: it is 32 bytes, and the registry holds two short
-// strings per instance (its owner's node id, its address): at a million
-// instances the difference is 32 MB. Immutable in place: assigning replaces
-// the whole value. Node ids (8 bytes in a production fleet) stay inside; a
-// 20-byte "ip:port" takes a 32-byte block instead of std::string's 32 + 32.
+// Why not std::string: it is 32 bytes and keeps only 15 characters inside,
+// and the registry holds two short strings per instance (its owner's node
+// id, its address): at a million instances each std::string cost 32 MB, and
+// every "ip:port" longer than 15 characters a 32-byte block more. Immutable
+// in place: assigning replaces the whole value. Node ids (8 bytes in a
+// production fleet) fit a CompactText, every IPv4 "ip:port" (at most 21
+// characters) an AddressText.
 
 #include <compare>
 #include <cstdint>
@@ -16,25 +18,28 @@
 
 namespace cascade::hub {
 
-class CompactText {
+template <std::size_t Size>
+class BasicCompactText {
+  static_assert(Size >= 16 && Size <= 128 && Size % 8 == 0);
+
  public:
-  CompactText() { bytes_[kTagByte] = 0; }
-  CompactText(std::string_view text) { set(text); }  // implicit, like std::string's
-  CompactText(const CompactText& other) : CompactText(other.view()) {}
-  CompactText(CompactText&& other) noexcept {
+  BasicCompactText() { bytes_[kTagByte] = 0; }
+  BasicCompactText(std::string_view text) { set(text); }  // implicit, like std::string's
+  BasicCompactText(const BasicCompactText& other) : BasicCompactText(other.view()) {}
+  BasicCompactText(BasicCompactText&& other) noexcept {
     std::memcpy(bytes_, other.bytes_, sizeof bytes_);
     other.bytes_[kTagByte] = 0;
   }
-  CompactText& operator=(CompactText other) noexcept {
+  BasicCompactText& operator=(BasicCompactText other) noexcept {
     swap(other);
     return *this;
   }
-  CompactText& operator=(std::string_view text) {
-    CompactText replacement(text);
+  BasicCompactText& operator=(std::string_view text) {
+    BasicCompactText replacement(text);
     swap(replacement);
     return *this;
   }
-  ~CompactText() { release(); }
+  ~BasicCompactText() { release(); }
 
   std::string_view view() const {
     if (!on_heap()) return {bytes_, static_cast<std::size_t>(bytes_[kTagByte])};
@@ -45,17 +50,17 @@ class CompactText {
   bool empty() const { return view().empty(); }
   std::size_t size() const { return view().size(); }
 
-  friend bool operator==(const CompactText& a, const CompactText& b) {
+  friend bool operator==(const BasicCompactText& a, const BasicCompactText& b) {
     return a.view() == b.view();
   }
-  friend bool operator==(const CompactText& a, std::string_view b) { return a.view() == b; }
-  friend bool operator==(const CompactText& a, const std::string& b) { return a.view() == b; }
-  friend bool operator==(const CompactText& a, const char* b) { return a.view() == b; }
-  friend auto operator<=>(const CompactText& a, const CompactText& b) {
+  friend bool operator==(const BasicCompactText& a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(const BasicCompactText& a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(const BasicCompactText& a, const char* b) { return a.view() == b; }
+  friend auto operator<=>(const BasicCompactText& a, const BasicCompactText& b) {
     return a.view() <=> b.view();
   }
 
-  void swap(CompactText& other) noexcept {
+  void swap(BasicCompactText& other) noexcept {
     char tmp[sizeof bytes_];
     std::memcpy(tmp, bytes_, sizeof bytes_);
     std::memcpy(bytes_, other.bytes_, sizeof bytes_);
@@ -63,10 +68,10 @@ class CompactText {
   }
 
  private:
-  // bytes_[15]: the length (0..15) of an inside value, or kOnHeap; a heap
-  // value's pointer is in bytes 0..7 and its length in bytes 8..11.
-  static constexpr std::size_t kTagByte = 15;
-  static constexpr std::size_t kInside = 15;
+  // The last byte: the length (0..Size - 1) of an inside value, or kOnHeap;
+  // a heap value's pointer is in bytes 0..7 and its length in bytes 8..11.
+  static constexpr std::size_t kTagByte = Size - 1;
+  static constexpr std::size_t kInside = Size - 1;
   static constexpr char kOnHeap = static_cast<char>(0x80);
 
   bool on_heap() const { return bytes_[kTagByte] == kOnHeap; }
@@ -97,9 +102,11 @@ class CompactText {
     if (on_heap()) delete[] heap_pointer();
   }
 
-  char bytes_[16];
+  char bytes_[Size];
 };
 
-static_assert(sizeof(CompactText) == 16);
+using CompactText = BasicCompactText<16>;
+using AddressText = BasicCompactText<24>;
+static_assert(sizeof(CompactText) == 16 && sizeof(AddressText) == 24);
 
 }  // namespace cascade::hub

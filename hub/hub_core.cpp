@@ -133,7 +133,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below
     registry_.for_each_service([&](const ServiceEntry& svc) {
       for (const InstanceSlot& slot : svc.instances)
-        uplink_->upsert(now, {svc.key, slot.entry.served(slot.id())});
+        uplink_->upsert(now, {svc.key, slot.entry().served(slot.id())});
     });
   }
   registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
@@ -239,7 +239,7 @@ void HubCore::feed_uplink(MonoTime now) {
   for (const auto& change : registry_.take_changes()) {
     const InstanceSlot* slot = change.service->instances.find(change.id);
     if (slot != nullptr)
-      uplink_->upsert(now, {change.service->key, slot->entry.served(change.id)});
+      uplink_->upsert(now, {change.service->key, slot->entry().served(change.id)});
     else
       uplink_->remove(now, {change.service->key, change.id});
   }
@@ -1199,7 +1199,7 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
       batch.instance_deletes.push_back({dirty.service->key, dirty.id});
     else
       batch.instance_upserts.push_back(
-          {dirty.service->key, slot->entry.report(dirty.id), slot->entry.owner.str()});
+          {dirty.service->key, slot->entry().report(dirty.id), slot->entry().owner.str()});
   }
   take_service_rows(batch);
   take_admin_changes(batch);

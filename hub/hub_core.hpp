@@ -297,7 +297,7 @@ class HubCore {
     ServiceEntry* service;
     const InstanceSlot* slot;
     std::string_view id() const { return slot->id(); }
-    const InstanceEntry& entry() const { return slot->entry; }
+    const InstanceEntry& entry() const { return slot->entry(); }
     auto operator<=>(const OwnedInstance&) const = default;
   };
   // The registered instance `id` of `svc` (it must be registered).

@@ -76,7 +76,7 @@ std::string check_routes(const proto::ServiceKey& service,
 InstanceEntry* find_entry(ServiceEntry* svc, const std::string& id) {
   if (svc == nullptr) return nullptr;
   InstanceSlot* slot = svc->instances.find(id);
-  return slot == nullptr ? nullptr : &slot->entry;
+  return slot == nullptr ? nullptr : &slot->entry();
 }
 
 std::string describe_owner(std::string_view owner) {

@@ -36,7 +36,7 @@ ServiceLoad load_of(const ServiceEntry& svc) {
 std::vector<const InstanceSlot*> at_address(const ServiceEntry& svc, std::string_view address) {
   std::vector<const InstanceSlot*> found;
   for (const InstanceSlot& slot : svc.instances)
-    if (slot.entry.address() == address) found.push_back(&slot);
+    if (slot.entry().address() == address) found.push_back(&slot);
   std::sort(found.begin(), found.end(),
             [](const InstanceSlot* a, const InstanceSlot* b) { return a->id() < b->id(); });
   return found;
@@ -73,7 +73,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
   if (ServiceEntry* svc = registry_.find(signal.service)) {
     for (const InstanceSlot* slot : at_address(*svc, signal.address)) {
       const std::string id(slot->id());
-      const InstanceEntry& entry = slot->entry;
+      const InstanceEntry& entry = slot->entry();
       held_here = true;
       const Node* owner = nodes_.find(entry.owner);
       if (refused_at_held(signal, owner)) dead.push_back(owner->id.str());
@@ -128,7 +128,7 @@ void HubCore::count_signal(MonoTime now, ServiceEntry& svc, const std::string& i
   ++counters_.signals_counted;
   ++ack.accepted;
   const proto::InstanceKey key{svc.key, id};
-  const InstanceEntry& entry = svc.instances.find(id)->entry;
+  const InstanceEntry& entry = svc.instances.find(id)->entry();
   // The tracker outlives a registry entry that left and came back: an
   // isolation the registry no longer shows is stale.
   if (isolation_.is_isolated(key) && entry.verdict().health != proto::Health::kIsolated)
@@ -162,7 +162,7 @@ void HubCore::readmit_due(MonoTime now) {
     ServiceEntry* svc = registry_.find(key.service);
     const InstanceSlot* slot = svc != nullptr ? svc->instances.find(key.id) : nullptr;
     if (slot == nullptr) continue;
-    if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(slot->entry)))
+    if (registry_.set_verdict(*svc, key.id, verdict_after_isolation(slot->entry())))
       ++counters_.readmissions;
     log_event(spdlog::level::info, "instance readmitted after isolation (on probation)",
               {{"hub", config_.hub_id},

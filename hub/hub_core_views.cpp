@@ -48,7 +48,7 @@ ListedInstances HubCore::isolated_instances(MonoTime now, std::size_t limit) con
     if (svc == nullptr) return true;
     const InstanceSlot* slot = svc->instances.find(key.id);
     if (slot == nullptr) return true;
-    const InstanceEntry& entry = slot->entry;
+    const InstanceEntry& entry = slot->entry();
     list.instances.push_back({key.service, key.id, std::string(entry.address()),
                               entry.verdict().reason, entry.owner.str(),
                               std::max(Duration{0}, ends_at - now), ""});

@@ -5,12 +5,12 @@
 // Why not a proto::Instance: that is ~200 bytes of inline strings and a map
 // before any of their heap blocks, and a hub of a million instances holds a
 // million of them. Here the id is not stored at all (its InstanceSlot holds
-// it and passes it in), the owner and address are CompactText, the zone and
-// the metadata set are shared
-// with every instance that has the same ones (InternPool), and what few
-// instances have (claimants, a verdict, a lower tier's health reason) lives
-// in one out-of-line block, absent for the usual instance. A
-// proto::Instance is built only when one is sent or written.
+// it and passes it in), the owner and address are inline short strings
+// (CompactText, AddressText), the zone and the metadata set are shared with
+// every instance that has the same ones (InternPool), and what few instances
+// have (claimants, a verdict, a lower tier's health reason) lives in one
+// out-of-line block, absent for the usual instance. A proto::Instance is
+// built only when one is sent or written.
 
 #include <cstdint>
 #include <map>
@@ -101,7 +101,7 @@ class InstanceEntry {
   Extra& extra();
   void drop_extra_if_empty();
 
-  CompactText address_;
+  AddressText address_;
   SharedText zone_;
   InternPool<Metadata, MetadataHash>::Ref metadata_;  // nullptr: none
   std::unique_ptr<Extra> extra_;

@@ -23,7 +23,7 @@ void InstanceSlot::destroy(InstanceSlot* slot) {
 InstanceEntry& InstanceMap::at(std::string_view id) const {
   InstanceSlot* slot = find(id);
   if (slot == nullptr) throw std::out_of_range("no instance " + std::string(id));
-  return slot->entry;
+  return slot->entry();
 }
 
 InstanceMap::Placed InstanceMap::try_emplace(std::string_view id) {

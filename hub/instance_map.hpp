@@ -22,13 +22,17 @@
 
 namespace cascade::hub {
 
-class InstanceSlot {
+// The entry is a base, not a member, so the id's length takes the entry's
+// tail padding: with a 36-byte UUID the block is 116 bytes, a 128-byte
+// malloc chunk, where a member would make it 124 and a 144-byte chunk.
+class InstanceSlot : private InstanceEntry {
  public:
   InstanceSlot(const InstanceSlot&) = delete;
   InstanceSlot& operator=(const InstanceSlot&) = delete;
 
   std::string_view id() const { return {reinterpret_cast<const char*>(this + 1), id_size_}; }
-  InstanceEntry entry;
+  InstanceEntry& entry() { return *this; }
+  const InstanceEntry& entry() const { return *this; }
 
  private:
   friend class InstanceMap;
@@ -40,6 +44,8 @@ class InstanceSlot {
 
   std::uint32_t id_size_;
 };
+static_assert(sizeof(InstanceSlot) == sizeof(InstanceEntry),
+              "the id's length fits the entry's tail padding");
 
 class InstanceMap {
   struct IdOf {

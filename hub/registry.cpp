@@ -115,7 +115,7 @@ const ServiceEntry* Registry::find(const proto::ServiceKey& key) const {
 Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& instance,
                                     std::string_view node) {
   auto [slot, inserted] = svc.instances.try_emplace(instance.id);
-  InstanceEntry& entry = slot->entry;
+  InstanceEntry& entry = slot->entry();
   const Upserted unchanged{slot, false};
   const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
@@ -155,7 +155,7 @@ bool Registry::remove(ServiceEntry& svc, std::string_view id, std::string_view n
                       std::string* ask_again) {
   InstanceSlot* slot = svc.instances.find(id);
   if (slot == nullptr) return false;
-  InstanceEntry& entry = slot->entry;
+  InstanceEntry& entry = slot->entry();
   if (entry.owner != node) {
     entry.drop_claim(node);
     return false;
@@ -183,10 +183,10 @@ bool Registry::remove(ServiceEntry& svc, std::string_view id, std::string_view n
 
 bool Registry::set_verdict(ServiceEntry& svc, std::string_view id, Verdict verdict) {
   InstanceSlot* slot = svc.instances.find(id);
-  if (slot == nullptr || slot->entry.verdict() == verdict) return false;
-  const auto before = tally_of(slot->entry);
-  slot->entry.set_verdict(std::move(verdict));
-  recount(svc, totals_, before, tally_of(slot->entry));
+  if (slot == nullptr || slot->entry().verdict() == verdict) return false;
+  const auto before = tally_of(slot->entry());
+  slot->entry().set_verdict(std::move(verdict));
+  recount(svc, totals_, before, tally_of(slot->entry()));
   record_change(svc, id);
   return true;
 }
@@ -199,17 +199,17 @@ bool Registry::set_out_of_service(const proto::ServiceKey& key, const std::strin
   ServiceEntry* svc = find(key);
   if (svc == nullptr) return changed;
   InstanceSlot* slot = svc->instances.find(id);
-  if (slot == nullptr || slot->entry.out_of_service == out_of_service) return changed;
-  const auto before = tally_of(slot->entry);
-  slot->entry.out_of_service = out_of_service;
-  recount(*svc, totals_, before, tally_of(slot->entry));
+  if (slot == nullptr || slot->entry().out_of_service == out_of_service) return changed;
+  const auto before = tally_of(slot->entry());
+  slot->entry().out_of_service = out_of_service;
+  recount(*svc, totals_, before, tally_of(slot->entry()));
   record_change(*svc, id);
   return changed;
 }
 
 std::optional<proto::Instance> Registry::reported_by(const InstanceSlot& slot,
                                                      std::string_view node) {
-  const InstanceEntry& e = slot.entry;
+  const InstanceEntry& e = slot.entry();
   if (e.owner == node) return e.report(slot.id());
   for (const auto& claim : e.claimants())
     if (claim.node == node && claim.same_content) return e.report(slot.id());
@@ -275,7 +275,7 @@ proto::ServiceUpdate Registry::full_update(const ServiceEntry& svc,
   u.kind = proto::UpdateKind::kFull;
   u.upserts.reserve(svc.instances.size());
   for (const InstanceSlot* slot : svc.instances.sorted())
-    u.upserts.push_back(slot->entry.served(slot->id()));
+    u.upserts.push_back(slot->entry().served(slot->id()));
   u.routes = svc.routes;  // a full list always says the rules, none included
   return u;
 }
@@ -296,7 +296,7 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
   if (held < svc.routes_version) u.routes = svc.routes;
   for (auto id : changed) {
     if (const InstanceSlot* found = svc.instances.find(id); found != nullptr)
-      u.upserts.push_back(found->entry.served(id));
+      u.upserts.push_back(found->entry().served(id));
     else
       u.removed.emplace_back(id);
   }
@@ -309,8 +309,8 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
                                 std::string_view owner) {
   auto& svc = service(key);
   auto [slot, made] = svc.instances.try_emplace(instance.id);
-  if (!made) recount(svc, totals_, tally_of(slot->entry), std::nullopt);
-  InstanceEntry& entry = slot->entry;
+  if (!made) recount(svc, totals_, tally_of(slot->entry()), std::nullopt);
+  InstanceEntry& entry = slot->entry();
   entry = InstanceEntry{};
   entry.set_report(instance, interner_);
   entry.owner = owner;
@@ -368,7 +368,7 @@ std::optional<std::string> Registry::recount_mismatch() const {
   for (const auto& [key, svc] : services_) {
     ServiceEntry recounted(key);
     for (const InstanceSlot& slot : svc->instances)
-      add(recounted, totals, tally_of(slot.entry), true);
+      add(recounted, totals, tally_of(slot.entry()), true);
     instances += svc->instances.size();
     const auto name = service_name(*svc);
     if (auto d = differs(name + " up", svc->up, recounted.up)) return d;

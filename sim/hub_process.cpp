@@ -65,7 +65,7 @@ std::vector<proto::Instance> HubProcess::instances(const proto::ServiceKey& serv
   if (entry == nullptr) return out;
   out.reserve(entry->instances.size());
   for (const hub::InstanceSlot* slot : entry->instances.sorted())
-    out.push_back(slot->entry.served(slot->id()));
+    out.push_back(slot->entry().served(slot->id()));
   return out;
 }
 

@@ -144,11 +144,11 @@ std::optional<Json> service_json(const HubCore& core, MonoTime now, const proto:
   Json instances = Json::array();
   std::size_t hidden = 0;
   for (const InstanceSlot* slot : svc->instances.sorted()) {
-    if (!all && slot->entry.health() == proto::Health::kIsolated) {
+    if (!all && slot->entry().health() == proto::Health::kIsolated) {
       ++hidden;
       continue;
     }
-    instances.push_back(instance_view(core, now, slot->id(), slot->entry));
+    instances.push_back(instance_view(core, now, slot->id(), slot->entry()));
   }
   return Json{{"service", key.name},
               {"group", key.group},

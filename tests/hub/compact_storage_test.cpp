@@ -43,6 +43,19 @@ TEST(CompactText, CopiesMovesAndAssignmentsOwnTheirOwnCharacters) {
   EXPECT_EQ(a.view(), std::string(40, 'y'));
 }
 
+// Every IPv4 "ip:port" fits an AddressText; a longer address still reads back.
+TEST(CompactText, AnAddressTextKeepsTwentyThreeCharactersInside) {
+  for (std::size_t n : {0u, 21u, 22u, 23u, 24u, 45u}) {
+    const std::string value(n, '7');
+    AddressText text(value);
+    EXPECT_EQ(text.view(), value) << n;
+    AddressText copy = text;
+    text = "1.2.3.4:5";
+    EXPECT_EQ(copy.view(), value) << n;
+  }
+  EXPECT_EQ(sizeof(AddressText), 24u);
+}
+
 TEST(CompactText, ComparesWithEveryStringKind) {
   const CompactText text("node-0001");
   EXPECT_TRUE(text == std::string("node-0001"));
@@ -83,7 +96,7 @@ TEST(InstanceMap, SlotsHoldTheirIdsAndStayPutWhileOthersComeAndGo) {
   const std::string uuid = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";
   auto [slot, made] = map.try_emplace(uuid);
   ASSERT_TRUE(made);
-  slot->entry.owner = "node-1";
+  slot->entry().owner = "node-1";
   for (int i = 0; i < 5000; ++i)
     map.try_emplace("other-" + std::to_string(i));
   for (int i = 0; i < 5000; i += 2)

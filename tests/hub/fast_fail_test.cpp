@@ -369,7 +369,7 @@ class FastFailCrossTier : public ::testing::Test {
     const auto* svc = net.hub("l1-dc1").registry().find(test_support::key(kService));
     if (svc == nullptr) return nullptr;
     const hub::InstanceSlot* slot = svc->instances.find(id);
-    return slot == nullptr ? nullptr : &slot->entry;
+    return slot == nullptr ? nullptr : &slot->entry();
   }
   // The health of p1 in the list consumer `c` holds.
   std::optional<Health> held_p1(int c) {

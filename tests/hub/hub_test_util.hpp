@@ -250,7 +250,7 @@ class HubRig {
     const auto* svc = hub.registry().find(test_support::key(service));
     if (svc == nullptr) return nullptr;
     const InstanceSlot* slot = svc->instances.find(id);
-    return slot == nullptr ? nullptr : &slot->entry;
+    return slot == nullptr ? nullptr : &slot->entry();
   }
   // What consumers are served as the instance's health (nullopt: not listed).
   std::optional<proto::Health> health(const std::string& service, const std::string& id) const {
