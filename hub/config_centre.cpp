@@ -29,7 +29,7 @@ std::uint64_t ConfigCentre::add_update(std::string_view group, std::uint64_t hel
 
 // A beat whose groups are those of the last one only moves the held versions,
 // in place: no allocation on the beat path while nothing changes.
-void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
+void ConfigCentre::on_beat(std::string_view node, const std::vector<proto::ConfigUse>& uses,
                            std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper) {
   follow(node, uses);
   for (const auto& use : uses) {
@@ -44,7 +44,7 @@ void ConfigCentre::on_beat(const std::string& node, const std::vector<proto::Con
 
 // The groups a node follows change rarely: the index is rebuilt only when its
 // beat declared other groups than last time.
-void ConfigCentre::follow(const std::string& node, const std::vector<proto::ConfigUse>& uses) {
+void ConfigCentre::follow(std::string_view node, const std::vector<proto::ConfigUse>& uses) {
   auto known = followed_by_.find(node);
   const bool same_groups =
       known != followed_by_.end() &&
@@ -53,16 +53,16 @@ void ConfigCentre::follow(const std::string& node, const std::vector<proto::Conf
   if (same_groups) return;
   forget(node);
   if (uses.empty()) return;
-  known = followed_by_.emplace(node, std::vector<std::string>{}).first;
+  known = followed_by_.emplace(std::string(node), std::vector<std::string>{}).first;
   for (const auto& use : uses) {
-    if (followers_[use.group].emplace(node, use.version).second) {
+    if (followers_[use.group].emplace(std::string(node), use.version).second) {
       known->second.push_back(use.group);
       ++subscriptions_;
     }
   }
 }
 
-std::vector<proto::ConfigUse> ConfigCentre::held_by(const std::string& node) const {
+std::vector<proto::ConfigUse> ConfigCentre::held_by(std::string_view node) const {
   std::vector<proto::ConfigUse> held;
   auto known = followed_by_.find(node);
   if (known == followed_by_.end()) return held;
@@ -72,13 +72,16 @@ std::vector<proto::ConfigUse> ConfigCentre::held_by(const std::string& node) con
   return held;
 }
 
-void ConfigCentre::forget(const std::string& node) {
+void ConfigCentre::forget(std::string_view node) {
   auto it = followed_by_.find(node);
   if (it == followed_by_.end()) return;
   for (const auto& group : it->second) {
     auto holders = followers_.find(group);
     if (holders == followers_.end()) continue;
-    subscriptions_ -= holders->second.erase(node);
+    if (auto held = holders->second.find(node); held != holders->second.end()) {
+      holders->second.erase(held);
+      --subscriptions_;
+    }
     if (holders->second.empty()) followers_.erase(holders);
   }
   followed_by_.erase(it);

@@ -33,9 +33,10 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
+#include "cascade/common/string_map.hpp"
 #include "cascade/hub/config_groups.hpp"
 #include "cascade/hub/metrics.hpp"
 #include "cascade/hub/push_gate.hpp"
@@ -55,17 +56,17 @@ class ConfigCentre {
   // The updates a beat's reply carries for the groups it declared; the node
   // follows exactly these groups from now on (none: it follows nothing).
   // Groups `awaits_upper` names are left out (see "First answers").
-  void on_beat(const std::string& node, const std::vector<proto::ConfigUse>& uses,
+  void on_beat(std::string_view node, const std::vector<proto::ConfigUse>& uses,
                std::vector<proto::ConfigUpdate>& out, const AwaitsUpper& awaits_upper = {});
   // What the hub believes the node holds: the groups its last list declared,
   // each at the version last sent to it (or declared). A beat that sends the
   // digest of its list instead (UpBeat::configs_digest) stands for this when
   // the digests match.
-  std::vector<proto::ConfigUse> held_by(const std::string& node) const;
+  std::vector<proto::ConfigUse> held_by(std::string_view node) const;
   // A beat's digest did not match held_by(): its reply asks for the list.
   void count_list_requested() { ++counters_.lists_requested; }
   // The node is gone (expired, deregistered): it follows nothing.
-  void forget(const std::string& node);
+  void forget(std::string_view node);
 
   // An operator's edit or rollback of this hub's keys: on a change its
   // followers get a push and the records wait in take_records().
@@ -116,15 +117,15 @@ class ConfigCentre {
   bool followers_behind(std::string_view group) const;
   // Makes the node follow exactly the groups of `uses` (held versions are
   // set by on_beat).
-  void follow(const std::string& node, const std::vector<proto::ConfigUse>& uses);
+  void follow(std::string_view node, const std::vector<proto::ConfigUse>& uses);
   ConfigGroups::Outcome changed(MonoTime now, std::string_view group,
                                 ConfigGroups::Outcome outcome);
 
   ConfigGroups groups_;
   PushGate<std::string> push_gate_;
   // group -> follower -> the version it holds.
-  std::map<std::string, std::map<std::string, std::uint64_t>, std::less<>> followers_;
-  std::unordered_map<std::string, std::vector<std::string>> followed_by_;  // node -> groups
+  std::map<std::string, std::map<std::string, std::uint64_t, std::less<>>, std::less<>> followers_;
+  StringMap<std::vector<std::string>> followed_by_;  // node -> groups
   std::size_t subscriptions_ = 0;
   std::vector<ConfigHistoryRecord> records_;
   ConfigCentreCounters counters_;

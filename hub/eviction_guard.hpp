@@ -76,6 +76,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/common/string_map.hpp"
 
 namespace cascade::hub {
 
@@ -256,13 +257,8 @@ class EvictionGuard {
     SourceEntry* source = nullptr;  // nullptr: its own
   };
   using HeldList = std::list<Held>;  // in hold order, so oldest first
-  struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   // The held nodes by id (a beat, a removal or a release finds its hold).
-  using HeldIndex =
-      std::unordered_map<std::string, HeldList::iterator, StringHash, std::equal_to<>>;
+  using HeldIndex = StringMap<HeldList::iterator>;
   struct Record {
     MonoTime at{};
     SourceEntry* source = nullptr;  // nullptr: the node was its own

@@ -126,7 +126,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   }
   for (auto& [node, list] : owned) {
     std::sort(list.begin(), list.end());
-    node->owned = list;
+    node->owned = std::move(list);
   }
   registry_.stamp_unversioned();
   if (uplink_) {
@@ -372,7 +372,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
 void HubCore::follow_declared_configs(MonoTime now, Node& node, const proto::UpBeat& beat,
                                       proto::DownBeat& reply) {
   if (beat.configs.empty() && beat.configs_digest != 0) {
-    auto held = config_centre_.held_by(node.id.str());
+    auto held = config_centre_.held_by(node.id);
     if (proto::config_uses_digest(held) != beat.configs_digest) {
       reply.send_configs = true;
       config_centre_.count_list_requested();
@@ -399,12 +399,12 @@ void HubCore::follow_configs(MonoTime now, Node& node, const std::vector<proto::
                              proto::DownBeat& reply) {
   node.follows_config = !uses.empty();
   if (!uplink_) {
-    config_centre_.on_beat(node.id.str(), uses, reply.config_updates);
+    config_centre_.on_beat(node.id, uses, reply.config_updates);
     return;
   }
   for (const auto& use : uses)
     uplink_->follow_config(now, use.group);
-  config_centre_.on_beat(node.id.str(), uses, reply.config_updates, config_awaits_upper(now));
+  config_centre_.on_beat(node.id, uses, reply.config_updates, config_awaits_upper(now));
   // As for cross-tier lists (section 5.14): a group whose upper copy is past
   // its TTL is still served, and the reply says how old it is rather than
   // confirming it.
@@ -547,9 +547,9 @@ bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delt
     running.add(reg);
     added.push_back({&svc, registry_.upsert(svc, reg.instance, node.id).slot});
   }
-  auto owned = node.owned.to_vector();
-  update_owned(owned, std::move(dropped), std::move(added));
-  node.owned = owned;
+  node.owned.edit([&](std::vector<OwnedInstance>& owned) {
+    update_owned(owned, std::move(dropped), std::move(added));
+  });
   node.digest = running.value();
   if (!digest_known) {
     node.running_known = false;
@@ -881,9 +881,9 @@ std::vector<HubCore::OwnedInstance> HubCore::in_key_order(std::span<const OwnedI
 std::size_t HubCore::drop_node(Node& node) {
   leases_.remove(node);  // queued unless its lease just ran out
   forget_uses(node);
-  config_centre_.forget(node.id.str());
+  config_centre_.forget(node.id);
   set_tier(node, 0);  // no longer counted as a child hub
-  probes_.forget(node.id.str());
+  probes_.forget(node.id);
   std::size_t removed = 0;
   for (const auto& owned : in_key_order(node.owned))
     if (registry_.remove(*owned.service, owned.id(), node.id)) ++removed;

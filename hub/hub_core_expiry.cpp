@@ -30,7 +30,7 @@ void HubCore::note_source(Node& node, std::string_view source) {
   assert(was_held == node.held);  // the guard holds exactly the held nodes (guard_mismatch)
   if (node.held) {
     node.held = false;
-    probes_.forget(node.id.str());
+    probes_.forget(node.id);
     mark_unconfirmed(node, false);
     log_event(spdlog::level::info, "held agent beat again: its instances are confirmed",
               {{"hub", config_.hub_id}, {"node", node.id}, {"instances", node.owned.size()}});
@@ -102,7 +102,7 @@ void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
   // addresses are probed each time, so a process that died later is found too.
   leases_.add(node, lease_deadline(now));
   // Only agents' instances: a lower-tier hub's sit in another datacenter.
-  if (node.tier == 0) probes_.probe(node.id.str(), addresses_of(node));
+  if (node.tier == 0) probes_.probe(node.id, addresses_of(node));
   if (node.held) return;
   node.held = true;
   mark_unconfirmed(node, true);

@@ -104,7 +104,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
 bool HubCore::refused_at_held(const proto::FailureSignal& signal, const Node* owner) {
   return owner != nullptr && owner->held && owner->tier == 0 &&
          signal.kind == proto::FailureKind::kConnectionRefused &&
-         probes_.on_refused_report(owner->id.str(), signal.address);
+         probes_.on_refused_report(owner->id, signal.address);
 }
 
 bool HubCore::may_forward(std::uint32_t hops) const {

@@ -35,14 +35,8 @@ class IdIndex {
 
  public:
   T* find(std::string_view id) const {
-    if (slots_.empty()) return nullptr;
-    const std::uint64_t h = hash(id);
-    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
-      const std::uint64_t s = slots_[i];
-      if (s == kEmpty) return nullptr;
-      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id)
-        return value_of(s);
-    }
+    const std::size_t at = slot_of(id);
+    return at == kNone ? nullptr : value_of(slots_[at]);
   }
 
   // `value` must not be indexed yet.
@@ -54,19 +48,13 @@ class IdIndex {
 
   // The entry of `id`, removed and returned; nullptr when there is none.
   T* erase(std::string_view id) {
-    if (slots_.empty()) return nullptr;
-    const std::uint64_t h = hash(id);
-    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
-      std::uint64_t& s = slots_[i];
-      if (s == kEmpty) return nullptr;
-      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id) {
-        T* erased = value_of(s);
-        s = kTombstone;
-        --live_;
-        ++tombstones_;
-        return erased;
-      }
-    }
+    const std::size_t at = slot_of(id);
+    if (at == kNone) return nullptr;
+    T* erased = value_of(slots_[at]);
+    slots_[at] = kTombstone;
+    --live_;
+    ++tombstones_;
+    return erased;
   }
 
   void prefetch(std::string_view id) const {
@@ -80,8 +68,8 @@ class IdIndex {
   // Calls fn(T&) for every entry.
   template <typename Fn>
   void for_each(Fn&& fn) const {
-    for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i] > kTombstone) fn(*value_of(slots_[i]));
+    for (T& value : *this)
+      fn(value);
   }
 
   // Forward iteration over the entries (T&), in slot order.
@@ -114,6 +102,7 @@ class IdIndex {
   static constexpr int kTagShift = 48;  // user-space addresses fit in the low 48 bits
   static constexpr std::uint64_t kTagMask = ~std::uint64_t{0} << kTagShift;
   static constexpr std::size_t kMinSlots = 8;
+  static constexpr std::size_t kNone = ~std::size_t{0};
 
   static std::uint64_t hash(std::string_view id) { return std::hash<std::string_view>{}(id); }
   // The hash's top bits: the index uses its low ones, so the two are independent.
@@ -122,6 +111,17 @@ class IdIndex {
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(slot & ~kTagMask));
   }
   std::size_t mask() const { return slots_.size() - 1; }
+
+  // The position of the slot holding `id`'s entry; kNone when there is none.
+  std::size_t slot_of(std::string_view id) const {
+    if (slots_.empty()) return kNone;
+    const std::uint64_t h = hash(id);
+    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
+      const std::uint64_t s = slots_[i];
+      if (s == kEmpty) return kNone;
+      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id) return i;
+    }
+  }
 
   void place(std::uint64_t h, T* value) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));

@@ -38,12 +38,13 @@ void InstanceMap::erase(InstanceSlot* slot) {
 }
 
 void InstanceMap::clear() {
-  std::vector<InstanceSlot*> all;
-  all.reserve(size());
-  index_.for_each([&](InstanceSlot& slot) { all.push_back(&slot); });
-  index_ = Index{};
-  for (InstanceSlot* slot : all)
+  // The iterator reads only the slot words, never an object it has passed.
+  for (auto it = index_.begin(); it != index_.end();) {
+    InstanceSlot* slot = &*it;
+    ++it;
     InstanceSlot::destroy(slot);
+  }
+  index_ = Index{};
 }
 
 std::vector<const InstanceSlot*> InstanceMap::sorted() const {

@@ -4,9 +4,11 @@
 
 namespace cascade::hub {
 
-void LivenessProbes::probe(const std::string& node_id, const std::vector<std::string>& addresses) {
+void LivenessProbes::probe(std::string_view node_id, const std::vector<std::string>& addresses) {
   if (!config_.enabled || addresses.empty()) return;
-  auto& node = nodes_[node_id];
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) it = nodes_.emplace(std::string(node_id), NodeProbes{}).first;
+  auto& node = it->second;
   node.addresses.insert(addresses.begin(), addresses.end());
   for (const auto& address : node.addresses) {
     if (node.refused.contains(address)) continue;  // already known gone
@@ -14,8 +16,12 @@ void LivenessProbes::probe(const std::string& node_id, const std::vector<std::st
       ++counters_.probes_capped;  // asked again a lease later while still held
       continue;
     }
-    queued_.push_back({node_id, address});
+    queued_.push_back({std::string(node_id), address});
   }
+}
+
+void LivenessProbes::forget(std::string_view node_id) {
+  if (auto it = nodes_.find(node_id); it != nodes_.end()) nodes_.erase(it);
 }
 
 bool LivenessProbes::on_result(const ProbeResult& result) {
@@ -36,13 +42,13 @@ bool LivenessProbes::on_result(const ProbeResult& result) {
   return false;
 }
 
-bool LivenessProbes::on_refused_report(const std::string& node_id, const std::string& address) {
+bool LivenessProbes::on_refused_report(std::string_view node_id, const std::string& address) {
   if (!config_.enabled || !nodes_.contains(node_id)) return false;
   ++counters_.refused_reports;
   return refused(node_id, address);
 }
 
-bool LivenessProbes::refused(const std::string& node_id, const std::string& address) {
+bool LivenessProbes::refused(std::string_view node_id, const std::string& address) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end() || !it->second.addresses.contains(address)) return false;
   auto& node = it->second;

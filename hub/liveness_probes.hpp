@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <set>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
+
+#include "cascade/common/string_map.hpp"
 
 namespace cascade::hub {
 
@@ -68,14 +70,14 @@ class LivenessProbes {
   explicit LivenessProbes(LivenessProbeConfig config) : config_(config) {}
 
   // The node is held (or still held, a lease later): probe its addresses.
-  void probe(const std::string& node_id, const std::vector<std::string>& addresses);
+  void probe(std::string_view node_id, const std::vector<std::string>& addresses);
   // The node beat again, expired or left: its probes no longer matter.
-  void forget(const std::string& node_id) { nodes_.erase(node_id); }
+  void forget(std::string_view node_id);
   // What a probe found. True when the node is now known dead.
   bool on_result(const ProbeResult& result);
   // A caller saw "connection refused" at `address` of a held node: the same
   // evidence as a refused probe. True when the node is now known dead.
-  bool on_refused_report(const std::string& node_id, const std::string& address);
+  bool on_refused_report(std::string_view node_id, const std::string& address);
   // The probes to make now, in the order asked.
   std::vector<ProbeRequest> take_requests();
 
@@ -86,10 +88,10 @@ class LivenessProbes {
     std::set<std::string> addresses;  // all of the node's
     std::set<std::string> refused;    // of which refused since it was held
   };
-  bool refused(const std::string& node_id, const std::string& address);
+  bool refused(std::string_view node_id, const std::string& address);
 
   LivenessProbeConfig config_;
-  std::unordered_map<std::string, NodeProbes> nodes_;
+  StringMap<NodeProbes> nodes_;
   std::vector<ProbeRequest> queued_;
   ProbeCounters counters_;
 };

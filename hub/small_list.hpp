@@ -1,13 +1,14 @@
 #pragma once
-// An immutable list of small trivially copyable items that keeps one item
-// inside and more in one exactly sized heap block.
+// A list of small trivially copyable items that keeps one item inside and
+// more in a heap std::vector.
 //
 // Why not std::vector: a hub's node holds the instances it registered, and
 // the usual agent registers one. A vector of one is its 24 bytes plus a
 // 32-byte heap block; at a million agents the blocks alone were 32 MB
-// (docs/benchmarks.md, "Where an instance's bytes go"). Edits are made on a
-// std::vector and the result assigned: nodes change their sets rarely and
-// read them on every delta.
+// (docs/benchmarks.md, "Where an instance's bytes go"). Edits go through
+// edit(), which hands over a std::vector: the list's own when it holds many
+// items (a lower tier's node of 100,000 is edited in place, not copied), a
+// copy of its item or nothing otherwise.
 
 #include <algorithm>
 #include <cstdint>
@@ -34,8 +35,20 @@ class SmallList {
     std::swap(size_, other.size_);
     return *this;
   }
-  SmallList& operator=(const std::vector<T>& items) { return *this = SmallList(items); }
+  SmallList& operator=(std::vector<T> items) {
+    release();
+    adopt(std::move(items));
+    return *this;
+  }
   ~SmallList() { release(); }
+
+  // Calls fn(std::vector<T>&) to change the items.
+  template <typename Fn>
+  void edit(Fn&& fn) {
+    std::vector<T> items = take();
+    fn(items);
+    adopt(std::move(items));
+  }
 
   std::span<const T> items() const { return {data(), size_}; }
   const T* begin() const { return data(); }
@@ -45,23 +58,34 @@ class SmallList {
   std::vector<T> to_vector() const { return {begin(), end()}; }
 
  private:
-  const T* data() const { return size_ <= 1 ? &storage_.one : storage_.many; }
-  void set(std::span<const T> items) {
+  const T* data() const { return size_ <= 1 ? &storage_.one : storage_.many->data(); }
+  void set(std::span<const T> items) { adopt(std::vector<T>(items.begin(), items.end())); }
+  // Takes `items` as the list's contents; the list must hold nothing.
+  void adopt(std::vector<T>&& items) {
     size_ = static_cast<std::uint32_t>(items.size());
-    if (items.size() == 1) {
+    if (items.size() == 1)
       storage_.one = items.front();
-    } else if (items.size() > 1) {
-      storage_.many = new T[items.size()];
-      std::copy(items.begin(), items.end(), storage_.many);
-    }
+    else if (items.size() > 1)
+      storage_.many = new std::vector<T>(std::move(items));
+  }
+  // The items, moved out; the list is left empty.
+  std::vector<T> take() {
+    std::vector<T> items;
+    if (size_ > 1)
+      items = std::move(*storage_.many);
+    else if (size_ == 1)
+      items.push_back(storage_.one);
+    release();
+    return items;
   }
   void release() {
-    if (size_ > 1) delete[] storage_.many;
+    if (size_ > 1) delete storage_.many;
+    size_ = 0;
   }
 
   union Storage {
     T one;
-    T* many;
+    std::vector<T>* many;
   };
   Storage storage_{};
   std::uint32_t size_ = 0;

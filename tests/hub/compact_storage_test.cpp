@@ -91,6 +91,29 @@ TEST(SmallList, HoldsNoneOneOrManyItems) {
   }
 }
 
+TEST(SmallList, EditsAManyItemListInPlaceAndMovesBetweenInlineAndHeap) {
+  SmallList<Pair> list;
+  list.edit([](std::vector<Pair>& items) { items.push_back({1, 1}); });  // none -> one
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{1, 1}}));
+  list.edit([](std::vector<Pair>& items) {  // one -> many
+    items.push_back({2, 2});
+    items.push_back({3, 3});
+    items.push_back({4, 4});
+  });
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{1, 1}, {2, 2}, {3, 3}, {4, 4}}));
+  const Pair* heap_items = list.begin();
+  list.edit([](std::vector<Pair>& items) { items.erase(items.begin() + 1); });
+  // A lower tier's node of 100,000 instances must not be copied per delta.
+  EXPECT_EQ(list.begin(), heap_items) << "the list's own vector, not a copy, was edited";
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{1, 1}, {3, 3}, {4, 4}}));
+  list.edit([](std::vector<Pair>& items) { items.erase(items.begin(), items.begin() + 2); });
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{4, 4}}));  // many -> one
+  list.edit([](std::vector<Pair>& items) { items.front().a = 3; });
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{3, 4}}));
+  list.edit([](std::vector<Pair>& items) { items.clear(); });
+  EXPECT_TRUE(list.empty());
+}
+
 TEST(InstanceMap, SlotsHoldTheirIdsAndStayPutWhileOthersComeAndGo) {
   InstanceMap map;
   const std::string uuid = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";
