@@ -67,8 +67,8 @@ class ShellMetrics {
 class StoreMetrics {
  public:
   explicit StoreMetrics(metrics::Registry& registry);
-  void committed(const metrics::Stopwatch& commit, std::size_t rows) {
-    commit_seconds_.observe(commit.seconds());
+  void committed(double seconds, std::size_t rows) {
+    commit_seconds_.observe(seconds);
     commit_rows_.observe(static_cast<double>(rows));
   }
   void commit_failed() { commit_failures_.inc(); }

@@ -20,12 +20,12 @@ constexpr int kReceiveHighWaterMark = 100'000;
 // frames drains: a renewal queued behind them must not find its lease gone.
 constexpr Duration kMaxTickDeferral{500};
 // How often the registry's changes, and the replies that wait for them, are
-// committed while frames keep coming. Once the queue has drained they are
-// committed at once (replies) or at the flush interval (the rest); under a
-// backlog a commit after every pass (5 ms) or every flush interval (20 ms)
-// would cost a transaction per frame or two, and at a million instances each
-// row of a small transaction writes a page of its own: registration ran at
-// half its rate.
+// handed to the writer while frames keep coming. Once the queue has drained
+// they go as soon as the writer is free (replies) or at the flush interval
+// (the rest); under a backlog a commit after every pass (5 ms) or every
+// flush interval (20 ms) would cost a transaction per frame or two, and at a
+// million instances each row of a small transaction writes a page of its
+// own: registration ran at half its rate.
 constexpr Duration kBacklogCommitInterval{250};
 constexpr int kUpstreamHighWaterMark = 1000;
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
@@ -103,13 +103,13 @@ HubServer::HubServer(const HubConfig& config, const Clock& clock, HubStore& stor
                      zmq::context_t& context)
     : config_(config),
       clock_(clock),
-      store_(store),
       gate_(config.security, context),
       socket_(context, zmq::socket_type::router),
       connections_(socket_, context, config.connections, "hub " + config.id),
       core_(make_core(config, clock, store)),
       inbound_(inbound_limits(config)),
       probes_(config.probe_runner),
+      writer_(store),
       last_flush_(clock.now()),
       next_route_prune_(clock.now() + kRoutePruneInterval),
       upstream_links_(config.upstreams.size()) {
@@ -152,6 +152,7 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back(connections_.poll_item());
   items.push_back(mailbox_.poll_item());
+  items.push_back(writer_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload_requested != nullptr && reload_requested->exchange(false)) reload_all();
     upstream_links_.set_poll_events(items.data() + 1);  // items[0] is the ROUTER
@@ -163,7 +164,9 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     connections_.drain_events(clock_.now());
     for (std::size_t i = 1; i <= upstreams_.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
-    if (items.back().revents & ZMQ_POLLIN) mailbox_.run_pending();
+    if (items[items.size() - 2].revents & ZMQ_POLLIN) mailbox_.run_pending();
+    if (items.back().revents & ZMQ_POLLIN)
+      if (auto outcome = writer_.take_outcome()) finish_commit(std::move(*outcome));
     for (const auto index : upstream_links_.links_back(upstreams_))
       core_.on_upstream_link_up(clock_.now(), index);
     const bool backlog = serve_pending_frames((items[0].revents & ZMQ_POLLIN) != 0);
@@ -182,14 +185,16 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
                               std::chrono::steady_clock::now() - woke),
                           backlog);
   }
-  flush();
+  commit_remaining();
   spdlog::info("hub {} stopped", config_.id);
 }
 
 std::chrono::milliseconds HubServer::poll_timeout() const {
   if (!inbound_.empty()) return std::chrono::milliseconds{0};
   const auto now = clock_.now();
-  auto wake = std::min(now + kMaxPollWait, last_flush_ + config_.flush_interval);
+  auto wake = now + kMaxPollWait;
+  // While the writer commits, its poll item wakes the loop when it is done.
+  if (!writer_.busy()) wake = std::min(wake, last_flush_ + config_.flush_interval);
   if (auto lease = core_.next_deadline()) wake = std::min(wake, *lease);
   return std::max(Duration{0}, wake - now);
 }
@@ -235,8 +240,7 @@ void HubServer::read_queued_frames() {
 // so it must not overtake the replies that wait for a commit.
 void HubServer::shed(InboundQueue::Next& next) {
   const auto ref = proto::peek_ref(next.frames.back().to_string_view());
-  const bool behind_commit = !awaiting_commit_.empty();
-  reply(next.frames, {core_.on_frame_shed(clock_.now(), ref, next.waited)}, false, behind_commit);
+  reply(next.frames, {core_.on_frame_shed(clock_.now(), ref, next.waited)}, false, behind_commit());
 }
 
 // frames = [routing id, (empty delimiter from a REQ peer,) payload]. The
@@ -339,13 +343,19 @@ HandleResult HubServer::handle_operator_command(const proto::AdminRequest& reque
 }
 
 void HubServer::after_commit(std::function<void(bool committed)> then) {
-  commit_waiters_.push_back(std::move(then));
+  gathering_.waiters.push_back(std::move(then));
 }
 
 bool HubServer::commit_due(bool backlog) const {
+  if (writer_.busy()) return false;
   const auto since = clock_.now() - last_flush_;
   if (backlog) return since >= kBacklogCommitInterval;
-  return !awaiting_commit_.empty() || !commit_waiters_.empty() || since >= config_.flush_interval;
+  return !gathering_.replies.empty() || !gathering_.waiters.empty() ||
+         since >= config_.flush_interval;
+}
+
+bool HubServer::behind_commit() const {
+  return !gathering_.replies.empty() || !committing_.replies.empty();
 }
 
 proto::StatusReply HubServer::status() const {
@@ -394,7 +404,7 @@ void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bo
       metrics_->reply(message);
   for (auto& out : addressed(frames, payloads_of(std::move(replies), batched))) {
     if (durable)
-      awaiting_commit_.push_back(std::move(out));
+      gathering_.replies.push_back(std::move(out));
     else
       send_now(out);
   }
@@ -425,11 +435,15 @@ void HubServer::send_to_node(const NodeMessage& out) {
   for (const auto& hop : it->second)
     envelope.emplace_back(hop.data(), hop.size());
   envelope.emplace_back();  // the payload's place
+  // Behind the replies that wait for a commit, the latest batch's first.
+  CommitGroup* behind = !gathering_.replies.empty() ? &gathering_ : nullptr;
+  if (behind == nullptr && (!committing_.replies.empty() || !committing_.pushes.empty()))
+    behind = &committing_;
   for (auto& frames : addressed(envelope, payloads_of({out.message}, false))) {
-    if (awaiting_commit_.empty())
+    if (behind == nullptr)
       send_now(frames);
     else
-      after_commit_.push_back(std::move(frames));
+      behind->pushes.push_back(std::move(frames));
   }
 }
 
@@ -497,42 +511,52 @@ void HubServer::flush() {
     next_route_prune_ = clock_.now() + kRoutePruneInterval;
     std::erase_if(node_routes_, [&](const auto& kv) { return !core_.knows_node(kv.first); });
   }
+  // The commit's wall time: of the batch's audit records and config changes.
+  auto batch = core_.take_persist_batch(clock_.wall_ms());
+  if (batch.empty()) {
+    release(gathering_, true);  // what it waited for is in batches committed before
+    return;
+  }
+  committing_ = std::exchange(gathering_, {});
+  writer_.submit(std::move(batch));
+}
+
+void HubServer::finish_commit(StoreWriter::Outcome outcome) {
+  const bool committed = !outcome.error.has_value();
+  if (committed) {
+    if (store_metrics_)
+      store_metrics_->committed(std::chrono::duration<double>(outcome.took).count(),
+                                outcome.batch.rows());
+  } else {
+    if (store_metrics_) store_metrics_->commit_failed();
+    core_.requeue(outcome.batch);  // nothing of it is on disk: dirty again for the next batch
+    std::uint64_t suppressed = 0;
+    if (store_error_log_.allow(clock_.now(), suppressed))
+      spdlog::critical("could not persist registry changes: {} [{} more suppressed]",
+                       *outcome.error, suppressed);
+  }
   // Without the commit the acks it would release are dropped: agents that
   // get no ack resend (the set stays "unacknowledged" on their side). An
   // interface's operator is told (its HTTP answer says the change is not
   // yet durable).
-  const bool committed = commit();
+  release(committing_, committed);
+}
+
+void HubServer::release(CommitGroup& group, bool committed) {
+  auto done = std::exchange(group, {});
   if (committed)
-    for (auto& frames : awaiting_commit_)
+    for (auto& frames : done.replies)
       send_now(frames);
-  awaiting_commit_.clear();
-  for (auto& frames : after_commit_)
+  for (auto& frames : done.pushes)
     send_now(frames);
-  after_commit_.clear();
-  auto waiters = std::move(commit_waiters_);
-  commit_waiters_.clear();
-  for (auto& then : waiters)
+  for (auto& then : done.waiters)
     then(committed);
 }
 
-bool HubServer::commit() {
-  // The commit's wall time: of the batch's audit records and config changes.
-  auto batch = core_.take_persist_batch(clock_.wall_ms());
-  if (batch.empty()) return true;
-  try {
-    const metrics::Stopwatch commit;
-    store_.apply(batch);
-    if (store_metrics_) store_metrics_->committed(commit, batch.rows());
-    return true;
-  } catch (const std::exception& e) {
-    if (store_metrics_) store_metrics_->commit_failed();
-    core_.requeue(batch);  // nothing of it is on disk: dirty again for the next flush
-    std::uint64_t suppressed = 0;
-    if (store_error_log_.allow(clock_.now(), suppressed))
-      spdlog::critical("could not persist registry changes: {} [{} more suppressed]", e.what(),
-                       suppressed);
-    return false;
-  }
+void HubServer::commit_remaining() {
+  if (writer_.busy()) finish_commit(writer_.wait());
+  flush();
+  if (writer_.busy()) finish_commit(writer_.wait());
 }
 
 void HubServer::log_bad_input(const proto::DecodeFailure& failure) {

@@ -1,14 +1,15 @@
 #pragma once
 // The hub's I/O shell: a ZeroMQ ROUTER socket, the clock and the store around
-// a HubCore. One thread (the caller of run()) owns the core, the socket and
-// the store; nothing else touches them.
+// a HubCore. One thread (the caller of run()) owns the core and the socket;
+// the store belongs to the StoreWriter's thread once the core is restored.
 //
 // Durable acknowledgement: a reply that acknowledges a state change
 // (HandleResult::durable) is held back until the write-behind batch holding
 // that change has committed, so an agent never sees an ack for something a
 // crash of the hub process could lose (with --fsync, nor a power loss).
-// Group commit: one transaction per loop pass, never per message;
-// steady-state beats write nothing and are answered at once.
+// Group commit: one transaction per batch, never per message, committed on
+// the writer's thread while this one keeps serving; steady-state beats
+// write nothing and are answered at once.
 
 #include <atomic>
 #include <functional>
@@ -30,6 +31,7 @@
 #include "cascade/hub/owner_mailbox.hpp"
 #include "cascade/hub/probe_runner.hpp"
 #include "cascade/hub/store.hpp"
+#include "cascade/hub/store_writer.hpp"
 
 namespace cascade::hub {
 
@@ -76,9 +78,9 @@ class HubServer {
   // give it only from an after_commit() callback.
   HandleResult handle_operator_command(const proto::AdminRequest& request,
                                        std::string_view peer_address);
-  // `then(committed)` runs on the owning thread once the pending batch's
-  // commit was tried (this pass): committed false when the store refused it
-  // (the core requeued the change; a later flush retries it).
+  // `then(committed)` runs on the owning thread once the commit of the batch
+  // holding what was changed so far was tried: committed false when the
+  // store refused it (the core requeued the change; a later batch retries it).
   void after_commit(std::function<void(bool committed)> then);
   // What `cascadectl status` shows: the core's status with the shell's part
   // (security mode, connection and key counters).
@@ -89,6 +91,16 @@ class HubServer {
 
  private:
   using Multipart = std::vector<zmq::message_t>;
+  // What waits for one batch's commit.
+  struct CommitGroup {
+    std::vector<Multipart> replies;  // acknowledgements of the batch's changes
+    // Pushes made after those replies: a push is a delta from the version
+    // the reply before it carries, and one that overtook its reply would not
+    // apply.
+    std::vector<Multipart> pushes;
+    // Interfaces waiting for the commit that holds their operator's change.
+    std::vector<std::function<void(bool committed)>> waiters;
+  };
 
   // One pass over the hub's queue (after reading what the socket holds, if
   // `readable`): frames served oldest first, those past the bound shed;
@@ -109,13 +121,21 @@ class HubServer {
   // Remembers how a node's beats arrive, so pushes can follow the same way.
   void learn_route(const proto::Message& message, const Multipart& frames);
   void send_to_node(const NodeMessage& out);
+  // Hands the core's pending batch to the writer (or, when nothing changed,
+  // releases what waits at once). Only while the writer is idle.
   void flush();
-  // Whether to commit now. With the queue drained: when a reply or an
-  // interface waits for it, or at the flush interval. Under a backlog: every
-  // kBacklogCommitInterval, so commits stay large.
+  // Whether to flush now: never while the writer commits. With the queue
+  // drained: when a reply or an interface waits for it, or at the flush
+  // interval. Under a backlog: every kBacklogCommitInterval, so commits stay
+  // large.
   bool commit_due(bool backlog) const;
-  // Commits the core's pending batch; false (logged, batch requeued) on failure.
-  bool commit();
+  // The writer's outcome: what waited for it is sent (or dropped, the batch
+  // requeued and the failure logged).
+  void finish_commit(StoreWriter::Outcome outcome);
+  void release(CommitGroup& group, bool committed);
+  // At the end of run(): the batch in hand, then the last one, committed.
+  void commit_remaining();
+  bool behind_commit() const;
   void send_now(Multipart& frames);
   void log_bad_input(const proto::DecodeFailure& failure);
   // Completes the core's reply to an accepted reload-keys command.
@@ -131,7 +151,6 @@ class HubServer {
 
   HubConfig config_;
   const Clock& clock_;
-  HubStore& store_;
   CurveGate gate_;  // first: a bad key file stops the start before the store's epoch moves
   zmq::socket_t socket_;
   ConnectionMonitor connections_;         // of socket_: limit, idle timeout
@@ -147,13 +166,9 @@ class HubServer {
   // message; this only says which connection reaches that node now.
   std::unordered_map<std::string, std::vector<std::string>> node_routes_;
   proto::DecodeLimits limits_;
-  std::vector<Multipart> awaiting_commit_;
-  // Pushes made while replies await their commit go out after those replies:
-  // a push is a delta from the version the reply before it carries, and one
-  // that overtook its reply would not apply.
-  std::vector<Multipart> after_commit_;
-  // Interfaces waiting for the commit that holds their operator's change.
-  std::vector<std::function<void(bool committed)>> commit_waiters_;
+  StoreWriter writer_;      // after core_: the store is the writer's once restored
+  CommitGroup gathering_;   // waits for the changes marked since the last batch
+  CommitGroup committing_;  // waits for the batch the writer has
   std::vector<std::function<ReloadOutcome()>> reloads_;
   MonoTime last_tick_{};  // when the core's timers last ran
   MonoTime last_flush_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,6 +22,10 @@ class ScriptedStore final : public HubStore {
   std::uint64_t next_epoch() override { return 1; }
   HubSnapshot load() override { return {}; }
   void apply(const PersistBatch& batch) override {
+    ++entered;
+    applied_on = std::this_thread::get_id();
+    while (stalled)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (failing) throw std::runtime_error("disk full");
     if (backing != nullptr) backing->apply(batch);
     ++commits;
@@ -34,6 +39,11 @@ class ScriptedStore final : public HubStore {
   // real file whose audit log a test reads back.
   HubStore* backing = nullptr;
   std::atomic<bool> failing{false};
+  // While set, apply() waits, as on a slow disk; `entered` counts the calls
+  // that began.
+  std::atomic<bool> stalled{false};
+  std::atomic<int> entered{0};
+  std::atomic<std::thread::id> applied_on{};
   std::atomic<int> commits{0};
   std::atomic<std::size_t> instances_written{0};
   std::atomic<std::size_t> audit_written{0};
