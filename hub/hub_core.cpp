@@ -118,10 +118,14 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
   for (const auto& rec : snapshot.instances) {
     Node* node = nodes_.find(rec.owner);
-    // Its agent was deleted: the row is an orphan. (Static instances, owned
-    // by kStaticOwner, were restored by restore_admin.)
-    if (node == nullptr) continue;
-    registry_.restore_instance(rec.service, rec.instance, rec.owner);
+    // Its agent was deleted: the row is an orphan, deleted at the first
+    // batch. (Static instances, owned by kStaticOwner, were restored by
+    // restore_admin.)
+    if (node == nullptr) {
+      if (rec.owner != kStaticOwner) registry_.forget_row(rec.row);
+      continue;
+    }
+    registry_.restore_instance(rec.service, rec.instance, rec.owner, rec.row);
     owned[node].push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
   }
   for (auto& [node, list] : owned) {
@@ -1172,8 +1176,7 @@ void HubCore::requeue(const PersistBatch& failed) {
     dirty_nodes_.push_back(id);
   for (const auto& i : failed.instance_upserts)
     registry_.mark_dirty(i.service, i.instance.id);
-  for (const auto& k : failed.instance_deletes)
-    registry_.mark_dirty(k.service, k.id);
+  registry_.requeue_rows(failed.instance_deletes, failed.instances_renumbered);
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
   for (const auto& key : failed.service_deletes)
@@ -1193,14 +1196,14 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
       batch.node_upserts.push_back({id, node->epoch, node->digest, node->owner_key.str()});
   }
   dirty_nodes_.clear();
-  for (const auto& dirty : registry_.take_dirty_instances()) {
-    const InstanceSlot* slot = dirty.service->instances.find(dirty.id);
-    if (slot == nullptr)
-      batch.instance_deletes.push_back({dirty.service->key, dirty.id});
-    else
-      batch.instance_upserts.push_back(
-          {dirty.service->key, slot->entry().report(dirty.id), slot->entry().owner.str()});
-  }
+  // A removed instance is dirty too (its service waits for the batch before
+  // it may be reclaimed), but its row's delete comes from the erased rows.
+  for (const auto& dirty : registry_.take_dirty_instances())
+    if (const InstanceSlot* slot = dirty.service->instances.find(dirty.id); slot != nullptr)
+      batch.instance_upserts.push_back({dirty.service->key, slot->entry().report(dirty.id),
+                                        slot->entry().owner.str(), slot->row()});
+  batch.instance_deletes = registry_.take_erased_rows();
+  batch.instances_renumbered = registry_.take_renumbered();
   take_service_rows(batch);
   take_admin_changes(batch);
   batch.config_changes = config_centre_.take_records();

@@ -379,7 +379,7 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
   std::size_t statics = 0;
   for (const auto& rec : snapshot.instances) {
     if (rec.owner != kStaticOwner) continue;
-    registry_.restore_instance(rec.service, rec.instance, rec.owner);
+    registry_.restore_instance(rec.service, rec.instance, rec.owner, rec.row);
     ++statics;
   }
   std::size_t rules = 0;

@@ -9,6 +9,8 @@
 namespace cascade::hub {
 
 InstanceSlot* InstanceSlot::make(std::string_view id) {
+  // Every path in checks ids against this bound; a longer one here is a bug.
+  if (id.size() > proto::kMaxIdBytes) throw std::length_error("instance id over 255 bytes");
   void* block = ::operator new(sizeof(InstanceSlot) + id.size());
   auto* slot = new (block) InstanceSlot(id.size());
   std::memcpy(reinterpret_cast<char*>(slot + 1), id.data(), id.size());

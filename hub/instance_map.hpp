@@ -22,9 +22,9 @@
 
 namespace cascade::hub {
 
-// The entry is a base, not a member, so the id's length takes the entry's
-// tail padding: with a 36-byte UUID the block is 116 bytes, a 128-byte
-// malloc chunk, where a member would make it 124 and a 144-byte chunk.
+// The entry is a base, not a member, so the id's length and the row take
+// the entry's tail padding: with a 36-byte UUID the block is 116 bytes, a
+// 128-byte malloc chunk, where members would make it 124 and a 144-byte chunk.
 class InstanceSlot : private InstanceEntry {
  public:
   InstanceSlot(const InstanceSlot&) = delete;
@@ -33,19 +33,24 @@ class InstanceSlot : private InstanceEntry {
   std::string_view id() const { return {reinterpret_cast<const char*>(this + 1), id_size_}; }
   InstanceEntry& entry() { return *this; }
   const InstanceEntry& entry() const { return *this; }
+  // The key of the instance's row in the store (hub/store.hpp), given by the
+  // registry when the instance is made; 0 until then.
+  std::uint32_t row() const { return row_; }
+  void set_row(std::uint32_t row) { row_ = row; }
 
  private:
   friend class InstanceMap;
-  explicit InstanceSlot(std::size_t id_size) : id_size_(static_cast<std::uint32_t>(id_size)) {}
+  explicit InstanceSlot(std::size_t id_size) : id_size_(static_cast<std::uint8_t>(id_size)) {}
   ~InstanceSlot() = default;
   // The slot with `id`'s characters after it, one block.
   static InstanceSlot* make(std::string_view id);
   static void destroy(InstanceSlot* slot);
 
-  std::uint32_t id_size_;
+  std::uint8_t id_size_;  // ids are at most proto::kMaxIdBytes (255)
+  std::uint32_t row_ = 0;
 };
 static_assert(sizeof(InstanceSlot) == sizeof(InstanceEntry),
-              "the id's length fits the entry's tail padding");
+              "the id's length and the row fit the entry's tail padding");
 
 class InstanceMap {
   struct IdOf {

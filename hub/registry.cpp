@@ -1,6 +1,7 @@
 #include "cascade/hub/registry.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -119,6 +120,7 @@ Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& in
   const Upserted unchanged{slot, false};
   const auto before = inserted ? std::nullopt : std::optional<Tally>(tally_of(entry));
   if (inserted) {
+    assign_row(*slot);
     entry.set_report(instance, interner_);
     entry.owner = node;
     entry.out_of_service = is_marked_out_of_service(svc.key, instance.id);
@@ -173,6 +175,7 @@ bool Registry::remove(ServiceEntry& svc, std::string_view id, std::string_view n
   }
   recount(svc, totals_, tally_of(entry), std::nullopt);
   DirtyInstance dirty{&svc, std::string(id)};  // a copy: `id` may be the erased slot's own
+  erased_rows_.push_back(slot->row());
   svc.instances.erase(slot);
   --instance_count_;
   record_change(svc, dirty.id);
@@ -306,10 +309,13 @@ std::optional<proto::ServiceUpdate> Registry::update_for(const ServiceEntry& svc
 }
 
 void Registry::restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
-                                std::string_view owner) {
+                                std::string_view owner, std::uint32_t row) {
   auto& svc = service(key);
   auto [slot, made] = svc.instances.try_emplace(instance.id);
-  if (!made) recount(svc, totals_, tally_of(slot->entry()), std::nullopt);
+  if (!made) {
+    recount(svc, totals_, tally_of(slot->entry()), std::nullopt);
+    if (slot->row() != row) forget_row(slot->row());  // restored twice: the earlier row goes
+  }
   InstanceEntry& entry = slot->entry();
   entry = InstanceEntry{};
   entry.set_report(instance, interner_);
@@ -317,6 +323,49 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
   entry.out_of_service = is_marked_out_of_service(key, instance.id);
   recount(svc, totals_, std::nullopt, tally_of(entry));
   if (made) ++instance_count_;
+  if (row == 0) {
+    assign_row(*slot);
+    enlist(dirty_instances_, {&svc, instance.id});
+  } else {
+    slot->set_row(row);
+    last_row_ = std::max(last_row_, row);
+  }
+}
+
+void Registry::forget_row(std::uint32_t row) {
+  if (row == 0) return;
+  erased_rows_.push_back(row);
+  last_row_ = std::max(last_row_, row);
+}
+
+void Registry::assign_row(InstanceSlot& slot) {
+  if (last_row_ == std::numeric_limits<std::uint32_t>::max()) {
+    renumber_rows();  // `slot` is in its map already: numbered with the rest
+    return;
+  }
+  slot.set_row(++last_row_);
+}
+
+void Registry::renumber_rows() {
+  last_row_ = 0;
+  erased_rows_.clear();  // every old row goes
+  renumbered_ = true;
+  for (auto& [key, svc] : services_) {
+    for (InstanceSlot& slot : svc->instances) {
+      slot.set_row(++last_row_);
+      enlist(dirty_instances_, {svc.get(), std::string(slot.id())});
+    }
+  }
+}
+
+std::vector<std::uint32_t> Registry::take_erased_rows() {
+  return std::exchange(erased_rows_, {});
+}
+
+void Registry::requeue_rows(std::span<const std::uint32_t> erased, bool renumbered) {
+  renumbered_ = renumbered_ || renumbered;
+  // A renumbering's batch deletes every old row.
+  if (!renumbered_) erased_rows_.insert(erased_rows_.end(), erased.begin(), erased.end());
 }
 
 void Registry::restore_version(const proto::ServiceKey& key, std::uint64_t version) {
@@ -360,15 +409,28 @@ std::string service_name(const ServiceEntry& svc) {
   return "service " + svc.key.name + " (group " + svc.key.group + ")";
 }
 
+// Every instance has a row of its own, none above the counter.
+std::optional<std::string> rows_mismatch(std::vector<std::uint32_t> rows, std::uint32_t last) {
+  std::sort(rows.begin(), rows.end());
+  if (!rows.empty() && rows.front() == 0) return "an instance without a row";
+  if (!rows.empty() && rows.back() > last) return "a row above the counter";
+  if (std::adjacent_find(rows.begin(), rows.end()) != rows.end())
+    return "two instances share a row";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> Registry::recount_mismatch() const {
   InstanceTotals totals;
   std::size_t instances = 0;
+  std::vector<std::uint32_t> rows;
   for (const auto& [key, svc] : services_) {
     ServiceEntry recounted(key);
-    for (const InstanceSlot& slot : svc->instances)
+    for (const InstanceSlot& slot : svc->instances) {
       add(recounted, totals, tally_of(slot.entry()), true);
+      rows.push_back(slot.row());
+    }
     instances += svc->instances.size();
     const auto name = service_name(*svc);
     if (auto d = differs(name + " up", svc->up, recounted.up)) return d;
@@ -381,6 +443,7 @@ std::optional<std::string> Registry::recount_mismatch() const {
   for (const auto& [key, svc] : services_)
     if (svc->version == 0) ++unregistered;
   if (auto d = differs("unregistered services", unregistered_, unregistered)) return d;
+  if (auto d = rows_mismatch(std::move(rows), last_row_)) return d;
   if (auto d = differs("instances", instance_count_, instances)) return d;
   if (auto d = differs("instances up", totals_.up, totals.up)) return d;
   if (auto d = differs("instances isolated", totals_.isolated, totals.isolated)) return d;

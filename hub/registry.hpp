@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -186,8 +187,13 @@ class Registry {
 
   // Restores persisted state without issuing versions or logging changes.
   // Operator marks set before apply to the restored instances.
+  // `row`: the instance's row in the store; 0 (a record from elsewhere) gives
+  // it a new one, written at the next batch.
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
-                        std::string_view owner);
+                        std::string_view owner, std::uint32_t row);
+  // A stored row nothing restores (an orphan): deleted at the next batch,
+  // and never given to another instance.
+  void forget_row(std::uint32_t row);
   void restore_version(const proto::ServiceKey& key, std::uint64_t version);
   void restore_routes(const proto::ServiceKey& key, std::vector<proto::RouteRuleText> routes);
   // Gives a fresh version to restored services that have instances (or
@@ -248,6 +254,12 @@ class Registry {
   // Persistence: what changed since the last call (deduplicated).
   std::vector<DirtyInstance> take_dirty_instances();
   std::vector<const ServiceEntry*> take_dirty_services();
+  // Persistence: the rows of the instances removed since the last call, and
+  // whether every row was renumbered meanwhile (then all instances are dirty
+  // and the old rows all go). Requeued when their batch failed to commit.
+  std::vector<std::uint32_t> take_erased_rows();
+  bool take_renumbered() { return std::exchange(renumbered_, false); }
+  void requeue_rows(std::span<const std::uint32_t> erased, bool renumbered);
 
  private:
   void record_change(ServiceEntry& svc, std::string_view id);
@@ -256,6 +268,11 @@ class Registry {
   void log_change(ServiceEntry& svc, std::string_view id);
   bool can_delta_from(const ServiceEntry& svc, std::uint64_t held) const;
   void note(ServiceEntry& svc);
+  // Gives a new instance its row: the next of the counter, which ends at
+  // 2^32 - 1 (4 billion instances made since the store was created); then
+  // every live instance is numbered again from 1.
+  void assign_row(InstanceSlot& slot);
+  void renumber_rows();
   // Pops the next due entry of the reclaim queue, nullptr when none is due.
   ServiceEntry* next_due(MonoTime now);
   bool reclaimable(const ServiceEntry& svc) const {
@@ -272,6 +289,9 @@ class Registry {
   std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
   std::vector<DirtyInstance> dirty_instances_;
   std::vector<const ServiceEntry*> dirty_services_;
+  std::uint32_t last_row_ = 0;  // the highest row given
+  std::vector<std::uint32_t> erased_rows_;
+  bool renumbered_ = false;
   bool track_changes_ = false;
   std::vector<const ServiceEntry*> served_changes_;
   std::vector<DirtyInstance> changes_;

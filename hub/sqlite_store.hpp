@@ -1,17 +1,18 @@
 #pragma once
-// HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by the hub's
-// owning thread only.
+// HubStore kept in SQLite: one file, DATA_DIR/hub.db, written by one thread
+// at a time (the hub's StoreWriter once the hub serves).
 //
-// Schema version 5 (created on first open). A file of versions 1 to 4 is
+// Schema version 6 (created on first open). A file of versions 1 to 5 is
 // upgraded in place: versions 2, 3 and 5 only add tables, created empty on
-// open, version 4 adds columns with defaults, and the file is then marked 5,
+// open, version 4 adds columns with defaults, version 6 rebuilds the
+// instances table keyed by row, and the file is then marked 6,
 // so an older build refuses it rather than silently dropping the operator's
 // marks, static instances, routing rules, key bindings or config. Any other
 // version is refused with StoreError.
 //   meta(key TEXT PRIMARY KEY, value INTEGER)    "epoch", "schema_version"
 //   nodes(node_id PRIMARY KEY, epoch, digest)
 //   instances(name, group_name, id, owner, address, weight, zone, status,
-//             metadata BLOB, PRIMARY KEY(name, group_name, id))
+//             metadata BLOB, PRIMARY KEY(name, group_name, id))  up to version 5
 //   services(name, group_name, version, PRIMARY KEY(name, group_name))
 // Version 2 (operator operations, cascadectl):
 //   instance_overrides(name, group_name, id, status, PRIMARY KEY(name, group_name, id))
@@ -46,6 +47,14 @@
 //             the commit's wall time. Never pruned; a restart reads the last
 //             kConfigHistoryRestored records per group (index by group, id).
 //   Values are bytes, stored and read back as BLOBs, exactly.
+// Version 6 (registration throughput, docs/benchmarks.md):
+//   instances(row INTEGER PRIMARY KEY, name, group_name, id, owner, address,
+//             weight, zone, status, metadata BLOB)
+//             row: the key the hub's registry gave the instance when it was
+//             made (1 .. 2^32 - 1, increasing; renumbered from 1 if the
+//             counter runs out), so a registration appends; (name,
+//             group_name, id) is unique by the registry's doing, not an
+//             index. An older file's rows are numbered in key order.
 // A static instance (add-static) is an `instances` row whose owner is
 // "\x01static" (kStaticOwner in hub/registry.hpp: never a node id).
 // Unsigned 64-bit values (epochs, digests, versions) are stored bit for bit in

@@ -31,6 +31,11 @@ struct InstanceRecord {
   proto::ServiceKey service;
   proto::Instance instance;
   std::string owner;  // node id of the agent that registered it; kStaticOwner: add-static
+  // The row's key, given by the hub's registry when the instance was made
+  // (InstanceSlot::row) and kept while it lives: the store writes and
+  // deletes by it, so a registration appends a row at the end of the table
+  // rather than into the middle of an index ordered by random ids.
+  std::uint32_t row = 0;
   bool operator==(const InstanceRecord&) const = default;
 };
 
@@ -137,7 +142,10 @@ struct PersistBatch {
   std::vector<NodeRecord> node_upserts;
   std::vector<std::string> node_deletes;
   std::vector<InstanceRecord> instance_upserts;
-  std::vector<InstanceKeyRecord> instance_deletes;
+  std::vector<std::uint32_t> instance_deletes;  // rows
+  // The registry gave its instances new rows (its row counter ran out):
+  // every instance row goes before the upserts, which hold them all.
+  bool instances_renumbered = false;
   std::vector<ServiceRecord> service_versions;
   // Services the hub freed (no instance, rule or consumer left): their
   // version rows go, so a restart does not bring them back.
@@ -163,10 +171,10 @@ struct PersistBatch {
            audit.size() + config_changes.size();
   }
   bool empty() const {
-    return node_upserts.empty() && node_deletes.empty() && instance_upserts.empty() &&
-           instance_deletes.empty() && service_versions.empty() && service_deletes.empty() &&
-           override_upserts.empty() && override_deletes.empty() && settings.empty() &&
-           route_sets.empty() && audit.empty() && config_changes.empty();
+    return !instances_renumbered && node_upserts.empty() && node_deletes.empty() &&
+           instance_upserts.empty() && instance_deletes.empty() && service_versions.empty() &&
+           service_deletes.empty() && override_upserts.empty() && override_deletes.empty() &&
+           settings.empty() && route_sets.empty() && audit.empty() && config_changes.empty();
   }
 };
 

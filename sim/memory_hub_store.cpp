@@ -24,17 +24,19 @@ hub::HubSnapshot MemoryHubStore::load() {
   return snapshot;
 }
 
-// A key appears in at most one list of a batch, so deletes and upserts commute.
+// A key appears in at most one list of a batch; instance rows are deleted
+// before the upserts, as the SQLite store does.
 void MemoryHubStore::apply(const hub::PersistBatch& batch) {
   if (batch.empty()) return;
   for (const auto& id : batch.node_deletes)
     nodes_.erase(id);
   for (const auto& node : batch.node_upserts)
     nodes_.insert_or_assign(node.node_id, node);
-  for (const auto& key : batch.instance_deletes)
-    instances_.erase({key.service, key.id});
+  if (batch.instances_renumbered) instances_.clear();
+  for (const auto row : batch.instance_deletes)
+    instances_.erase(row);
   for (const auto& rec : batch.instance_upserts)
-    instances_.insert_or_assign({rec.service, rec.instance.id}, rec);
+    instances_.insert_or_assign(rec.row, rec);
   for (const auto& rec : batch.service_versions)
     versions_.insert_or_assign(rec.service, rec.version);
   for (const auto& service : batch.service_deletes)

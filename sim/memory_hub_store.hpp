@@ -35,12 +35,10 @@ class MemoryHubStore final : public hub::HubStore {
   std::size_t config_history_count() const { return config_history_count_; }
 
  private:
-  using InstanceKey = std::pair<proto::ServiceKey, std::string>;
-
   std::uint64_t epoch_ = 0;
   std::uint64_t batches_applied_ = 0;
   std::map<std::string, hub::NodeRecord> nodes_;
-  std::map<InstanceKey, hub::InstanceRecord> instances_;
+  std::map<std::uint32_t, hub::InstanceRecord> instances_;  // by row, as the SQLite store
   std::map<proto::ServiceKey, std::uint64_t> versions_;
   // By (group, key), as the SQLite store orders them.
   std::map<std::pair<std::string, std::string>, hub::ConfigEntryRecord> config_entries_;

@@ -22,6 +22,8 @@ packages=(
   libldns-dev
   # Tests and benchmarks; a Curve client no one here wrote (tests/security)
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-zmq python3-msgpack
+  # SQLite's shell, for the store-key benchmark (bench/sqlite_keys.sh)
+  sqlite3
   # Clients no one here wrote, for the agent's HTTP API and DNS: libcurl (tests
   # and the watcher benchmark), Debian's Consul client, dig
   libcurl4-openssl-dev python3-consul dnsutils

@@ -355,6 +355,30 @@ TEST_F(HubRestartTest, LiveAgentKeepsItsInstancesWithoutResending) {
   EXPECT_EQ(std::get<proto::DownBeat>(r.reply).hub_epoch, 2u);
 }
 
+// Rows (the store's keys) survive a restart: a restored instance keeps its
+// own, a new one takes the next after every stored row, and a stored row
+// whose agent is gone (an orphan) is deleted by the first batch.
+TEST_F(HubRestartTest, RowsContinueAfterEveryStoredOneAndOrphanRowsAreDeleted) {
+  auto snap = snapshot_after([&](HubCore& h) {
+    h.handle(clock.now(), beat_with_set("n1", 1, {reg("svc", "i1", "a:1")}));
+    h.handle(clock.now(), beat_with_set("n2", 1, {reg("svc", "i2", "a:2")}));
+  });
+  ASSERT_EQ(snap.instances.size(), 2u);
+  const auto& orphan =
+      snap.instances[0].instance.id == "i2" ? snap.instances[0] : snap.instances[1];
+  const auto& kept = snap.instances[0].instance.id == "i1" ? snap.instances[0] : snap.instances[1];
+  std::erase_if(snap.nodes, [](const NodeRecord& n) { return n.node_id == "n2"; });
+  HubCore after{HubCoreConfig{"hub-a", 1, kLease}, 2, clock.now()};
+  after.restore(snap, clock.now());
+  after.handle(clock.now(), beat_with_set("n3", 1, {reg("svc", "i3", "a:3")}));
+  const auto batch = after.take_persist_batch();
+  EXPECT_EQ(batch.instance_deletes, (std::vector<std::uint32_t>{orphan.row}));
+  ASSERT_EQ(batch.instance_upserts.size(), 1u);
+  EXPECT_EQ(batch.instance_upserts[0].instance.id, "i3");
+  EXPECT_EQ(batch.instance_upserts[0].row, std::max(orphan.row, kept.row) + 1);
+  EXPECT_EQ(after.registry().find({"svc", "default"})->instances.find("i1")->row(), kept.row);
+}
+
 TEST_F(HubRestartTest, ConsumerHoldingAnUnpersistedVersionGetsTheFullList) {
   std::uint64_t persisted_version = 0;
   auto snap = snapshot_after([&](HubCore& h) {

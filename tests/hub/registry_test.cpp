@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "cascade/tests/common/builders.hpp"
 
 namespace cascade::hub {
@@ -42,7 +45,7 @@ TEST_F(RegistryTest, UpCountFollowsStatusChangesRemovalsAndRestores) {
   EXPECT_EQ(svc.up_count(), 1u);
   reg.remove(svc, "b", "node");
   EXPECT_EQ(svc.up_count(), 0u);
-  reg.restore_instance(key, inst("a", "h:1"), "node");  // replaces the DOWN one
+  reg.restore_instance(key, inst("a", "h:1"), "node", 7);  // replaces the DOWN one
   EXPECT_EQ(svc.up_count(), 1u);
 }
 
@@ -54,7 +57,7 @@ TEST_F(RegistryTest, TotalsAddUpEveryServiceAndFollowARestoreThatReplacesAnInsta
   EXPECT_EQ(reg.totals(), (InstanceTotals{.up = 1, .out_of_service = 1}));
   auto down = inst("x", "h:9");
   down.status = proto::InstanceStatus::kDown;
-  reg.restore_instance({"other", "default"}, down, std::string(kStaticOwner));
+  reg.restore_instance({"other", "default"}, down, std::string(kStaticOwner), 8);
   EXPECT_EQ(reg.totals(), (InstanceTotals{.out_of_service = 1, .static_instances = 1}));
   EXPECT_EQ(reg.instance_count(), 2u);
 }
@@ -139,6 +142,82 @@ TEST_F(RegistryTest, RemoveByAnotherOwnerIsIgnored) {
 TEST_F(RegistryTest, IdenticalUpsertDoesNotMoveTheVersion) {
   const auto v = add("a", "h:1");
   EXPECT_EQ(add("a", "h:1"), v);
+}
+
+}  // namespace
+}  // namespace cascade::hub
+
+namespace cascade::hub {
+namespace {
+
+// Rows (the store's keys, hub/store.hpp): given in order as instances are
+// made, kept while they live, handed over for deletion when they go, and
+// continued after a restore from the highest one restored.
+class RegistryRowsTest : public RegistryTest {
+ protected:
+  std::uint32_t row_of(std::string_view id) { return svc.instances.find(id)->row(); }
+};
+
+TEST_F(RegistryRowsTest, NewInstancesTakeTheNextRowAndKeepItWhenTheyChange) {
+  add("a", "h:1");
+  add("b", "h:2");
+  EXPECT_EQ(row_of("a"), 1u);
+  EXPECT_EQ(row_of("b"), 2u);
+  add("a", "h:9");  // a changed report: the same row, rewritten
+  EXPECT_EQ(row_of("a"), 1u);
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  EXPECT_EQ(reg.take_erased_rows(), (std::vector<std::uint32_t>{1}));
+  EXPECT_TRUE(reg.take_erased_rows().empty());
+  add("a", "h:1");  // back: a new row, never the deleted one
+  EXPECT_EQ(row_of("a"), 3u);
+  EXPECT_FALSE(reg.take_renumbered());
+}
+
+TEST_F(RegistryRowsTest, ARestoreContinuesAfterTheHighestRowAndGivesRowlessRecordsOne) {
+  reg.restore_instance(key, inst("a", "h:1"), "node", 41);
+  reg.restore_instance(key, inst("b", "h:2"), "node", 7);
+  EXPECT_EQ(row_of("a"), 41u);
+  EXPECT_EQ(row_of("b"), 7u);
+  reg.restore_instance(key, inst("c", "h:3"), "node", 0);  // written by nothing that numbers
+  EXPECT_EQ(row_of("c"), 42u);
+  const auto dirty = reg.take_dirty_instances();
+  ASSERT_EQ(dirty.size(), 1u) << "c is written again, with its row";
+  EXPECT_EQ(dirty[0].id, "c");
+  add("d", "h:4");
+  EXPECT_EQ(row_of("d"), 43u);
+}
+
+TEST_F(RegistryRowsTest, WhenTheCounterRunsOutEveryInstanceIsNumberedAgainFromOne) {
+  constexpr auto kLast = std::numeric_limits<std::uint32_t>::max();
+  reg.restore_instance(key, inst("a", "h:1"), "node", kLast - 1);
+  reg.restore_instance(key, inst("b", "h:2"), "node", 5);
+  add("c", "h:3");
+  EXPECT_EQ(row_of("c"), kLast);
+  reg.begin_txn();
+  reg.remove(svc, "b", "node");
+  reg.take_dirty_instances();
+  add("d", "h:4");  // no row left: all are renumbered, d among them
+  EXPECT_TRUE(reg.take_renumbered());
+  EXPECT_TRUE(reg.take_erased_rows().empty()) << "the renumbering's batch deletes every row";
+  std::vector<std::uint32_t> rows{row_of("a"), row_of("c"), row_of("d")};
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::uint32_t>{1, 2, 3}));
+  EXPECT_EQ(reg.take_dirty_instances().size(), 3u) << "every instance is written again";
+  add("e", "h:5");
+  EXPECT_EQ(row_of("e"), 4u);
+}
+
+TEST_F(RegistryRowsTest, RowsOfAFailedBatchAreHandedOverAgain) {
+  add("a", "h:1");
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  const auto erased = reg.take_erased_rows();
+  reg.requeue_rows(erased, false);
+  EXPECT_EQ(reg.take_erased_rows(), erased);
+  reg.requeue_rows(erased, true);
+  EXPECT_TRUE(reg.take_renumbered());
+  EXPECT_TRUE(reg.take_erased_rows().empty()) << "covered by the renumbering's delete of all";
 }
 
 }  // namespace

@@ -21,12 +21,13 @@ using proto::InstanceStatus;
 using ::testing::HasSubstr;
 
 constexpr auto kNormal = sqlite::Synchronous::kNormal;
-constexpr std::int64_t kCurrentSchema = 5;
+constexpr std::int64_t kCurrentSchema = 6;
 
-InstanceRecord make_instance(std::string service, std::string id, std::string owner,
-                             InstanceStatus status = InstanceStatus::kUp,
+InstanceRecord make_instance(std::uint32_t row, std::string service, std::string id,
+                             std::string owner, InstanceStatus status = InstanceStatus::kUp,
                              std::map<std::string, std::string> metadata = {}) {
   InstanceRecord r;
+  r.row = row;
   r.service = proto::ServiceKey{std::move(service), "default"};
   r.instance.id = std::move(id);
   r.instance.address = "10.0.0.1:" + std::to_string(8000 + r.instance.id.size());
@@ -38,7 +39,8 @@ InstanceRecord make_instance(std::string service, std::string id, std::string ow
   return r;
 }
 
-// load() returns rows in key order; tests build their expectations in any order.
+// load() returns instances in row order, the rest in key order; tests build
+// their expectations in any order.
 HubSnapshot sorted(HubSnapshot s) {
   std::sort(s.nodes.begin(), s.nodes.end(),
             [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
@@ -55,7 +57,8 @@ HubSnapshot sorted(HubSnapshot s) {
   return s;
 }
 
-void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
+void expect_snapshot(const HubSnapshot& loaded, const HubSnapshot& expected) {
+  const HubSnapshot actual = sorted(loaded);
   const HubSnapshot want = sorted(expected);
   EXPECT_EQ(actual.nodes, want.nodes);
   EXPECT_EQ(actual.instances, want.instances);
@@ -71,9 +74,9 @@ void expect_snapshot(const HubSnapshot& actual, const HubSnapshot& expected) {
 PersistBatch base_batch() {
   PersistBatch b;
   b.node_upserts = {{"node-a", 1, 11}, {"node-b", 2, 22}};
-  b.instance_upserts = {make_instance("orders", "a1", "node-a"),
-                        make_instance("orders", "b1", "node-b", InstanceStatus::kDown),
-                        make_instance("users", "a2", "node-a")};
+  b.instance_upserts = {make_instance(1, "orders", "a1", "node-a"),
+                        make_instance(2, "orders", "b1", "node-b", InstanceStatus::kDown),
+                        make_instance(3, "users", "a2", "node-a")};
   b.service_versions = {{{"orders", "default"}, 5}, {{"users", "default"}, 1}};
   return b;
 }
@@ -125,17 +128,18 @@ TEST_F(SqliteHubStoreTest, ApplyThenLoadReturnsEverythingAsWritten) {
   constexpr auto kU64Max = std::numeric_limits<std::uint64_t>::max();
   b.node_upserts = {{"node-a", std::uint64_t{1} << 63, kU64Max}, {"node-b", 0, 0}};
   for (std::uint8_t s = 0; s <= proto::kMaxInstanceStatus; ++s) {
-    b.instance_upserts.push_back(make_instance("svc", "i" + std::to_string(s), "node-a",
+    b.instance_upserts.push_back(make_instance(10 + s, "svc", "i" + std::to_string(s), "node-a",
                                                static_cast<InstanceStatus>(s),
                                                {{"k" + std::to_string(s), "v"}}));
   }
-  auto rich = make_instance("svc", "rich", "node-b", InstanceStatus::kStarting,
+  auto rich = make_instance(std::numeric_limits<std::uint32_t>::max(), "svc", "rich", "node-b",
+                            InstanceStatus::kStarting,
                             {{"", ""}, {"version", "1.2.3"}, {"bytes", std::string("\0\xff", 2)}});
   rich.service.group = "canary";
   rich.instance.weight = std::numeric_limits<std::uint32_t>::max();
   rich.instance.zone = "";
   b.instance_upserts.push_back(rich);
-  auto light = make_instance("svc", "light", "node-b");
+  auto light = make_instance(1, "svc", "light", "node-b");
   light.instance.weight = 0;
   b.instance_upserts.push_back(light);
   b.service_versions = {{{"svc", "default"}, kU64Max}, {{"svc", "canary"}, 0}};
@@ -151,7 +155,7 @@ TEST_F(SqliteHubStoreTest, DeletesRemoveOnlyTheNamedNodesAndInstances) {
 
   PersistBatch del;
   del.node_deletes = {"node-b", "never-existed"};
-  del.instance_deletes = {{{"orders", "default"}, "b1"}, {{"orders", "other-group"}, "a1"}};
+  del.instance_deletes = {2, 99};  // b1's row and one that never was
   store->apply(del);
 
   PersistBatch expected = base_batch();
@@ -167,7 +171,7 @@ TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
   PersistBatch change;
   change.node_upserts = {{"node-a", 9, 99}};
   auto moved =
-      make_instance("orders", "a1", "node-b", InstanceStatus::kOutOfService, {{"drain", "yes"}});
+      make_instance(1, "orders", "a1", "node-b", InstanceStatus::kOutOfService, {{"drain", "yes"}});
   moved.instance.address = "10.9.9.9:1";
   moved.instance.weight = 7;
   moved.instance.zone = "z2";
@@ -187,7 +191,7 @@ TEST_F(SqliteHubStoreTest, AFreedServicesRowIsDeletedAndNotLoadedAgain) {
   store->apply(base_batch());
   PersistBatch freed;
   freed.node_deletes = {"node-a"};
-  freed.instance_deletes = {{{"users", "default"}, "a2"}};
+  freed.instance_deletes = {3};
   freed.service_deletes = {{"users", "default"}};
   store->apply(freed);
 
@@ -207,9 +211,9 @@ TEST_F(SqliteHubStoreTest, BatchFailingMidwayLeavesThePreviousStateIntact) {
   PersistBatch doomed;
   doomed.node_upserts = {{"node-c", 3, 33}};
   doomed.node_deletes = {"node-a"};
-  doomed.instance_deletes = {{{"users", "default"}, "a2"}};
-  doomed.instance_upserts = {make_instance("orders", "c1", "node-c"),
-                             make_instance("orders", "c2", "node-c", InstanceStatus{9})};
+  doomed.instance_deletes = {3};
+  doomed.instance_upserts = {make_instance(4, "orders", "c1", "node-c"),
+                             make_instance(5, "orders", "c2", "node-c", InstanceStatus{9})};
   doomed.service_versions = {{{"orders", "default"}, 6}};
   EXPECT_THROW(store->apply(doomed), StoreError);
 
@@ -273,13 +277,13 @@ TEST_F(SqliteHubStoreTest, FileOfAnotherSchemaVersionIsRefused) {
   open().reset();
   {
     sqlite::Db raw(dir() / "hub.db", {});
-    sqlite::write_meta(raw, "schema_version", 6);  // a newer build's file
+    sqlite::write_meta(raw, "schema_version", 7);  // a newer build's file
   }
   try {
     open();
-    FAIL() << "opened a schema version 6 file";
+    FAIL() << "opened a schema version 7 file";
   } catch (const StoreError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 6"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
     EXPECT_THAT(e.what(), HasSubstr((dir() / "hub.db").string()));
   }
 }
@@ -404,11 +408,64 @@ TEST_F(SqliteHubStoreTest, AReaderNeverCreatesTheFileItReads) {
 
 TEST_F(SqliteHubStoreTest, StaticInstanceKeepsItsReservedOwnerAcrossReopen) {
   PersistBatch b;
-  b.instance_upserts = {make_instance("orders", "db-1", std::string(kStaticOwner))};
+  b.instance_upserts = {make_instance(1, "orders", "db-1", std::string(kStaticOwner))};
   open()->apply(b);
   const HubSnapshot s = open()->load();
   ASSERT_EQ(s.instances.size(), 1u);
   EXPECT_EQ(s.instances[0].owner, kStaticOwner);
+}
+
+TEST_F(SqliteHubStoreTest, ARenumberingBatchReplacesEveryInstanceRow) {
+  auto store = open();
+  store->apply(base_batch());
+  PersistBatch renumbered;
+  renumbered.instances_renumbered = true;
+  renumbered.instance_upserts = {make_instance(1, "users", "a2", "node-a"),
+                                 make_instance(2, "orders", "a1", "node-a")};
+  store->apply(renumbered);
+  PersistBatch expected = base_batch();
+  expected.instance_upserts = renumbered.instance_upserts;  // b1 went meanwhile
+  expect_snapshot(store->load(), as_snapshot(expected));
+}
+
+// A file of the build before rows: its instances table keyed by (name,
+// group_name, id), without a row column. Its rows are numbered in key order
+// and written by row from then on.
+TEST_F(SqliteHubStoreTest, VersionFiveFileGetsItsInstancesNumberedInKeyOrder) {
+  open().reset();
+  {
+    sqlite::Db raw(dir() / "hub.db", {});
+    raw.exec(
+        "DROP TABLE instances;"
+        "CREATE TABLE instances(name TEXT NOT NULL, group_name TEXT NOT NULL, id TEXT NOT NULL,"
+        "  owner TEXT NOT NULL, address TEXT NOT NULL,"
+        "  weight INTEGER NOT NULL CHECK (weight BETWEEN 0 AND 4294967295),"
+        "  zone TEXT NOT NULL, status INTEGER NOT NULL CHECK (status BETWEEN 0 AND 3),"
+        "  metadata BLOB NOT NULL, PRIMARY KEY (name, group_name, id)) WITHOUT ROWID;"
+        "INSERT INTO instances VALUES ('users', 'default', 'a2', 'node-a', '10.0.0.1:8002',"
+        "  100, 'z1', 0, x'80');"
+        "INSERT INTO instances VALUES ('orders', 'default', 'b1', 'node-b', '10.0.0.1:8002',"
+        "  100, 'z1', 1, x'80');"
+        "INSERT INTO instances VALUES ('orders', 'default', 'a1', 'node-a', '10.0.0.1:8002',"
+        "  100, 'z1', 0, x'80');");
+    sqlite::write_meta(raw, "schema_version", 5);
+  }
+  auto store = open();
+  PersistBatch expected;
+  expected.instance_upserts = {make_instance(1, "orders", "a1", "node-a"),
+                               make_instance(2, "orders", "b1", "node-b", InstanceStatus::kDown),
+                               make_instance(3, "users", "a2", "node-a")};
+  expect_snapshot(store->load(), as_snapshot(expected));
+
+  PersistBatch next;
+  next.instance_deletes = {2};
+  next.instance_upserts = {make_instance(4, "orders", "c1", "node-c")};
+  store->apply(next);
+  expected.instance_upserts[1] = next.instance_upserts[0];
+  expect_snapshot(store->load(), as_snapshot(expected));
+  store.reset();
+  sqlite::Db raw(dir() / "hub.db", {});
+  EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), kCurrentSchema);
 }
 
 // A file written by the previous build: schema version 1, made here with that
@@ -437,7 +494,7 @@ TEST_F(SqliteHubStoreTest, VersionOneFileOpensWithItsRowsAndIsUpgraded) {
   auto store = open();
   HubSnapshot expected;
   expected.nodes = {{"node-a", 1, 11}};
-  expected.instances = {make_instance("orders", "a1", "node-a")};
+  expected.instances = {make_instance(1, "orders", "a1", "node-a")};
   expected.services = {{{"orders", "default"}, 5}};
   expect_snapshot(store->load(), expected);
   EXPECT_EQ(store->next_epoch(), 5u);
