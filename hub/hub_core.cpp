@@ -1174,8 +1174,8 @@ void HubCore::requeue(const PersistBatch& failed) {
     dirty_nodes_.push_back(n.node_id);
   for (const auto& id : failed.node_deletes)
     dirty_nodes_.push_back(id);
-  for (const auto& i : failed.instance_upserts)
-    registry_.mark_dirty(i.service, i.instance.id);
+  for (const InstanceRow i : failed.instance_upserts)
+    registry_.mark_dirty(i.service(), std::string(i.id));
   registry_.requeue_rows(failed.instance_deletes, failed.instances_renumbered);
   for (const auto& s : failed.service_versions)
     registry_.mark_dirty(s.service, std::nullopt);
@@ -1196,14 +1196,7 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
       batch.node_upserts.push_back({id, node->epoch, node->digest, node->owner_key.str()});
   }
   dirty_nodes_.clear();
-  // A removed instance is dirty too (its service waits for the batch before
-  // it may be reclaimed), but its row's delete comes from the erased rows.
-  for (const auto& dirty : registry_.take_dirty_instances())
-    if (const InstanceSlot* slot = dirty.service->instances.find(dirty.id); slot != nullptr)
-      batch.instance_upserts.push_back({dirty.service->key, slot->entry().report(dirty.id),
-                                        slot->entry().owner.str(), slot->row()});
-  batch.instance_deletes = registry_.take_erased_rows();
-  batch.instances_renumbered = registry_.take_renumbered();
+  take_instance_rows(batch);
   take_service_rows(batch);
   take_admin_changes(batch);
   batch.config_changes = config_centre_.take_records();
@@ -1212,6 +1205,22 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
     config_centre_.stamp(batch.config_changes, wall_ms);
   }
   return batch;
+}
+
+// A removed instance is dirty too (its service waits for the batch before
+// it may be reclaimed), but its row's delete comes from the erased rows.
+void HubCore::take_instance_rows(PersistBatch& batch) {
+  for (const auto& dirty : registry_.take_dirty_instances()) {
+    const InstanceSlot* slot = dirty.service->instances.find(dirty.id);
+    if (slot == nullptr) continue;
+    InstanceFields fields = slot->entry().stored_fields(dirty.id);
+    fields.row = slot->row();
+    fields.name = dirty.service->key.name;
+    fields.group = dirty.service->key.group;
+    batch.instance_upserts.add(fields);
+  }
+  batch.instance_deletes = registry_.take_erased_rows();
+  batch.instances_renumbered = registry_.take_renumbered();
 }
 
 // A service's row holds its version. A freed service's row goes, unless the

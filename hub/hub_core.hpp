@@ -439,6 +439,7 @@ class HubCore {
   void after_changes(MonoTime now);
   // Frees the service entries that stayed unused for their grace.
   void reclaim_services(MonoTime now);
+  void take_instance_rows(PersistBatch& batch);
   void take_service_rows(PersistBatch& batch);
   const ServiceEntry* waiter(const proto::ServiceKey& service);
   void flush_pushes(MonoTime now);

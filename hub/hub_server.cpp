@@ -151,7 +151,9 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
   for (auto& up : upstreams_)
     items.push_back({up.handle(), 0, ZMQ_POLLIN, 0});
   items.push_back(connections_.poll_item());
+  const std::size_t mailbox_item = items.size();
   items.push_back(mailbox_.poll_item());
+  const std::size_t writer_item = items.size();
   items.push_back(writer_.poll_item());
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload_requested != nullptr && reload_requested->exchange(false)) reload_all();
@@ -164,8 +166,8 @@ void HubServer::run(const std::atomic<bool>& stop, std::atomic<bool>* reload_req
     connections_.drain_events(clock_.now());
     for (std::size_t i = 1; i <= upstreams_.size(); ++i)
       if (items[i].revents & ZMQ_POLLIN) receive_from_upstream(i - 1);
-    if (items[items.size() - 2].revents & ZMQ_POLLIN) mailbox_.run_pending();
-    if (items.back().revents & ZMQ_POLLIN)
+    if (items[mailbox_item].revents & ZMQ_POLLIN) mailbox_.run_pending();
+    if (items[writer_item].revents & ZMQ_POLLIN)
       if (auto outcome = writer_.take_outcome()) finish_commit(std::move(*outcome));
     for (const auto index : upstream_links_.links_back(upstreams_))
       core_.on_upstream_link_up(clock_.now(), index);

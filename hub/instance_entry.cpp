@@ -32,6 +32,18 @@ proto::Instance InstanceEntry::report(std::string_view id) const {
   return in;
 }
 
+InstanceFields InstanceEntry::stored_fields(std::string_view id) const {
+  InstanceFields fields;
+  fields.id = id;
+  fields.owner = owner.view();
+  fields.address = address_.view();
+  fields.zone = zone_.str();
+  fields.metadata = metadata_ ? &*metadata_ : nullptr;
+  fields.weight = weight_;
+  fields.status = status_;
+  return fields;
+}
+
 proto::Instance InstanceEntry::served(std::string_view id) const {
   proto::Instance in = report(id);
   if (out_of_service) in.status = proto::InstanceStatus::kOutOfService;

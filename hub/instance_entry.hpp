@@ -22,6 +22,7 @@
 
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/compact_text.hpp"
+#include "cascade/hub/instance_rows.hpp"
 #include "cascade/hub/intern_pool.hpp"
 
 namespace cascade::hub {
@@ -64,6 +65,9 @@ class InstanceEntry {
   // the operator's mark over it.
   proto::Instance report(std::string_view id) const;
   proto::Instance served(std::string_view id) const;
+  // What the store keeps of the report, as views into this entry (valid
+  // while it is unchanged); the caller adds the row and the service.
+  InstanceFields stored_fields(std::string_view id) const;
   // The report has exactly this content (the id aside: the caller's key).
   bool reports(const proto::Instance& in) const;
   void set_report(const proto::Instance& in, InstanceInterner& interner);

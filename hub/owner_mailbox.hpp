@@ -28,26 +28,25 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "cascade/hub/wake_signal.hpp"
+
 namespace cascade::hub {
 
 class OwnerMailbox {
  public:
   // Throws std::system_error when the kernel refuses an eventfd.
-  OwnerMailbox();
-  ~OwnerMailbox();
-  OwnerMailbox(const OwnerMailbox&) = delete;
-  OwnerMailbox& operator=(const OwnerMailbox&) = delete;
+  OwnerMailbox() = default;
 
   void post(std::function<void()> task);
 
   // For the owner's zmq::poll: readable while tasks are waiting.
-  zmq::pollitem_t poll_item() const { return {nullptr, fd_, ZMQ_POLLIN, 0}; }
+  zmq::pollitem_t poll_item() const { return wake_.poll_item(); }
   // Runs the tasks posted so far, in order; returns how many ran. A task
   // that throws is logged and the others still run.
   std::size_t run_pending();
 
  private:
-  int fd_;
+  WakeSignal wake_;
   std::mutex mutex_;
   std::vector<std::function<void()>> tasks_;
 };

@@ -187,8 +187,9 @@ class Registry {
 
   // Restores persisted state without issuing versions or logging changes.
   // Operator marks set before apply to the restored instances.
-  // `row`: the instance's row in the store; 0 (a record from elsewhere) gives
-  // it a new one, written at the next batch.
+  // `row`: the instance's row in the store; 0 (a store that does not number
+  // rows: the SQLite store always does) gives it a new one, written at the
+  // next batch.
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                         std::string_view owner, std::uint32_t row);
   // A stored row nothing restores (an orphan): deleted at the next batch,

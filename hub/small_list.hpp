@@ -7,8 +7,8 @@
 // 32-byte heap block; at a million agents the blocks alone were 32 MB
 // (docs/benchmarks.md, "Where an instance's bytes go"). Edits go through
 // edit(), which hands over a std::vector: the list's own when it holds many
-// items (a lower tier's node of 100,000 is edited in place, not copied), a
-// copy of its item or nothing otherwise.
+// items (a lower tier's node of 100,000 is edited in place: no copy, no
+// allocation unless it grows), a copy of its item or nothing otherwise.
 
 #include <algorithm>
 #include <cstdint>
@@ -45,9 +45,19 @@ class SmallList {
   // Calls fn(std::vector<T>&) to change the items.
   template <typename Fn>
   void edit(Fn&& fn) {
-    std::vector<T> items = take();
-    fn(items);
-    adopt(std::move(items));
+    if (size_ <= 1) {
+      std::vector<T> items = take();
+      fn(items);
+      adopt(std::move(items));
+      return;
+    }
+    try {
+      fn(*storage_.many);
+    } catch (...) {
+      settle();
+      throw;
+    }
+    settle();
   }
 
   std::span<const T> items() const { return {data(), size_}; }
@@ -59,7 +69,12 @@ class SmallList {
 
  private:
   const T* data() const { return size_ <= 1 ? &storage_.one : storage_.many->data(); }
-  void set(std::span<const T> items) { adopt(std::vector<T>(items.begin(), items.end())); }
+  // Takes a copy of `items`; the list must hold nothing.
+  void set(std::span<const T> items) {
+    if (items.size() > 1) return adopt(std::vector<T>(items.begin(), items.end()));
+    size_ = static_cast<std::uint32_t>(items.size());
+    if (size_ == 1) storage_.one = items.front();
+  }
   // Takes `items` as the list's contents; the list must hold nothing.
   void adopt(std::vector<T>&& items) {
     size_ = static_cast<std::uint32_t>(items.size());
@@ -77,6 +92,19 @@ class SmallList {
       items.push_back(storage_.one);
     release();
     return items;
+  }
+  // After the held vector was edited: the size follows it, and a vector left
+  // with one item or none gives way to the inline form.
+  void settle() {
+    std::vector<T>* many = storage_.many;
+    if (many->size() > 1) {
+      size_ = static_cast<std::uint32_t>(many->size());
+      return;
+    }
+    std::vector<T> rest = std::move(*many);
+    delete many;
+    size_ = 0;
+    adopt(std::move(rest));
   }
   void release() {
     if (size_ > 1) delete storage_.many;

@@ -360,24 +360,20 @@ void SqliteHubStore::write_instances(const PersistBatch& batch) {
   if (batch.instances_renumbered) sql_->delete_all_instances.run();
   for (const auto row : batch.instance_deletes)
     sql_->delete_instance.bind_int64(1, row).run();
-  std::vector<const InstanceRecord*> by_row;
-  by_row.reserve(batch.instance_upserts.size());
-  for (const auto& record : batch.instance_upserts)
-    by_row.push_back(&record);
+  std::vector<InstanceRow> by_row(batch.instance_upserts.begin(), batch.instance_upserts.end());
   std::sort(by_row.begin(), by_row.end(),
-            [](const InstanceRecord* a, const InstanceRecord* b) { return a->row < b->row; });
-  for (const InstanceRecord* record : by_row) {
-    const proto::Instance& in = record->instance;
-    sql_->upsert_instance.bind_text(1, record->service.name)
-        .bind_text(2, record->service.group)
+            [](const InstanceRow& a, const InstanceRow& b) { return a.row < b.row; });
+  for (const InstanceRow& in : by_row) {
+    sql_->upsert_instance.bind_text(1, in.name)
+        .bind_text(2, in.group)
         .bind_text(3, in.id)
-        .bind_text(4, record->owner)
+        .bind_text(4, in.owner)
         .bind_text(5, in.address)
         .bind_int64(6, in.weight)
         .bind_text(7, in.zone)
         .bind_int64(8, static_cast<std::int64_t>(in.status))
-        .bind_blob(9, pack_blob(in.metadata))
-        .bind_int64(10, record->row)
+        .bind_blob(9, in.metadata_blob)
+        .bind_int64(10, in.row)
         .run();
   }
 }

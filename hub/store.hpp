@@ -14,6 +14,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/instance_rows.hpp"
 
 namespace cascade::hub {
 
@@ -141,7 +142,7 @@ inline constexpr std::size_t kConfigHistoryRestored = 256;
 struct PersistBatch {
   std::vector<NodeRecord> node_upserts;
   std::vector<std::string> node_deletes;
-  std::vector<InstanceRecord> instance_upserts;
+  InstanceRows instance_upserts;                // packed: see instance_rows.hpp
   std::vector<std::uint32_t> instance_deletes;  // rows
   // The registry gave its instances new rows (its row counter ran out):
   // every instance row goes before the upserts, which hold them all.

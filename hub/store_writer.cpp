@@ -1,18 +1,12 @@
 #include "cascade/hub/store_writer.hpp"
 
 #include <pthread.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <system_error>
 #include <utility>
 
 namespace cascade::hub {
 
-StoreWriter::StoreWriter(HubStore& store)
-    : store_(store), done_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (done_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+StoreWriter::StoreWriter(HubStore& store) : store_(store) {
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -23,7 +17,6 @@ StoreWriter::~StoreWriter() {
   }
   wake_.notify_one();
   thread_.join();
-  ::close(done_fd_);
 }
 
 std::uint64_t StoreWriter::submit(PersistBatch batch) {
@@ -37,9 +30,8 @@ std::uint64_t StoreWriter::submit(PersistBatch batch) {
 }
 
 std::optional<StoreWriter::Outcome> StoreWriter::take_outcome() {
-  std::uint64_t wakes = 0;
   // Reset before looking: a commit finishing meanwhile wakes the next poll.
-  [[maybe_unused]] const auto read = ::read(done_fd_, &wakes, sizeof wakes);
+  done_signal_.reset();
   std::lock_guard lock(mutex_);
   if (!finished_) return std::nullopt;
   busy_ = false;
@@ -66,8 +58,7 @@ void StoreWriter::serve() {
     lock.lock();
     finished_ = std::move(outcome);
     done_.notify_one();
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const auto written = ::write(done_fd_, &one, sizeof one);
+    done_signal_.raise();
   }
 }
 

@@ -32,6 +32,7 @@
 #include <zmq.hpp>
 
 #include "cascade/hub/store.hpp"
+#include "cascade/hub/wake_signal.hpp"
 
 namespace cascade::hub {
 
@@ -58,7 +59,7 @@ class StoreWriter {
   bool busy() const { return busy_; }
   // For the owner's zmq::poll: readable once the submitted batch's commit
   // was tried.
-  zmq::pollitem_t poll_item() const { return {nullptr, done_fd_, ZMQ_POLLIN, 0}; }
+  zmq::pollitem_t poll_item() const { return done_signal_.poll_item(); }
   // The submitted batch's outcome; nullopt while its commit is under way.
   std::optional<Outcome> take_outcome();
   // Blocks until the submitted batch's commit was tried and returns its
@@ -70,7 +71,7 @@ class StoreWriter {
   Outcome commit(std::uint64_t ticket, PersistBatch batch);
 
   HubStore& store_;
-  int done_fd_;
+  WakeSignal done_signal_;
   bool busy_ = false;  // the owner's view
   std::uint64_t last_ticket_ = 0;
   std::mutex mutex_;

@@ -35,8 +35,8 @@ void MemoryHubStore::apply(const hub::PersistBatch& batch) {
   if (batch.instances_renumbered) instances_.clear();
   for (const auto row : batch.instance_deletes)
     instances_.erase(row);
-  for (const auto& rec : batch.instance_upserts)
-    instances_.insert_or_assign(rec.row, rec);
+  for (const hub::InstanceRow row : batch.instance_upserts)
+    instances_.insert_or_assign(row.row, row.record());
   for (const auto& rec : batch.service_versions)
     versions_.insert_or_assign(rec.service, rec.version);
   for (const auto& service : batch.service_deletes)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,19 @@ TEST(SmallList, EditsAManyItemListInPlaceAndMovesBetweenInlineAndHeap) {
   EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{3, 4}}));
   list.edit([](std::vector<Pair>& items) { items.clear(); });
   EXPECT_TRUE(list.empty());
+}
+
+TEST(SmallList, AnEditThatThrowsLeavesTheListAsTheEditLeftIt) {
+  SmallList<Pair> list;
+  list = std::vector<Pair>{{1, 1}, {2, 2}, {3, 3}};
+  EXPECT_THROW(list.edit([](std::vector<Pair>& items) {
+    items.pop_back();
+    items.pop_back();
+    throw std::runtime_error("edit failed half-way");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(list.size(), 1u);
+  EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{1, 1}}));
 }
 
 TEST(InstanceMap, SlotsHoldTheirIdsAndStayPutWhileOthersComeAndGo) {

@@ -279,7 +279,7 @@ TEST_F(HubCoreTest, PersistBatchCoalescesAndReflectsCurrentValues) {
   send(beat_with_set("n1", 2, {reg("svc", "i1", "a:2")}));
   auto batch = hub.take_persist_batch();
   ASSERT_EQ(batch.instance_upserts.size(), 1u);
-  EXPECT_EQ(batch.instance_upserts[0].instance.address, "a:2");
+  EXPECT_EQ(batch.instance_upserts[0].address, "a:2");
   ASSERT_EQ(batch.node_upserts.size(), 1u);
   ASSERT_EQ(batch.service_versions.size(), 1u);
   EXPECT_TRUE(hub.take_persist_batch().empty());
@@ -319,7 +319,7 @@ class HubRestartTest : public ::testing::Test {
     auto batch = before.take_persist_batch();
     HubSnapshot snap;
     snap.nodes = batch.node_upserts;
-    snap.instances = batch.instance_upserts;
+    snap.instances = batch.instance_upserts.records();
     snap.services = batch.service_versions;
     return snap;
   }
@@ -374,7 +374,7 @@ TEST_F(HubRestartTest, RowsContinueAfterEveryStoredOneAndOrphanRowsAreDeleted) {
   const auto batch = after.take_persist_batch();
   EXPECT_EQ(batch.instance_deletes, (std::vector<std::uint32_t>{orphan.row}));
   ASSERT_EQ(batch.instance_upserts.size(), 1u);
-  EXPECT_EQ(batch.instance_upserts[0].instance.id, "i3");
+  EXPECT_EQ(batch.instance_upserts[0].id, "i3");
   EXPECT_EQ(batch.instance_upserts[0].row, std::max(orphan.row, kept.row) + 1);
   EXPECT_EQ(after.registry().find({"svc", "default"})->instances.find("i1")->row(), kept.row);
 }

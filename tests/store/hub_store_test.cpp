@@ -82,8 +82,9 @@ PersistBatch base_batch() {
 }
 
 HubSnapshot as_snapshot(const PersistBatch& b) {
-  return HubSnapshot{b.node_upserts,     b.instance_upserts, b.service_versions,
-                     b.override_upserts, b.settings,         b.route_sets};
+  return HubSnapshot{b.node_upserts,     b.instance_upserts.records(),
+                     b.service_versions, b.override_upserts,
+                     b.settings,         b.route_sets};
 }
 
 class SqliteHubStoreTest : public ::testing::Test {
@@ -158,10 +159,10 @@ TEST_F(SqliteHubStoreTest, DeletesRemoveOnlyTheNamedNodesAndInstances) {
   del.instance_deletes = {2, 99};  // b1's row and one that never was
   store->apply(del);
 
-  PersistBatch expected = base_batch();
-  expected.node_upserts.erase(expected.node_upserts.begin() + 1);
-  expected.instance_upserts.erase(expected.instance_upserts.begin() + 1);
-  expect_snapshot(store->load(), as_snapshot(expected));
+  HubSnapshot expected = as_snapshot(base_batch());
+  expected.nodes.erase(expected.nodes.begin() + 1);
+  expected.instances.erase(expected.instances.begin() + 1);
+  expect_snapshot(store->load(), expected);
 }
 
 TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
@@ -179,11 +180,11 @@ TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
   change.service_versions = {{{"orders", "default"}, 6}};
   store->apply(change);
 
-  PersistBatch expected = base_batch();
-  expected.node_upserts[0] = change.node_upserts[0];
-  expected.instance_upserts[0] = moved;
-  expected.service_versions[0].version = 6;
-  expect_snapshot(store->load(), as_snapshot(expected));
+  HubSnapshot expected = as_snapshot(base_batch());
+  expected.nodes[0] = change.node_upserts[0];
+  expected.instances[0] = moved;
+  expected.services[0].version = 6;
+  expect_snapshot(store->load(), expected);
 }
 
 TEST_F(SqliteHubStoreTest, AFreedServicesRowIsDeletedAndNotLoadedAgain) {
@@ -195,11 +196,11 @@ TEST_F(SqliteHubStoreTest, AFreedServicesRowIsDeletedAndNotLoadedAgain) {
   freed.service_deletes = {{"users", "default"}};
   store->apply(freed);
 
-  PersistBatch expected = base_batch();
-  expected.node_upserts.erase(expected.node_upserts.begin());
-  expected.instance_upserts.pop_back();
-  expected.service_versions.pop_back();
-  expect_snapshot(store->load(), as_snapshot(expected));
+  HubSnapshot expected = as_snapshot(base_batch());
+  expected.nodes.erase(expected.nodes.begin());
+  expected.instances.pop_back();
+  expected.services.pop_back();
+  expect_snapshot(store->load(), expected);
 }
 
 TEST_F(SqliteHubStoreTest, BatchFailingMidwayLeavesThePreviousStateIntact) {
@@ -461,8 +462,9 @@ TEST_F(SqliteHubStoreTest, VersionFiveFileGetsItsInstancesNumberedInKeyOrder) {
   next.instance_deletes = {2};
   next.instance_upserts = {make_instance(4, "orders", "c1", "node-c")};
   store->apply(next);
-  expected.instance_upserts[1] = next.instance_upserts[0];
-  expect_snapshot(store->load(), as_snapshot(expected));
+  HubSnapshot after = as_snapshot(expected);
+  after.instances[1] = next.instance_upserts[0].record();
+  expect_snapshot(store->load(), after);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
   EXPECT_EQ(sqlite::read_meta(raw, "schema_version", 0), kCurrentSchema);
