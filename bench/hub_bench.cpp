@@ -33,8 +33,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +57,7 @@
 #include "cascade/bench/beat_fleet.hpp"
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/child_hub.hpp"
 #include "cascade/bench/in_process_hub.hpp"
 #include "cascade/bench/metrics_scrape.hpp"
 #include "cascade/bench/periodic_reader.hpp"
@@ -78,6 +77,8 @@
 namespace {
 
 using namespace cascade;
+using bench::ChildHub;
+using bench::ChildHubOptions;
 using bench::CpuTime;
 using bench::Fleet;
 using bench::Flow;
@@ -306,67 +307,14 @@ class EchoServer {
   MeasuredThread thread_;
 };
 
-// The real cascade-hub binary in a child process (for the memory figure).
-class ChildHub {
- public:
-  ChildHub(const std::string& binary, const fs::path& dir) {
-    fs::create_directories(dir);
-    const std::string log = (dir / "hub.log").string();
-    std::vector<std::string> args{binary,
-                                  "--id",
-                                  "bench-child-hub",
-                                  "--listen",
-                                  "tcp://127.0.0.1:*",
-                                  "--data",
-                                  dir.string(),
-                                  "--beat-interval-ms",
-                                  "60000",
-                                  "--lease-ms",
-                                  "3600000",
-                                  "--probe-held",  // made-up instance addresses: never dialled
-                                  "off",
-                                  "--log-level",
-                                  "warn"};
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) bench::exec_logged(args, log, false);
-    const auto endpoint_file = dir / "hub.endpoint";
-    const auto deadline = SteadyClock::now() + std::chrono::seconds(15);
-    while (endpoint_.empty()) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error(binary + " exited at start; see " + log);
-      }
-      if (SteadyClock::now() > deadline)
-        throw std::runtime_error(binary + " did not write " + endpoint_file.string());
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      std::ifstream in(endpoint_file);
-      std::string line;
-      if (std::getline(in, line) && line.starts_with("tcp://")) endpoint_ = line;
-    }
-  }
-  ~ChildHub() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  ChildHub(const ChildHub&) = delete;
-  ChildHub& operator=(const ChildHub&) = delete;
-
-  const std::string& endpoint() const { return endpoint_; }
-  std::uint64_t rss() const { return bench::rss_kib(pid_); }
-
- private:
-  pid_t pid_ = -1;
-  std::string endpoint_;
-};
+// The real cascade-hub binary in a child process (for the memory figure):
+// beats and leases long enough that nothing expires while it is measured.
+ChildHub memory_child_hub(const std::string& binary, const fs::path& dir) {
+  return ChildHub(
+      ChildHubOptions{.binary = binary,
+                      .dir = dir,
+                      .extra_args = {"--beat-interval-ms", "60000", "--lease-ms", "3600000"}});
+}
 
 PhaseResult measure_raw(zmq::context_t& client, std::size_t frame_bytes, std::size_t window,
                         const Options& o) {
@@ -815,7 +763,7 @@ int run(const Options& o) {
                                "' (build target cascade-hub or pass --hub-binary)");
     std::printf("\n[4] memory: %s in a child process, VmRSS from /proc/PID/status\n",
                 o.hub_binary.c_str());
-    ChildHub child(o.hub_binary, tmp.path() / "child");
+    auto child = memory_child_hub(o.hub_binary, tmp.path() / "child");
     bench::hub_counters(HubAccess::plain(child.endpoint()));  // serving: fully started
     const auto base = child.rss();
     std::printf("%9s %12s %14s %12s\n", "instances", "VmRSS_MiB", "bytes/instance", "reg/s");

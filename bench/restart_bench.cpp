@@ -9,21 +9,21 @@
 // A connection whose SYN the full listen queue dropped waits for the kernel's
 // SYN retry (1 s, then 3 s): that tail is what the listen backlog removes.
 
-#include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <zmq.hpp>
 
 #include "cascade/bench/bench_flags.hpp"
 #include "cascade/bench/bench_util.hpp"
+#include "cascade/bench/child_hub.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/digest.hpp"
 
@@ -98,62 +98,20 @@ void raise_open_file_limit() {
 }
 
 // The real hub in a child process, on a fixed endpoint and data directory.
-class HubProcess {
- public:
-  HubProcess(const Options& o, const fs::path& dir, const std::string& listen) {
-    fs::remove(dir / "hub.endpoint");
-    std::vector<std::string> args{CASCADE_HUB_BINARY,
-                                  "--id",
-                                  "restart-bench",
-                                  "--listen",
-                                  listen,
-                                  "--data",
-                                  dir.string(),
-                                  "--beat-interval-ms",
-                                  std::to_string(o.beat.count()),
-                                  "--probe-held",  // made-up instance addresses: never dialled
-                                  "off",
-                                  "--log-level",
-                                  "warn"};
-    if (o.backlog != 0) {
-      args.emplace_back("--listen-backlog");
-      args.push_back(std::to_string(o.backlog));
-    }
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) exec_logged(args, dir / "hub.log", true);
+std::unique_ptr<ChildHub> start_hub(const Options& o, const fs::path& dir,
+                                    const std::string& listen) {
+  std::vector<std::string> args{"--beat-interval-ms", std::to_string(o.beat.count())};
+  if (o.backlog != 0) {
+    args.emplace_back("--listen-backlog");
+    args.push_back(std::to_string(o.backlog));
   }
-  ~HubProcess() { stop(); }
-  HubProcess(const HubProcess&) = delete;
-  HubProcess& operator=(const HubProcess&) = delete;
-
-  // The endpoint it bound, once written (throws after 15 s or if it died).
-  std::string endpoint(const fs::path& dir) const {
-    const auto deadline = SteadyClock::now() + std::chrono::seconds(15);
-    for (;;) {
-      std::ifstream in(dir / "hub.endpoint");
-      std::string line;
-      if (std::getline(in, line) && line.starts_with("tcp://")) return line;
-      if (SteadyClock::now() > deadline || kill(pid_, 0) != 0)
-        throw std::runtime_error("the hub did not start; see " + (dir / "hub.log").string());
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
-
-  // SIGTERM (the hub commits and exits), SIGKILL after 10 s.
-  void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 1000 && waitpid(pid_, nullptr, WNOHANG) != pid_; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, WNOHANG);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
+  return std::make_unique<ChildHub>(ChildHubOptions{.binary = CASCADE_HUB_BINARY,
+                                                    .dir = dir,
+                                                    .id = "restart-bench",
+                                                    .listen = listen,
+                                                    .extra_args = std::move(args),
+                                                    .append_log = true});
+}
 
 // N agents as DEALERs in one process: each beats its registration every
 // interval (spread over the interval) and, after a restart, as soon as its
@@ -274,7 +232,7 @@ void print_latencies(const char* what, std::vector<double>& ms) {
 // it again on the same endpoint and wait for every agent's reply. Returns the
 // ListenOverflows of the restart.
 std::uint64_t restart(const Options& o, const fs::path& dir, const std::string& endpoint,
-                      std::unique_ptr<HubProcess>& hub, Fleet& fleet, std::size_t round) {
+                      std::unique_ptr<ChildHub>& hub, Fleet& fleet, std::size_t round) {
   const auto syn_before_stop = tcp_ext("TCPSynRetrans");
   const auto overflows_before_stop = tcp_ext("ListenOverflows");
   hub.reset();                          // SIGTERM, waits for the exit
@@ -282,8 +240,8 @@ std::uint64_t restart(const Options& o, const fs::path& dir, const std::string& 
   const auto overflows = tcp_ext("ListenOverflows");
   const auto syn_at_start = tcp_ext("TCPSynRetrans");
   const auto start = SteadyClock::now();
-  hub = std::make_unique<HubProcess>(o, dir, endpoint);
-  hub->endpoint(dir);
+  hub = start_hub(o, dir, endpoint);
+  hub->endpoint();
   const double listening_ms =
       std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
   auto recovery = fleet.run_until_answered(start, o.patience);
@@ -309,8 +267,8 @@ int run(const Options& o) {
       o.agents, o.restarts, o.backlog ? std::to_string(o.backlog).c_str() : "default",
       read_first_line("/proc/sys/net/core/somaxconn").c_str(),
       static_cast<long long>(o.beat.count()), cpu_model().c_str(), load_average().c_str());
-  auto hub = std::make_unique<HubProcess>(o, dir.path(), "tcp://127.0.0.1:*");
-  const auto endpoint = hub->endpoint(dir.path());
+  auto hub = start_hub(o, dir.path(), "tcp://127.0.0.1:*");
+  const auto endpoint = hub->endpoint();
   Fleet fleet(o, endpoint);
   fleet.run_until_answered(SteadyClock::now(), o.patience);  // all registered
   std::uint64_t total_overflows = 0;

@@ -195,7 +195,8 @@ void AgentPool::on_timer(std::size_t agent, std::uint64_t gen) {
   Slot& slot = slots_[agent];
   if (gen != slot.timer_gen || !beating(agent)) return;
   slot.armed.reset();
-  apply(agent, slot.core->on_timer(now()));
+  apply(agent,
+        timed_call(time_cores_, stats_.core_time, [&] { return slot.core->on_timer(now()); }));
   // A timer that leaves its deadline due would fire again at the same instant
   // forever; fail the run instead of hanging it.
   if (beating(agent) && slot.core->next_deadline() <= now())
@@ -214,7 +215,8 @@ void AgentPool::schedule_use(std::size_t agent, Duration delay) {
 
 bool AgentPool::deliver(std::size_t agent, std::size_t hub, const proto::Message& message) {
   if (!beating(agent)) return false;  // nobody listens at a dead address
-  apply(agent, slots_[agent].core->on_message(now(), hub, message));
+  apply(agent, timed_call(time_cores_, stats_.core_time,
+                          [&] { return slots_[agent].core->on_message(now(), hub, message); }));
   return true;
 }
 

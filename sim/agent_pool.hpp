@@ -35,6 +35,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/common/random.hpp"
+#include "cascade/sim/core_time.hpp"
 #include "cascade/sim/event_queue.hpp"
 #include "cascade/sim/network.hpp"
 
@@ -83,6 +84,7 @@ struct AgentPoolConfig {
 struct AgentPoolStats {
   std::uint64_t queries_retried = 0;
   std::uint64_t stops_timed_out = 0;  // stopping agents that exited without an ack
+  CoreTime core_time{};               // the cores' on_timer and on_message, when timed
 };
 
 class AgentPool {
@@ -141,6 +143,8 @@ class AgentPool {
                       const std::string& address,
                       proto::FailureKind kind = proto::FailureKind::kTimeout);
   const AgentPoolStats& stats() const { return stats_; }
+  // Times every core's on_timer and on_message calls (AgentPoolStats::core_time).
+  void time_cores(bool on) { time_cores_ = on; }
 
   // The simulation's clock, and the wall clock the agents stamp with.
   MonoTime now() const { return events_.now(); }
@@ -175,6 +179,7 @@ class AgentPool {
   Rng rng_;  // the applications' draws (when consumers resolve); agents have their own
   std::vector<Slot> slots_;
   AgentPoolStats stats_;
+  bool time_cores_ = false;
 };
 
 }  // namespace cascade::sim

@@ -80,12 +80,14 @@ void HubProcess::receive(Address from, const proto::Message& message) {
     return;
   }
   if (const auto upstream = upstream_index(from)) {
-    core_->on_upstream_message(now(), *upstream, message);
+    timed_call(config_.time_core, stats_.core_time,
+               [&] { core_->on_upstream_message(now(), *upstream, message); });
   } else {
     if (const auto* beat = std::get_if<proto::UpBeat>(&message))
       routes_.insert_or_assign(beat->node_id, from);
     const std::string source = config_.source_of ? config_.source_of(from) : std::string{};
-    auto result = core_->handle(now(), message, source);
+    auto result = timed_call(config_.time_core, stats_.core_time,
+                             [&] { return core_->handle(now(), message, source); });
     if (result.deferred != 0)
       deferred_.emplace(result.deferred, from);
     else if (result.durable)
@@ -166,7 +168,7 @@ void HubProcess::on_timer(std::uint64_t gen) {
   armed_.reset();
   const auto next = core_->next_deadline();
   if (next && *next <= now()) {
-    core_->tick(now());
+    timed_call(config_.time_core, stats_.core_time, [&] { core_->tick(now()); });
     route_core_output();
     audit_totals();
     if (hooks_.ticked) hooks_.ticked();

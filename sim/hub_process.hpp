@@ -45,6 +45,7 @@
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/hub_core.hpp"
+#include "cascade/sim/core_time.hpp"
 #include "cascade/sim/event_queue.hpp"
 #include "cascade/sim/memory_hub_store.hpp"
 #include "cascade/sim/network.hpp"
@@ -67,6 +68,8 @@ struct HubProcessConfig {
   // Simulated time between audits of the core's running totals; 0: never.
   // O(nodes + instances) each: for tests, not for large simulations.
   Duration audit_interval{0};
+  // Times the core's handle, on_upstream_message and tick calls (HubProcessStats::core_time).
+  bool time_core = false;
 };
 
 // Called after the event they name; each may be empty.
@@ -87,6 +90,7 @@ struct HubProcessStats {
   std::uint64_t audits = 0;                    // recounts of the core's running totals
   std::uint64_t audit_failures = 0;            // ... that found a total had drifted
   std::string first_audit_failure{};           // what the first of them found, and when
+  CoreTime core_time{};                        // with HubProcessConfig::time_core
 };
 
 class HubProcess {

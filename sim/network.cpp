@@ -1,5 +1,6 @@
 #include "cascade/sim/network.hpp"
 
+#include <algorithm>
 #include <variant>
 
 namespace cascade::sim {
@@ -27,6 +28,7 @@ void Network::send(Address from, Address to, const proto::Message& message) {
   ++stats_.sent;
   proto::Bytes bytes = proto::encode(message);
   stats_.bytes += bytes.size();
+  if (tap_) tap_(from, to, bytes.size());
   if (is_cut(from, to)) {
     ++stats_.cut;
     trace(from, to, bytes, kFateCut);
@@ -45,6 +47,11 @@ void Network::send(Address from, Address to, const proto::Message& message) {
     ++stats_.dropped;
     trace(from, to, bytes, kFateDropped);
     return;
+  }
+  if (config_.in_order) {
+    MonoTime& last = last_arrival_[std::uint64_t{from} << 32 | to];
+    last = std::max(last, events_.now() + delay);
+    delay = last - events_.now();
   }
   trace(from, to, bytes, delay.count());
   events_.after(delay, [this, from, to, bytes = std::move(bytes)] { deliver(from, to, bytes); });

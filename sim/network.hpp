@@ -7,7 +7,8 @@
 // is cut at the moment it is sent, and otherwise arrives after a delay drawn
 // uniformly from [min_delay, max_delay]; a fault script can override both
 // for chosen messages. Independent delays mean messages on
-// one link may overtake each other, as datagrams and reconnecting streams do.
+// one link may overtake each other, as datagrams and reconnecting streams do,
+// unless NetworkConfig::in_order keeps each link in order.
 // All draws come from one seeded Rng: the same seed and the same sends give
 // the same deliveries.
 
@@ -15,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "cascade/common/clock.hpp"
@@ -31,6 +33,10 @@ struct NetworkConfig {
   double drop_probability = 0.05;
   Duration min_delay{1};
   Duration max_delay{50};
+  // Each link delivers in the order sent, as one TCP connection (ZeroMQ)
+  // does: a message never overtakes an earlier one from the same sender to
+  // the same receiver (its delay grows to arrive after it). Off: datagrams.
+  bool in_order = false;
 };
 
 struct NetworkStats {
@@ -52,6 +58,9 @@ class Network {
     std::optional<Duration> delay;  // deliver after exactly this, whatever chance says
   };
   using FaultScript = std::function<Fault(Address from, Address to, const proto::Message&)>;
+  // Told of every message sent, with its encoded size, whatever its fate (for
+  // benchmarks that count messages and bytes per link).
+  using SendTap = std::function<void(Address from, Address to, std::size_t bytes)>;
 
   Network(NetworkConfig config, std::uint64_t seed, EventQueue& events, Receiver receiver);
 
@@ -66,6 +75,7 @@ class Network {
   bool is_cut(Address from, Address to) const { return cut_links_.contains({from, to}); }
 
   void set_fault_script(FaultScript script) { script_ = std::move(script); }  // empty: none
+  void set_send_tap(SendTap tap) { tap_ = std::move(tap); }                   // empty: none
 
   NetworkConfig& config() { return config_; }  // may be changed between events
   const NetworkStats& stats() const { return stats_; }
@@ -81,6 +91,8 @@ class Network {
   EventQueue& events_;
   Receiver receiver_;
   FaultScript script_;
+  SendTap tap_;
+  std::unordered_map<std::uint64_t, MonoTime> last_arrival_;  // by link, with config_.in_order
   std::set<std::pair<Address, Address>> cut_links_;
   NetworkStats stats_;
   std::uint64_t trace_hash_ = 0xcbf29ce484222325ULL;

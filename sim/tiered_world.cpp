@@ -14,7 +14,9 @@ constexpr Address kFirstHubAddress = Address{1} << 31;
 }  // namespace
 
 TieredWorld::TieredWorld(TieredWorldConfig config)
-    : AgentWorld(config), config_(std::move(config)) {}
+    : AgentWorld(config), config_(std::move(config)) {
+  agents_.time_cores(config_.time_cores);
+}
 
 // ---------------------------------------------------------------- hubs
 
@@ -56,7 +58,8 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
                           hub_address(index),
                           {},
                           [this](Address from) { return source_of(from); },
-                          config_.audit_interval};
+                          config_.audit_interval,
+                          config_.time_cores};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
   HubHooks hooks{[this, index](Address from, const proto::Message& m) {

@@ -65,6 +65,8 @@ struct TieredWorldConfig {
   Duration audit_interval{0};
   Duration use_interval{10'000};  // how often a consumer resolves each service it uses
   Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
+  // Time the cores' calls: hub_stats(h).core_time, agent_stats().core_time (sim/core_time.hpp).
+  bool time_cores = false;
 };
 
 class TieredWorld final : public AgentWorld<TieredObserver> {
