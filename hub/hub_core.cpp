@@ -325,7 +325,7 @@ HandleResult HubCore::on_upbeat(MonoTime now, const proto::UpBeat& beat, const C
     node.owner_key = SharedText(caller.name, node_texts_);  // bound to the first key that beats
     state_changed = true;
   }
-  note_source(node, source);
+  note_source(now, node, source);
   const bool in_order = beat.seq > node.last_seq;
   if (in_order) {
     node.last_seq = beat.seq;

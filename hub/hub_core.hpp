@@ -465,12 +465,12 @@ class HubCore {
   bool postpone_expiry(MonoTime now, Node& node);
   void release_held(MonoTime now);
   void hold(MonoTime now, Node& node, ExpiryVerdict verdict);
-  void expire(Node& node, const char* why);
+  void expire(MonoTime now, Node& node, const char* why);
   // A held node whose every address refused connections: gone, not cut off.
-  void expire_dead(const std::string& node_id);
+  void expire_dead(MonoTime now, const std::string& node_id);
   std::vector<std::string> addresses_of(const Node& node) const;
   ExpiryRequest expiry_request(const Node& node) const;
-  void note_source(Node& node, std::string_view source);
+  void note_source(MonoTime now, Node& node, std::string_view source);
   void mark_unconfirmed(Node& node, bool unconfirmed);
   // The node's instances ordered by service key and id. Changes made in this
   // order issue the same versions on every run (versions come from one
@@ -560,6 +560,13 @@ class HubCore {
   RateLimit refusal_log_{10, Duration{10'000}};
   RateLimit config_cap_log_{1, Duration{60'000}};
   RateLimit shed_log_{1, Duration{10'000}};
+  // A node's fate (expired, held, confirmed again) is logged per node, but a
+  // mass event (a restart's 200,000 held agents) must not flood the log
+  // while the serving thread handles it: 20 lines per 10 s of each, then a
+  // count of those left out.
+  RateLimit expired_log_{20, Duration{10'000}};
+  RateLimit held_log_{20, Duration{10'000}};
+  RateLimit confirmed_log_{20, Duration{10'000}};
   // Until when a lease that runs out is extended rather than expired: the
   // hub shed frames until recently, and their senders are still backing off.
   MonoTime shed_grace_until_{};

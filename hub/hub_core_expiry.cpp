@@ -23,7 +23,7 @@ namespace cascade::hub {
 // Only a change of source (a first beat through a shared one included) and a
 // held node's return tell the guard anything: the steady beat costs a string
 // comparison.
-void HubCore::note_source(Node& node, std::string_view source) {
+void HubCore::note_source(MonoTime now, Node& node, std::string_view source) {
   if (!node.held && node.source == source) return;
   [[maybe_unused]] const bool was_held = guard_.on_node_seen(node.id, node.source.str(), source);
   if (node.source != source) node.source = SharedText(source, node_texts_);
@@ -32,8 +32,13 @@ void HubCore::note_source(Node& node, std::string_view source) {
     node.held = false;
     probes_.forget(node.id);
     mark_unconfirmed(node, false);
-    log_event(spdlog::level::info, "held agent beat again: its instances are confirmed",
-              {{"hub", config_.hub_id}, {"node", node.id}, {"instances", node.owned.size()}});
+    std::uint64_t suppressed = 0;
+    if (confirmed_log_.allow(now, suppressed))
+      log_event(spdlog::level::info, "held agent beat again: its instances are confirmed",
+                {{"hub", config_.hub_id},
+                 {"node", node.id},
+                 {"instances", node.owned.size()},
+                 {"suppressed", suppressed}});
   }
 }
 
@@ -54,7 +59,7 @@ void HubCore::expire_leases(MonoTime now) {
     if (postpone_expiry(now, *node)) continue;
     const auto verdict = guard_.on_lease_expired(now, expiry_request(*node));
     if (verdict == ExpiryVerdict::kExpire)
-      expire(*node, "lease ran out");
+      expire(now, *node, "lease ran out");
     else
       hold(now, *node, verdict);
   }
@@ -93,7 +98,7 @@ void HubCore::release_held(MonoTime now) {
   for (const auto& id : guard_.due(now, config_.max_expirations_per_tick)) {
     Node* node = nodes_.find(id);
     if (node == nullptr) continue;
-    expire(*node, "held by eviction protection, released");
+    expire(now, *node, "held by eviction protection, released");
   }
 }
 
@@ -107,42 +112,48 @@ void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
   node.held = true;
   mark_unconfirmed(node, true);
   ++counters_.expiries_held;
+  std::uint64_t suppressed = 0;
+  if (!held_log_.allow(now, suppressed)) return;
   log_event(spdlog::level::warn, "agent missed its lease; held by eviction protection",
             {{"hub", config_.hub_id},
              {"node", node.id},
              {"held_for", verdict_name(verdict)},
              {"source", node.source.str()},
-             {"instances", node.owned.size()}});
+             {"instances", node.owned.size()},
+             {"suppressed", suppressed}});
 }
 
-void HubCore::expire(Node& node, const char* why) {
+void HubCore::expire(MonoTime now, Node& node, const char* why) {
   const std::string id = node.id.str();
   const auto removed = drop_node(node);
   ++counters_.nodes_expired;
   counters_.instances_expired += removed;
+  std::uint64_t suppressed = 0;
+  if (!expired_log_.allow(now, suppressed)) return;
   log_event(spdlog::level::info, "agent expired",
             {{"hub", config_.hub_id},
              {"node", id},
              {"why", why},
              {"lease_ms", config_.lease.count()},
-             {"instances", removed}});
+             {"instances", removed},
+             {"suppressed", suppressed}});
 }
 
 void HubCore::on_probe_result(MonoTime now, const ProbeResult& result) {
   if (!probes_.on_result(result)) return;
   registry_.begin_txn();
-  expire_dead(result.node_id);
+  expire_dead(now, result.node_id);
   after_changes(now);
 }
 
-void HubCore::expire_dead(const std::string& node_id) {
+void HubCore::expire_dead(MonoTime now, const std::string& node_id) {
   Node* node = nodes_.find(node_id);
   if (node == nullptr || !node->held) return;
   // Not a partition's casualty: forgotten like a graceful removal, so it
   // spends none of the budget that paces the expiry of nodes that may return.
   guard_.on_node_removed(node_id, node->source.str());
   ++counters_.nodes_confirmed_dead;
-  expire(*node, "held, but every address refused connections: the process is gone");
+  expire(now, *node, "held, but every address refused connections: the process is gone");
 }
 
 std::vector<std::string> HubCore::addresses_of(const Node& node) const {

@@ -89,7 +89,7 @@ void HubCore::route_signal(MonoTime now, const proto::FailureSignal& signal, std
     }
   }
   for (const auto& node_id : dead)
-    expire_dead(node_id);
+    expire_dead(now, node_id);
   if (held_here) return;
   if (forward_up(now, signal, hops)) {
     ++ack.forwarded;
