@@ -22,7 +22,15 @@
 
 #include "cascade/bench/bench_util.hpp"
 
+// Defined by bench/CMakeLists.txt for the benches that run the binary.
+#ifndef CASCADE_HUB_BINARY
+#define CASCADE_HUB_BINARY ""
+#endif
+
 namespace cascade::bench {
+
+// The cascade-hub built with the bench ("" when the build did not say).
+inline constexpr const char* kHubBinary = CASCADE_HUB_BINARY;
 
 struct ChildHubOptions {
   std::string binary;                        // the cascade-hub to run

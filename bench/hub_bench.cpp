@@ -70,10 +70,6 @@
 #include "cascade/hub/hub_config.hpp"
 #include "cascade/hub/hub_server.hpp"
 
-#ifndef CASCADE_HUB_BINARY
-#define CASCADE_HUB_BINARY ""
-#endif
-
 namespace {
 
 using namespace cascade;
@@ -86,6 +82,7 @@ using bench::HubAccess;
 using bench::HubProbe;
 using bench::InProcessHub;
 using bench::Interval;
+using bench::kHubBinary;
 using bench::kReplyTimeout;
 using bench::kResolveInstances;
 using bench::LatencyUs;
@@ -128,7 +125,7 @@ struct Options {
   Duration read_period{100};
   bool metrics_phase =
       true;  // [2m]: the beats on a hub with --metrics, scraped, against one without
-  std::string hub_binary = CASCADE_HUB_BINARY;
+  std::string hub_binary = kHubBinary;
 };
 
 constexpr const char* kUsage =

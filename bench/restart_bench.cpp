@@ -27,10 +27,6 @@
 #include "cascade/common/codec.hpp"
 #include "cascade/common/digest.hpp"
 
-#ifndef CASCADE_HUB_BINARY
-#define CASCADE_HUB_BINARY ""
-#endif
-
 namespace cascade::bench {
 namespace {
 
@@ -105,7 +101,7 @@ std::unique_ptr<ChildHub> start_hub(const Options& o, const fs::path& dir,
     args.emplace_back("--listen-backlog");
     args.push_back(std::to_string(o.backlog));
   }
-  return std::make_unique<ChildHub>(ChildHubOptions{.binary = CASCADE_HUB_BINARY,
+  return std::make_unique<ChildHub>(ChildHubOptions{.binary = kHubBinary,
                                                     .dir = dir,
                                                     .id = "restart-bench",
                                                     .listen = listen,

@@ -33,12 +33,15 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <queue>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
@@ -49,10 +52,6 @@
 #include "cascade/bench/child_hub.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/protocol.hpp"
-
-#ifndef CASCADE_HUB_BINARY
-#define CASCADE_HUB_BINARY ""
-#endif
 
 namespace cascade::bench {
 namespace {
@@ -903,7 +902,7 @@ class ResolveProber {
 std::unique_ptr<ChildHub> start_hub(const Options& o, const fs::path& dir,
                                     const std::string& listen, bool again) {
   return std::make_unique<ChildHub>(
-      ChildHubOptions{.binary = CASCADE_HUB_BINARY,
+      ChildHubOptions{.binary = kHubBinary,
                       .dir = dir,
                       .id = kHubId,
                       .listen = listen,
@@ -980,7 +979,17 @@ struct Timeline {
   double all_full_ms = -1;           // every agent's full set acknowledged
   double steady_answered_per_s = 0;  // beats answered per second before the kill
   std::uint64_t rss_loaded = 0;      // KiB, the restarted hub as it starts listening
+  std::string load_line;             // the restarted hub's log line on reading its store
 };
+
+// The last line of the hub's log that holds `needle` ("" if none).
+std::string last_log_line(const fs::path& log, std::string_view needle) {
+  std::ifstream in(log);
+  std::string line, found;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) found = line;
+  return found;
+}
 
 int report(const Options& o, std::size_t total, const EmulatedFleet& fleet, ProbeStats& probe,
            const Timeline& t, std::uint64_t rss_before, std::uint64_t rss_after,
@@ -999,6 +1008,7 @@ int report(const Options& o, std::size_t total, const EmulatedFleet& fleet, Prob
   std::printf("  listening (endpoint written)                 %7.0f ms\n", t.listening_ms);
   std::printf("  first complete answer to a Query             %7lld ms\n",
               static_cast<long long>(probe.first_correct_ms));
+  if (!t.load_line.empty()) std::printf("  hub: %s\n", t.load_line.c_str());
   print_percentiles("agent's digest taken by the new epoch", digest_ms);
   print_percentiles("agent's full set acknowledged (confirmed)", full_ms);
   std::printf("  every agent confirmed: %s (%zu of %zu never)\n",
@@ -1111,6 +1121,7 @@ int run(const Options& o) {
   hub->endpoint(std::chrono::seconds(300));  // it binds once it loaded 1M rows
   t.listening_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - exec).count();
   t.rss_loaded = hub->rss();
+  t.load_line = last_log_line(dir.path() / "hub.log", "read the store in");
   await_confirmations(fleet, nodes.size(), exec, o.patience);
   if (fleet.confirmed_full() == nodes.size())
     t.all_full_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - exec).count();

@@ -113,7 +113,17 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     node.digest = rec.digest;
     node.owner_key = SharedText(rec.owner_key, node_texts_);
     node.set_known = true;
-    if (known == nullptr) leases_.add(node, lease_deadline(now));
+    // Its agent keeps the interval the crashed hub granted until our reply:
+    // a grace of the longest lease it may hold.
+    if (known == nullptr) leases_.add(node, lease_deadline(now, granted_stretch_.held()));
+  }
+  if (granted_stretch_.held() > 1) {
+    governor_.resume(now, granted_stretch_.held());
+    spdlog::info(
+        "restored {} nodes with a grace of {} ms and the interval stretched x{}: the hub had "
+        "stretched their intervals",
+        snapshot.nodes.size(), (config_.lease * granted_stretch_.held()).count(),
+        governor_.stretch());
   }
   std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
   for (const auto& rec : snapshot.instances) {
@@ -472,8 +482,10 @@ bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration
   }
   node.owned = std::move(now_owned);
   node.digest = digest;
-  node.running = running;
-  node.running_known = true;
+  // Kept only for a node that sent deltas before: most re-send whole sets,
+  // and the first delta of one that did not rebuilds it from `owned`.
+  node.running_known = node.extras != nullptr;
+  if (node.running_known) node.extras->running = running;
   node.set_known = true;
   return changed;
 }
@@ -514,7 +526,7 @@ bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelt
 
 bool HubCore::apply_incremental(Node& node, const proto::RegistrationDelta& delta) {
   registry_.begin_txn();
-  auto& running = node.running;
+  auto& running = node.more().running;  // computed (ensure_running_digest)
   bool digest_known = true;
   std::vector<OwnedInstance> added;
   std::vector<OwnedInstance> dropped;
@@ -604,7 +616,7 @@ bool HubCore::ensure_running_digest(Node& node) {
     running.add({owned.service->key, *in});
   }
   if (running.value() != node.digest) return false;
-  node.running = running;
+  node.more().running = running;
   node.running_known = true;
   return true;
 }
@@ -677,9 +689,11 @@ void HubCore::add_local_update(const proto::ServiceUse& use, const ServiceEntry*
 // The consumers of a service change rarely: the index is touched only when a
 // node's list of used services is not the one it declared last time.
 void HubCore::set_uses(Node& node, std::vector<Use>& next) {
+  const auto uses = node.uses();
+  if (next.empty() && uses.empty()) return;  // a provider's node allocates nothing
   const bool same_services =
-      next.size() == node.uses.size() &&
-      std::equal(next.begin(), next.end(), node.uses.begin(),
+      next.size() == uses.size() &&
+      std::equal(next.begin(), next.end(), uses.begin(),
                  [](const Use& a, const Use& b) { return a.service == b.service; });
   if (!same_services) {
     forget_uses(node);
@@ -687,11 +701,13 @@ void HubCore::set_uses(Node& node, std::vector<Use>& next) {
       consumers_[use.service].insert(&node);
     subscriptions_ += next.size();
   }
-  node.uses.swap(next);
+  node.more().uses.swap(next);
 }
 
 void HubCore::forget_uses(Node& node) {
-  for (const auto& use : node.uses) {
+  if (!node.extras) return;
+  auto& uses = node.extras->uses;
+  for (const auto& use : uses) {
     auto it = consumers_.find(use.service);
     if (it == consumers_.end()) continue;
     it->second.erase(&node);
@@ -699,8 +715,8 @@ void HubCore::forget_uses(Node& node) {
     consumers_.erase(it);
     registry_.note_maybe_unused(use.service->key);
   }
-  subscriptions_ -= node.uses.size();
-  node.uses.clear();
+  subscriptions_ -= uses.size();
+  uses.clear();
 }
 
 void HubCore::set_tier(Node& node, std::uint32_t tier) {
@@ -1135,7 +1151,7 @@ std::optional<std::string> HubCore::recount_mismatch() const {
   });
   std::optional<std::string> stray;
   nodes_.for_each([&](const Node& node) {
-    subscriptions += node.uses.size();
+    subscriptions += node.uses().size();
     if (node.tier > 0) ++child_hubs;
     staged_of_live_nodes += staged_sets_.count(&node);
     // What makes freeing an entry without instances safe (Registry::reclaim)

@@ -32,6 +32,7 @@
 #include "cascade/hub/config_centre.hpp"
 #include "cascade/hub/departed_nodes.hpp"
 #include "cascade/hub/eviction_guard.hpp"
+#include "cascade/hub/granted_stretch.hpp"
 #include "cascade/hub/intern_pool.hpp"
 #include "cascade/hub/isolation.hpp"
 #include "cascade/hub/lease_queue.hpp"
@@ -172,7 +173,9 @@ class HubCore {
   HubCore(HubCoreConfig config, std::uint64_t hub_epoch, MonoTime started);
 
   // Loads a persisted snapshot. Every restored agent gets one full lease of
-  // grace from `now`: a crashed agent expires after it, a live one renews.
+  // grace from `now`, of the longest stretch the crashed hub may have
+  // granted it (hub/granted_stretch.hpp): a crashed agent expires after it,
+  // a live one renews.
   // The config centre gets this hub's keys and their recent history back,
   // each group served under a version of this incarnation.
   void restore(const HubSnapshot& snapshot, MonoTime now);
@@ -214,6 +217,7 @@ class HubCore {
   // the interval and lease the next replies grant.
   void on_serving_pass(MonoTime now, std::chrono::microseconds busy, bool backlog) {
     governor_.on_pass(now, busy, backlog, counters_.beats, counters_.frames_shed);
+    if (auto held = granted_stretch_.on_pass(now, governor_.stretch())) stretch_to_store_ = held;
   }
   const LoadGovernor& governor() const { return governor_; }
   // The serving loop shed a frame unread: it waited `waited` in the hub's
@@ -317,6 +321,17 @@ class HubCore {
     std::vector<proto::Registration> regs;
     std::uint64_t next_seq = 0;
   };
+  // What only some nodes need, out of line: a consumer's uses, and the member
+  // hashes of a set that changes by deltas. Most of a fleet are agents that
+  // provide and re-send their whole set when it changes: their nodes never
+  // allocate it (40 bytes a node less at a million; docs/benchmarks.md).
+  struct NodeExtras {
+    // The digest of the set as the node reported it, kept member by member
+    // so that a delta is checked without rehashing the set (when
+    // Node::running_known).
+    proto::SetDigest running;
+    std::vector<Use> uses;
+  };
   // A node's lease is its place in leases_ (the LeaseHook).
   struct Node : LeaseHook {
     CompactText id;
@@ -325,20 +340,26 @@ class HubCore {
     std::uint64_t digest = 0;
     // The small fields share two words (a node per agent: each byte is a
     // megabyte at a million).
-    std::uint32_t tier = 0;        // 0: an agent; else a hub of a lower tier (set_tier writes it)
-    std::uint32_t table_slot = 0;  // its place in nodes_ (NodeTable)
-    bool set_known = false;        // the hub holds the set that `digest` names
-    bool follows_config = false;   // its last beat declared config groups
-    bool held = false;             // its lease ran out; eviction protection keeps it, unconfirmed
-    bool running_known = false;    // `running` is computed
-    MonoTime epoch_seen{};         // when `epoch` was first seen (or the hub restored it)
-    SharedText owner_key;          // the key that registered it; "" on a hub without keys
-    SharedText source;             // as the eviction guard knows it
-    // The digest of the set as this node reported it, kept member by member
-    // so a delta is checked without rehashing the set (when running_known).
-    proto::SetDigest running;
+    std::uint32_t tier = 0;          // 0: an agent; else a hub of a lower tier (set_tier writes it)
+    std::uint32_t table_slot = 0;    // its place in nodes_ (NodeTable)
+    bool set_known = false;          // the hub holds the set that `digest` names
+    bool follows_config = false;     // its last beat declared config groups
+    bool held = false;               // its lease ran out; eviction protection keeps it, unconfirmed
+    bool running_known = false;      // extras->running is computed
+    MonoTime epoch_seen{};           // when `epoch` was first seen (or the hub restored it)
+    SharedText owner_key;            // the key that registered it; "" on a hub without keys
+    SharedText source;               // as the eviction guard knows it
     SmallList<OwnedInstance> owned;  // sorted
-    std::vector<Use> uses;
+    std::unique_ptr<NodeExtras> extras;  // nullptr until needed
+
+    std::span<const Use> uses() const {
+      return extras ? std::span<const Use>(extras->uses) : std::span<const Use>();
+    }
+    std::span<Use> uses() { return extras ? std::span<Use>(extras->uses) : std::span<Use>(); }
+    NodeExtras& more() {
+      if (!extras) extras = std::make_unique<NodeExtras>();
+      return *extras;
+    }
   };
   static std::unique_ptr<Node> new_node(std::string_view id) {
     auto node = std::make_unique<Node>();
@@ -460,6 +481,9 @@ class HubCore {
   // granted while the stretch was higher is not cut short, and the lease
   // queue stays in order).
   MonoTime lease_deadline(MonoTime now) const;
+  // A lease of `stretch` times the configured one, never before a deadline
+  // already in the queue.
+  MonoTime lease_deadline(MonoTime now, std::uint32_t stretch) const;
   // A lease that ran out while the hub shed: extended to the end of the
   // grace, if one is on at `now` (protocol section 5.18).
   bool postpone_expiry(MonoTime now, Node& node);
@@ -512,6 +536,7 @@ class HubCore {
   void restore_admin(const HubSnapshot& snapshot);
   // take_persist_batch() and requeue(), for what the operations changed.
   void take_admin_changes(PersistBatch& batch);
+  void restore_granted_stretch(std::int64_t stored);
   void requeue_admin(const PersistBatch& failed);
   std::vector<AuditRecord> audit_pending_;           // in order, not yet in a batch
   std::vector<proto::InstanceKey> dirty_overrides_;  // marks to write (current value)
@@ -526,6 +551,10 @@ class HubCore {
   NodeTable<Node, NodeIdOf> nodes_;  // owns the nodes (Node* stays valid); the beat path's lookup
   LeaseQueue<Node> leases_;          // every node's (a held one's: when it is asked about again)
   LoadGovernor governor_;
+  // The longest stretch a node may hold, persisted (as the setting
+  // kSettingGrantedStretch) when it changes: a restart's grace covers it.
+  GrantedStretch granted_stretch_{config_.lease};
+  std::optional<std::uint32_t> stretch_to_store_;
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   // Chunked full sets being received (delta reset ... more=false), by node:

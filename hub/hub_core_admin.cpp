@@ -32,6 +32,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "cascade/agent/routing_rule.hpp"
 #include "cascade/common/validate.hpp"
@@ -394,6 +395,8 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
       guard_.set_enabled(setting.value != 0);
     } else if (setting.key == kSettingNotifySwitch) {
       notify = setting.value != 0;
+    } else if (setting.key == kSettingGrantedStretch) {
+      restore_granted_stretch(setting.value);
     } else if (setting.key == kSettingNotifySharePercent) {
       if (setting.value >= 1 && setting.value <= 100)
         share = static_cast<std::uint32_t>(setting.value);
@@ -410,6 +413,17 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
         "rules of {} services; eviction protection {}, notify switch {} ({}%)",
         snapshot.overrides.size(), statics, rules, snapshot.routes.size(), on_off(guard_.enabled()),
         on_off(push_budget_.config().notify_switch), push_budget_.config().share_percent);
+}
+
+// Far above any governor's max_stretch: a larger value is a damaged row.
+constexpr std::int64_t kMaxStoredStretch = 1 << 16;
+
+void HubCore::restore_granted_stretch(std::int64_t stored) {
+  if (stored >= 1 && stored <= kMaxStoredStretch)
+    granted_stretch_.restore(static_cast<std::uint32_t>(stored));
+  else
+    spdlog::warn("ignored the stored granted stretch {}: not from 1 to {}", stored,
+                 kMaxStoredStretch);
 }
 
 void HubCore::take_admin_changes(PersistBatch& batch) {
@@ -432,6 +446,9 @@ void HubCore::take_admin_changes(PersistBatch& batch) {
         {std::string(kSettingNotifySharePercent), static_cast<std::int64_t>(push.share_percent)}};
     settings_dirty_ = false;
   }
+  if (stretch_to_store_)
+    batch.settings.push_back(
+        {std::string(kSettingGrantedStretch), *std::exchange(stretch_to_store_, std::nullopt)});
   std::sort(dirty_routes_.begin(), dirty_routes_.end());
   dirty_routes_.erase(std::unique(dirty_routes_.begin(), dirty_routes_.end()), dirty_routes_.end());
   for (auto& key : dirty_routes_) {
@@ -449,7 +466,12 @@ void HubCore::requeue_admin(const PersistBatch& failed) {
     dirty_overrides_.push_back({o.service, o.id});
   for (const auto& k : failed.override_deletes)
     dirty_overrides_.push_back({k.service, k.id});
-  if (!failed.settings.empty()) settings_dirty_ = true;
+  for (const auto& setting : failed.settings) {
+    if (setting.key != kSettingGrantedStretch)
+      settings_dirty_ = true;
+    else if (!stretch_to_store_)  // else a newer value waits already
+      stretch_to_store_ = static_cast<std::uint32_t>(setting.value);
+  }
   for (const auto& set : failed.route_sets)
     dirty_routes_.push_back(set.service);
   // The failed batch's records come before anything audited since.

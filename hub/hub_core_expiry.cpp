@@ -43,7 +43,11 @@ void HubCore::note_source(MonoTime now, Node& node, std::string_view source) {
 }
 
 MonoTime HubCore::lease_deadline(MonoTime now) const {
-  const auto granted = now + config_.lease * governor_.stretch();
+  return lease_deadline(now, governor_.stretch());
+}
+
+MonoTime HubCore::lease_deadline(MonoTime now, std::uint32_t stretch) const {
+  const auto granted = now + config_.lease * stretch;
   const auto latest = leases_.last_deadline();
   return latest ? std::max(granted, *latest) : granted;
 }
@@ -124,12 +128,15 @@ void HubCore::hold(MonoTime now, Node& node, ExpiryVerdict verdict) {
 }
 
 void HubCore::expire(MonoTime now, Node& node, const char* why) {
-  const std::string id = node.id.str();
+  // Asked before the node goes: in a mass expiry most lines are suppressed,
+  // and their ids need not be copied.
+  std::uint64_t suppressed = 0;
+  const bool logged = expired_log_.allow(now, suppressed);
+  const std::string id = logged ? node.id.str() : std::string{};
   const auto removed = drop_node(node);
   ++counters_.nodes_expired;
   counters_.instances_expired += removed;
-  std::uint64_t suppressed = 0;
-  if (!expired_log_.allow(now, suppressed)) return;
+  if (!logged) return;
   log_event(spdlog::level::info, "agent expired",
             {{"hub", config_.hub_id},
              {"node", id},

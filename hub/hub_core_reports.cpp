@@ -240,7 +240,7 @@ void HubCore::flush_pushes(MonoTime now) {
       if (!push_gate_.admit(push_budget_, ordinal++)) continue;
       auto& [who, updates] = per_node[node->id];
       who = node;
-      for (auto& use : node->uses) {
+      for (auto& use : node->uses()) {
         if (use.service != svc) continue;
         auto [update, first] = built.try_emplace(use.held);
         if (first)

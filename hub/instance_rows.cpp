@@ -1,6 +1,9 @@
 #include "cascade/hub/instance_rows.hpp"
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
+#include <tuple>
 
 #include "cascade/common/msgpack_blob.hpp"
 #include "cascade/hub/store.hpp"
@@ -14,8 +17,6 @@ struct AppendTo {
   std::string& bytes;
   void write(const char* data, std::size_t size) { bytes.append(data, size); }
 };
-
-constexpr std::size_t kTexts = 7;  // Span::lengths: name ... metadata_blob
 
 }  // namespace
 
@@ -38,7 +39,7 @@ void InstanceRows::add(const InstanceFields& fields) {
     msgpack::pack(out, *fields.metadata);
   else
     msgpack::pack(out, std::map<std::string, std::string>{});
-  span.lengths[kTexts - 1] = static_cast<std::uint32_t>(bytes_.size() - packed_from);
+  span.lengths.back() = static_cast<std::uint32_t>(bytes_.size() - packed_from);
   spans_.push_back(span);
 }
 
@@ -49,15 +50,23 @@ void InstanceRows::push_back(const InstanceRecord& record) {
 }
 
 InstanceRow InstanceRows::operator[](std::size_t i) const {
-  const Span& span = spans_.at(i);
-  std::string_view texts[kTexts];
+  const Span& span = spans_[i];
+  std::array<std::string_view, std::tuple_size_v<decltype(span.lengths)>> texts;
   std::size_t at = span.start;
-  for (std::size_t t = 0; t < kTexts; ++t) {
+  for (std::size_t t = 0; t < texts.size(); ++t) {
     texts[t] = std::string_view(bytes_).substr(at, span.lengths[t]);
     at += span.lengths[t];
   }
   return {span.row, texts[0], texts[1], texts[2],    texts[3],
           texts[4], texts[5], texts[6], span.weight, span.status};
+}
+
+std::vector<std::uint32_t> InstanceRows::order_by_row() const {
+  std::vector<std::uint32_t> order(spans_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [this](std::uint32_t a, std::uint32_t b) { return spans_[a].row < spans_[b].row; });
+  return order;
 }
 
 std::vector<InstanceRecord> InstanceRows::records() const {

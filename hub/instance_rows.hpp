@@ -18,6 +18,7 @@
 // Thread-safety: none; a batch is built on one thread and read on another
 // only after it was handed over.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -79,7 +80,10 @@ class InstanceRows {
 
   std::size_t size() const { return spans_.size(); }
   bool empty() const { return spans_.empty(); }
-  InstanceRow operator[](std::size_t i) const;
+  InstanceRow operator[](std::size_t i) const;  // i < size()
+  // The positions of the rows in order of their row number (the store
+  // writes them so: a registration's rows are appended page after page).
+  std::vector<std::uint32_t> order_by_row() const;
   Iterator begin() const;
   Iterator end() const;
   // Every row unpacked, in order of add().
@@ -90,7 +94,7 @@ class InstanceRows {
   // text's length, in InstanceRow's order.
   struct Span {
     std::size_t start = 0;
-    std::uint32_t lengths[7] = {};
+    std::array<std::uint32_t, 7> lengths{};
     std::uint32_t row = 0;
     std::uint32_t weight = 100;
     proto::InstanceStatus status = proto::InstanceStatus::kUp;

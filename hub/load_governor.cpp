@@ -18,6 +18,13 @@ Duration LoadGovernor::granted_interval() const {
   return stretch_ > 1 ? interval_at(stretch_) : Duration{0};
 }
 
+void LoadGovernor::resume(MonoTime now, std::uint32_t stretch) {
+  stretch_ = std::clamp<std::uint32_t>(stretch, 1, config_.max_stretch);
+  // Nodes beat within the interval they hold: judged only after one.
+  settled_at_ = now + interval_at(stretch_);
+  calm_since_.reset();
+}
+
 void LoadGovernor::on_pass(MonoTime now, std::chrono::microseconds busy, bool backlog,
                            std::uint64_t beats, std::uint64_t shed) {
   if (!started_) {

@@ -71,6 +71,12 @@ class LoadGovernor {
   void on_pass(MonoTime now, std::chrono::microseconds busy, bool backlog, std::uint64_t beats,
                std::uint64_t shed = 0);
 
+  // A restarted hub's fleet still holds the stretch the crashed hub granted
+  // (hub/granted_stretch.hpp): start from it, so that the first replies do
+  // not tell every node to beat that many times as often at once. It is
+  // relaxed, as any stretch, after a calm granted interval.
+  void resume(MonoTime now, std::uint32_t stretch);
+
   std::uint32_t stretch() const { return stretch_; }
   // The interval the hub grants: 0 while unstretched (nodes keep their own).
   Duration granted_interval() const;

@@ -360,10 +360,9 @@ void SqliteHubStore::write_instances(const PersistBatch& batch) {
   if (batch.instances_renumbered) sql_->delete_all_instances.run();
   for (const auto row : batch.instance_deletes)
     sql_->delete_instance.bind_int64(1, row).run();
-  std::vector<InstanceRow> by_row(batch.instance_upserts.begin(), batch.instance_upserts.end());
-  std::sort(by_row.begin(), by_row.end(),
-            [](const InstanceRow& a, const InstanceRow& b) { return a.row < b.row; });
-  for (const InstanceRow& in : by_row) {
+  const InstanceRows& rows = batch.instance_upserts;
+  for (const auto at : rows.order_by_row()) {
+    const InstanceRow in = rows[at];
     sql_->upsert_instance.bind_text(1, in.name)
         .bind_text(2, in.group)
         .bind_text(3, in.id)

@@ -73,6 +73,9 @@ struct SettingRecord {
 inline constexpr std::string_view kSettingEvictionProtection = "eviction_protection";   // 0 or 1
 inline constexpr std::string_view kSettingNotifySwitch = "notify_switch";               // 0 or 1
 inline constexpr std::string_view kSettingNotifySharePercent = "notify_share_percent";  // 1..100
+// Not an operator's: the longest interval stretch a node may hold (1, 2, 4,
+// ...; hub/granted_stretch.hpp), so that a restart's grace covers it.
+inline constexpr std::string_view kSettingGrantedStretch = "granted_stretch";
 
 // A service's whole set of routing rules (cascadectl set-routes), in the
 // order the operator gave them; empty: the service has none (its rows go).

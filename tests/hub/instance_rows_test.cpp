@@ -46,6 +46,15 @@ TEST(InstanceRows, GiveBackEveryRecordAsAddedWithItsMetadataPackedAsTheStoreWrit
   EXPECT_EQ(copy.records(), records);
 }
 
+TEST(InstanceRows, AreOrderedByRowNumberForTheStoreWithoutMovingThem) {
+  InstanceRows rows;
+  for (const std::uint32_t row : {9u, 2u, 7u, 0u})
+    rows.push_back(record(row, "i" + std::to_string(row), {}));
+  EXPECT_EQ(rows.order_by_row(), (std::vector<std::uint32_t>{3, 1, 2, 0}));
+  EXPECT_EQ(rows[0].row, 9u) << "the rows stay where they were added";
+  EXPECT_TRUE(InstanceRows{}.order_by_row().empty());
+}
+
 TEST(InstanceRows, AnInstanceWithoutMetadataIsWrittenWithAnEmptyMap) {
   InstanceRows rows;
   rows.add({.row = 1, .name = "svc", .group = "default", .id = "i", .owner = "n"});

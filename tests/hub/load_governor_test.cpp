@@ -202,6 +202,26 @@ TEST_F(LoadGovernorTest, ALoopSaturatedByOtherWorkComesDownOnceNearlyIdle) {
   EXPECT_EQ(governor.stretch(), 1u);
 }
 
+// A restarted hub resumes at the stretch its fleet holds; the first halving
+// waits for every node to have beaten at it (one interval of 16 s) and then
+// a granted interval of calm.
+TEST_F(LoadGovernorTest, AResumedStretchIsHeldForAnIntervalOfItThenRelaxedWhenCalm) {
+  governor.resume(now, 8);
+  EXPECT_EQ(governor.stretch(), 8u);
+  EXPECT_EQ(governor.granted_interval(), 8 * kInterval);
+  idle(2 * 8 * kInterval - Duration{500});
+  EXPECT_EQ(governor.stretch(), 8u);
+  idle(Duration{1000});
+  EXPECT_EQ(governor.stretch(), 4u);
+}
+
+TEST_F(LoadGovernorTest, AResumedStretchIsCappedAtTheConfiguredMaximum) {
+  governor.resume(now, 64);
+  EXPECT_EQ(governor.stretch(), 8u);
+  governor.resume(now, 0);
+  EXPECT_EQ(governor.stretch(), 1u);
+}
+
 TEST_F(LoadGovernorTest, AMaxStretchOfOneNeverSlowsTheFleet) {
   LoadGovernor off{LoadGovernorConfig{.max_stretch = 1}, kInterval};
   for (int i = 0; i < 1000; ++i) {

@@ -77,6 +77,48 @@ TEST_F(OverloadTest, ANodeGrantedALongerLeaseIsNotExpiredAtTheConfiguredOne) {
   EXPECT_EQ(hub.counters().nodes_expired, 1u);
 }
 
+// The crashed hub had told its fleet to beat every 16 s: the restarted one
+// (its governor back at 1) must not expire them at the configured 6 s lease
+// before their next beat. (At 1M, 200,000 live agents were: docs/
+// benchmarks.md, "Hub restart at 1M instances".)
+TEST_F(OverloadTest, AHubRestartedWhileItsFleetWasStretchedGivesTheStretchedLeaseAsGrace) {
+  fall_behind(Duration{400} + 6 * kInterval);
+  ASSERT_EQ(hub.governor().stretch(), 8u);
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  const auto batch = hub.take_persist_batch();
+  ASSERT_EQ(batch.settings.size(), 1u);
+  EXPECT_EQ(batch.settings[0], (SettingRecord{std::string(kSettingGrantedStretch), 8}));
+
+  HubSnapshot snapshot;
+  snapshot.nodes = batch.node_upserts;
+  snapshot.instances = batch.instance_upserts.records();
+  snapshot.settings = batch.settings;
+  HubCore restarted{config(), /*epoch=*/8, clock.now()};
+  restarted.restore(snapshot, clock.now());
+  serve(restarted, clock, 8 * kLease - Duration{100}, 0.1, false);
+  EXPECT_EQ(restarted.counters().nodes_expired, 0u) << "a live agent beating every 16 s";
+  serve(restarted, clock, Duration{200}, 0.1, false);
+  EXPECT_EQ(restarted.counters().nodes_expired, 1u) << "one that never came back goes then";
+}
+
+// Nor does it tell that fleet, at its first replies, to beat eight times as
+// often: it resumes at the stretch the fleet holds and relaxes it as any.
+TEST_F(OverloadTest, AHubRestartedWhileItsFleetWasStretchedResumesAtThatStretch) {
+  fall_behind(Duration{400} + 6 * kInterval);
+  ASSERT_EQ(hub.governor().stretch(), 8u);
+  HubSnapshot snapshot;
+  snapshot.settings = {{std::string(kSettingGrantedStretch), 8}};
+  HubCore restarted{config(), /*epoch=*/8, clock.now()};
+  restarted.restore(snapshot, clock.now());
+  auto r = restarted.handle(clock.now(), beat_with_set("n1", 1, {reg("svc", "i1", "10.0.0.1:80")}));
+  const auto* down = std::get_if<proto::DownBeat>(&r.reply);
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->interval_ms, 8 * kInterval.count());
+  EXPECT_EQ(down->lease_ms, 8 * kLease.count());
+  serve(restarted, clock, Duration{120'000}, 0.05, false);
+  EXPECT_EQ(restarted.governor().stretch(), 1u) << "a calm hub relaxes a resumed stretch";
+}
+
 // While the stretch comes down, a new lease is granted until at least the
 // latest deadline already granted: one granted long is not outlived by
 // shorter ones queued after it, and the node holding it keeps it. (A lease of
