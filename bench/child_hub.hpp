@@ -39,6 +39,7 @@ struct ChildHubOptions {
   std::string listen = "tcp://127.0.0.1:*";  // --listen; `*` picks a free port
   std::vector<std::string> extra_args{};     // appended to the command line
   bool append_log = false;                   // a restarted hub adds to the first one's log
+  std::string log_level = "warn";            // --log-level
 };
 
 class ChildHub {
@@ -50,7 +51,7 @@ class ChildHub {
     std::vector<std::string> args{o.binary,       "--id",        o.id,           "--listen",
                                   o.listen,       "--data",      o.dir.string(),
                                   "--probe-held",  // made-up instance addresses: never dialled
-                                  "off",          "--log-level", "warn"};
+                                  "off",          "--log-level", o.log_level};
     args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");

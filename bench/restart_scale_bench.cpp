@@ -907,7 +907,9 @@ std::unique_ptr<ChildHub> start_hub(const Options& o, const fs::path& dir,
                       .id = kHubId,
                       .listen = listen,
                       .extra_args = {"--beat-interval-ms", std::to_string(o.beat.count())},
-                      .append_log = again});
+                      .append_log = again,
+                      // The restarted hub says how long it read its store.
+                      .log_level = again ? "info" : "warn"});
 }
 
 void register_all(Nodes& nodes, const std::string& endpoint, const Options& o) {
