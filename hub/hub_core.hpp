@@ -555,6 +555,9 @@ class HubCore {
   // kSettingGrantedStretch) when it changes: a restart's grace covers it.
   GrantedStretch granted_stretch_{config_.lease};
   std::optional<std::uint32_t> stretch_to_store_;
+  // Text bytes per instance row in the last batch that had rows: the next
+  // batch's buffer is sized from it.
+  std::size_t row_bytes_hint_ = 160;
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   // Chunked full sets being received (delta reset ... more=false), by node:

@@ -77,6 +77,13 @@ class InstanceRows {
 
   void add(const InstanceFields& fields);
   void push_back(const InstanceRecord& record);
+  // Room for `rows` rows of `bytes` bytes of text in all: a batch of a
+  // registration wave then fills one buffer instead of doubling it.
+  void reserve(std::size_t rows, std::size_t bytes) {
+    spans_.reserve(rows);
+    bytes_.reserve(bytes);
+  }
+  std::size_t text_bytes() const { return bytes_.size(); }
 
   std::size_t size() const { return spans_.size(); }
   bool empty() const { return spans_.empty(); }

@@ -80,5 +80,18 @@ TEST(InstanceRows, AddingAThousandInstancesAllocatesAFewBuffersNotABlockPerText)
   EXPECT_EQ(rows[999].record().instance.metadata, meta);
 }
 
+// Reserved for the batch it will be, the buffer is filled without growing.
+TEST(InstanceRows, ReservedForTheirSizeAllocateNothingWhileAdded) {
+  const std::string id = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";
+  InstanceRows rows;
+  rows.reserve(1000, 1000 * 200);
+  const auto allocations = test_support::allocations_during([&] {
+    for (std::uint32_t row = 1; row <= 1000; ++row)
+      rows.add({.row = row, .name = "orders", .group = "default", .id = id, .owner = "node-0001"});
+  });
+  EXPECT_EQ(allocations, 0u);
+  EXPECT_LE(rows.text_bytes(), 1000u * 200);
+}
+
 }  // namespace
 }  // namespace cascade::hub
