@@ -119,11 +119,8 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   }
   if (granted_stretch_.held() > 1) {
     governor_.resume(now, granted_stretch_.held());
-    spdlog::info(
-        "restored {} nodes with a grace of {} ms and the interval stretched x{}: the hub had "
-        "stretched their intervals",
-        snapshot.nodes.size(), (config_.lease * granted_stretch_.held()).count(),
-        governor_.stretch());
+    spdlog::info("the crashed hub had stretched its fleet's intervals up to x{}: granting x{}",
+                 granted_stretch_.held(), governor_.stretch());
   }
   std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
   for (const auto& rec : snapshot.instances) {
@@ -153,7 +150,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
   registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
   spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
                nodes_.size(), registry_.service_count(), registry_.instance_count(),
-               config_.lease.count());
+               (config_.lease * granted_stretch_.held()).count());
 }
 
 HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const Peer& peer) {
