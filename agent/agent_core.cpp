@@ -128,6 +128,8 @@ void AgentCore::fail_over(MonoTime now) {
   hub_holds_set_ = false;
   granted_interval_ = Duration{0};  // the next hub grants its own
   journal_.clear();
+  for (auto& m : mirrors_)
+    m.need_full = true;  // the journal they took deltas from is gone
   misses_ = 0;
   awaiting_reply_ = false;
   retry_at_.reset();
@@ -194,45 +196,74 @@ void AgentCore::emit_beat(AgentActions& out) {
 }
 
 void AgentCore::emit_full_set(AgentActions& out) {
-  std::vector<proto::Registration> set;
-  set.reserve(registrations_.size());
-  for (const auto& [key, reg] : registrations_)
-    set.push_back(reg);
-  const auto limit = config_.max_registrations_per_beat;
-  if (limit == 0 || set.size() <= limit) {
-    auto beat = beat_header();
-    beat.registrations = std::move(set);
-    full_sent_seq_ = beat.seq;
-    out.send.push_back({current_hub_, std::move(beat)});
-  } else {
-    emit_chunks(/*reset=*/true, std::move(set), {}, out);
-    full_sent_seq_ = burst_end_seq_;
-  }
+  full_sent_seq_ = emit_whole_set(current_hub_, out);
   full_sent_digest_ = digest_.value();
+  if (config_.send_deltas) {
+    // Changes from now on go as deltas on top of this set: the hub applies
+    // what we send in order and refuses (send_full) a delta that does not
+    // give our digest. Waiting for this set's own answer sent the whole set
+    // again with every change while changes came faster than answers (a
+    // tier's registration wave: each instance carried ~100 times).
+    held_change_no_ = change_no_;
+    trim_journal();
+    hub_holds_set_ = true;
+    need_full_ = false;
+  }
+}
+
+// The whole set to `hub`, in one beat or in chunks past
+// max_registrations_per_beat (a tier's set is larger than a frame may be).
+std::uint64_t AgentCore::emit_whole_set(std::size_t hub, AgentActions& out) {
+  auto set = registrations();
+  const auto limit = config_.max_registrations_per_beat;
+  if (limit != 0 && set.size() > limit)
+    return emit_chunks(hub, /*reset=*/true, std::move(set), {}, out);
+  auto beat = header_for(hub);
+  beat.registrations = std::move(set);
+  const auto seq = beat.seq;
+  out.send.push_back({hub, std::move(beat)});
+  return seq;
 }
 
 void AgentCore::emit_delta(AgentActions& out) {
-  std::vector<proto::Registration> upserts;
-  std::vector<proto::InstanceKey> removed;
+  auto delta = journal_after(held_change_no_);
+  emit_chunks(current_hub_, /*reset=*/false, std::move(delta.upserts), std::move(delta.removed),
+              out);
+}
+
+proto::RegistrationDelta AgentCore::journal_after(std::uint64_t held) const {
+  proto::RegistrationDelta delta;
   for (const auto& [key, change] : journal_) {
+    if (change <= held) continue;
     auto it = registrations_.find(key);
     if (it != registrations_.end())
-      upserts.push_back(it->second);
+      delta.upserts.push_back(it->second);
     else
-      removed.push_back(key);
+      delta.removed.push_back(key);
   }
-  emit_chunks(/*reset=*/false, std::move(upserts), std::move(removed), out);
+  return delta;
+}
+
+void AgentCore::trim_journal() {
+  std::uint64_t held = held_change_no_;
+  for (std::size_t hub = 0; hub < mirrors_.size(); ++hub)
+    if (hub != current_hub_ && !mirrors_[hub].need_full)
+      held = std::min(held, mirrors_[hub].held_change_no);
+  std::erase_if(journal_, [&](const auto& kv) { return kv.second <= held; });
 }
 
 // One beat per chunk, each with its own seq; all but the last say `more`.
-// Replies to the earlier chunks are not acted on (see on_downbeat).
-void AgentCore::emit_chunks(bool reset, std::vector<proto::Registration> upserts,
-                            std::vector<proto::InstanceKey> removed, AgentActions& out) {
+// Replies to the earlier chunks are not acted on (see on_downbeat). Returns
+// the last beat's seq.
+std::uint64_t AgentCore::emit_chunks(std::size_t hub, bool reset,
+                                     std::vector<proto::Registration> upserts,
+                                     std::vector<proto::InstanceKey> removed, AgentActions& out) {
   const std::size_t limit = config_.max_registrations_per_beat == 0
                                 ? std::numeric_limits<std::size_t>::max()
                                 : config_.max_registrations_per_beat;
   std::size_t next_upsert = 0;
   std::size_t next_removed = 0;
+  std::uint64_t last_seq = 0;
   do {
     proto::RegistrationDelta delta;
     delta.reset = reset && next_upsert == 0;
@@ -244,11 +275,22 @@ void AgentCore::emit_chunks(bool reset, std::vector<proto::Registration> upserts
     delta.removed.assign(removed.begin() + next_removed, removed.begin() + next_removed + take_rm);
     next_removed += take_rm;
     delta.more = next_upsert < upserts.size() || next_removed < removed.size();
-    auto beat = beat_header();
+    auto beat = header_for(hub);
     beat.delta = std::move(delta);
-    burst_end_seq_ = beat.seq;
-    out.send.push_back({current_hub_, std::move(beat)});
+    last_seq = beat.seq;
+    out.send.push_back({hub, std::move(beat)});
   } while (next_upsert < upserts.size() || next_removed < removed.size());
+  if (hub == current_hub_) burst_end_seq_ = last_seq;
+  return last_seq;
+}
+
+// The current hub's beats declare what we read; a mirror's carry our set
+// only (delta mode: each remembers the change it was built at).
+proto::UpBeat AgentCore::header_for(std::size_t hub) {
+  if (hub == current_hub_) return beat_header();
+  auto beat = bare_beat_header();
+  if (config_.send_deltas) note_mirror_beat(mirrors_[hub], beat.seq);
+  return beat;
 }
 
 void AgentCore::send_beat(MonoTime now, AgentActions& out) {
@@ -393,25 +435,54 @@ void AgentCore::declare_configs(proto::UpBeat& beat) {
 }
 
 void AgentCore::emit_mirror_beats(AgentActions& out) {
-  for (std::size_t hub = 0; hub < mirrors_.size(); ++hub) {
-    if (hub == current_hub_) continue;
-    Mirror& m = mirrors_[hub];
-    // Reads go to the current hub only (versions are per hub), and the
-    // declaration its reply confirms stays the current hub's beat.
-    auto beat = bare_beat_header();
-    if (m.need_full) {
-      beat.registrations = registrations();
-      m.full_sent_seq = beat.seq;
-      m.full_sent_digest = digest_.value();
+  for (std::size_t hub = 0; hub < mirrors_.size(); ++hub)
+    if (hub != current_hub_) emit_mirror_beat(hub, out);
+  if (config_.send_deltas) trim_journal();
+}
+
+// Reads go to the current hub only (versions are per hub), and the
+// declaration its reply confirms stays the current hub's beat: a mirror
+// takes our set, whole once and then as deltas (delta mode), or whole again
+// whenever it changed (otherwise).
+void AgentCore::emit_mirror_beat(std::size_t hub, AgentActions& out) {
+  Mirror& m = mirrors_[hub];
+  if (m.need_full) {
+    m.full_sent_seq = emit_whole_set(hub, out);
+    m.full_sent_digest = digest_.value();
+    if (config_.send_deltas) {  // changes go on top of it, as to the current hub
+      m.need_full = false;
+      m.held_change_no = change_no_;
     }
-    out.send.push_back({hub, std::move(beat)});
+    return;
   }
+  auto delta = config_.send_deltas ? journal_after(m.held_change_no) : proto::RegistrationDelta{};
+  if (delta.upserts.empty() && delta.removed.empty())
+    out.send.push_back({hub, header_for(hub)});
+  else
+    emit_chunks(hub, /*reset=*/false, std::move(delta.upserts), std::move(delta.removed), out);
+}
+
+void AgentCore::note_mirror_beat(Mirror& m, std::uint64_t seq) {
+  m.change_no_at_seq[seq] = change_no_;
+  // Unanswered beats (hub down) must not grow this without bound.
+  while (m.change_no_at_seq.size() > kMaxTrackedBeats)
+    m.change_no_at_seq.erase(m.change_no_at_seq.begin());
 }
 
 void AgentCore::on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down) {
   Mirror& m = mirrors_[hub];
+  // A restarted mirror gets our set once, as the current hub does (it goes
+  // with our next beat, each agent's at its own phase).
+  if (m.hub_epoch != 0 && down.hub_epoch != m.hub_epoch) m.need_full = true;
+  m.hub_epoch = down.hub_epoch;
   if (down.send_full) {
     if (down.ack_seq >= m.full_sent_seq) m.need_full = true;
+  } else if (config_.send_deltas) {
+    auto sent = m.change_no_at_seq.find(down.ack_seq);
+    if (sent == m.change_no_at_seq.end()) return;
+    m.held_change_no = std::max(m.held_change_no, sent->second);
+    m.change_no_at_seq.erase(m.change_no_at_seq.begin(), std::next(sent));
+    trim_journal();
   } else if (down.ack_seq >= m.full_sent_seq && m.full_sent_seq != 0 &&
              m.full_sent_digest == digest_.value()) {
     m.need_full = false;
@@ -518,7 +589,7 @@ void AgentCore::on_downbeat(MonoTime now, const proto::DownBeat& down, AgentActi
     if (down.ack_seq >= std::max(full_sent_seq_, burst_end_seq_)) {
       need_full_ = true;
       hub_holds_set_ = false;
-      journal_.clear();     // the whole set goes next
+      // The whole set goes next (the journal stays for the mirrors).
       next_beat_at_ = now;  // the hub lacks our set: send it now rather than in an interval
     }
   } else if (config_.send_deltas) {
@@ -569,9 +640,9 @@ void AgentCore::on_set_acknowledged(std::uint64_t ack_seq) {
   if (ack_seq >= full_sent_seq_) need_full_ = false;
   auto sent = change_no_at_seq_.find(ack_seq);
   if (sent == change_no_at_seq_.end()) return;
-  const auto acknowledged = sent->second;
-  std::erase_if(journal_, [&](const auto& kv) { return kv.second <= acknowledged; });
+  held_change_no_ = std::max(held_change_no_, sent->second);
   change_no_at_seq_.erase(change_no_at_seq_.begin(), std::next(sent));
+  trim_journal();
 }
 
 // Versions one hub incarnation issues for a list grow: its registry's, and
@@ -702,9 +773,12 @@ std::vector<proto::Registration> AgentCore::registrations() const {
 }
 
 void AgentCore::registration_changed(MonoTime now, const proto::InstanceKey& key) {
-  if (config_.send_deltas) journal_[key] = ++change_no_;
-  for (auto& m : mirrors_)
-    m.need_full = true;
+  if (config_.send_deltas) {
+    journal_[key] = ++change_no_;  // the mirrors take it as a delta too
+  } else {
+    for (auto& m : mirrors_)
+      m.need_full = true;
+  }
   if (!config_.send_deltas || !hub_holds_set_) need_full_ = true;
   // Changes travel now (after the coalescing delay), not at the next interval.
   next_beat_at_ = std::min(next_beat_at_, now + config_.change_delay);

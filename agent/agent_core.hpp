@@ -325,11 +325,14 @@ class AgentCore {
   void emit_beat(AgentActions& out);
   void emit_full_set(AgentActions& out);
   void emit_delta(AgentActions& out);
-  void emit_chunks(bool reset, std::vector<proto::Registration> upserts,
-                   std::vector<proto::InstanceKey> removed, AgentActions& out);
+  std::uint64_t emit_whole_set(std::size_t hub, AgentActions& out);
+  std::uint64_t emit_chunks(std::size_t hub, bool reset, std::vector<proto::Registration> upserts,
+                            std::vector<proto::InstanceKey> removed, AgentActions& out);
+  proto::UpBeat header_for(std::size_t hub);
   void on_set_acknowledged(std::uint64_t ack_seq);
   // kAll: the hubs other than the current one get our set, nothing else.
   void emit_mirror_beats(AgentActions& out);
+  void emit_mirror_beat(std::size_t hub, AgentActions& out);
   void on_mirror_downbeat(std::size_t hub, const proto::DownBeat& down);
   void on_error(MonoTime now, std::size_t from_hub, const proto::ErrorReply& error,
                 AgentActions& out);
@@ -359,6 +362,10 @@ class AgentCore {
   void expire_unused(MonoTime now, AgentActions& out);
   void expire_queries(MonoTime now, AgentActions& out);
   void registration_changed(MonoTime now, const proto::InstanceKey& key);
+  // Delta mode: the journal's changes after `held` (a hub holds the rest).
+  proto::RegistrationDelta journal_after(std::uint64_t held) const;
+  // Drops the changes every hub we send deltas to holds.
+  void trim_journal();
   Resolution resolution_of(const proto::ServiceKey& key, const CacheEntry& e, MonoTime now,
                            WallMs wall_now) const;
   // Since a hub confirmed the list (restored from the snapshot: since it was saved).
@@ -391,11 +398,14 @@ class AgentCore {
   std::map<proto::InstanceKey, proto::Registration> registrations_;
   proto::SetDigest digest_;
   bool need_full_ = false;       // the hub may not hold our current set
-  bool hub_holds_set_ = false;   // the current hub acknowledged a set of ours (deltas apply)
+  bool hub_holds_set_ = false;   // the current hub holds, or has on its way, a set of ours
   std::uint64_t change_no_ = 0;  // numbers registration changes (delta mode)
-  std::map<proto::InstanceKey, std::uint64_t> journal_;      // changed since acknowledged
+  // Delta mode: each changed key with the number of its last change, kept
+  // until every hub we send deltas to holds it.
+  std::map<proto::InstanceKey, std::uint64_t> journal_;
   std::map<std::uint64_t, std::uint64_t> change_no_at_seq_;  // beat seq -> change_no_ then
-  std::uint64_t burst_end_seq_ = 0;  // last beat of the newest chunked set or delta
+  std::uint64_t held_change_no_ = 0;  // the current hub holds every change up to this one
+  std::uint64_t burst_end_seq_ = 0;   // last beat of the newest chunked set or delta
 
   // kAll: per hub, whether it holds our set (the current hub's entry is unused).
   struct Mirror {
@@ -403,8 +413,15 @@ class AgentCore {
     std::uint64_t full_sent_seq = 0;
     std::uint64_t full_sent_digest = 0;
     bool deregistered = false;  // acknowledged our Deregister
+    // Delta mode, as the current hub's: every change up to this one is held
+    // there (or on its way in a whole set), and the change number as each
+    // beat to it was built.
+    std::uint64_t held_change_no = 0;
+    std::map<std::uint64_t, std::uint64_t> change_no_at_seq;
+    std::uint64_t hub_epoch = 0;  // the incarnation that last answered (0: none yet)
   };
   std::vector<Mirror> mirrors_;
+  void note_mirror_beat(Mirror& m, std::uint64_t seq);  // delta mode: what the beat held
   Duration granted_lease_{0};     // the lease the current hub last granted (0: not known)
   Duration granted_interval_{0};  // the interval it granted (0: the configured one)
   MonoTime regular_beat_at_{};    // the next beat as send_beat() scheduled it

@@ -1232,3 +1232,210 @@ TEST_F(AgentCoreAllHubsTest, DeregisterGoesToEveryHubAndStopsOnlyWhenAllAcknowle
 
 }  // namespace
 }  // namespace cascade::agent
+
+namespace cascade::agent {
+namespace {
+
+// A tier's uplink sends deltas (AgentCoreConfig::send_deltas). In a
+// registration wave its changes come faster than the upper hub answers: the
+// whole set went up with every change until the newest whole set was
+// answered (each instance carried ~100 times at a 100 ms round trip). A model
+// upper hub applies what arrives in order and checks the digest as HubCore
+// does, answering send_full when it does not match.
+class DeltaWaveTest : public ::testing::Test {
+ protected:
+  struct Counts {
+    std::size_t whole_sets = 0;  // beats carrying the whole set
+    std::size_t carried = 0;     // registrations in all beats
+    std::size_t refused = 0;     // answered send_full
+  };
+
+  static AgentCoreConfig uplink_config(std::size_t hubs, std::size_t per_beat) {
+    AgentCoreConfig c;
+    c.node_id = "l1-hub";
+    c.epoch = 3;
+    c.hub_count = hubs;
+    c.hub_mode = HubMode::kAll;  // as a tier's uplink beating to every upstream
+    c.beat_interval = Duration{2000};
+    c.send_deltas = true;
+    c.change_delay = Duration{20};
+    c.max_registrations_per_beat = per_beat;
+    return c;
+  }
+
+  // Registers `count` instances one every `every`, removing every fifth one
+  // again, against an upper hub answering after `round_trip`.
+  Counts run_wave(Duration round_trip, Duration every, std::size_t count) {
+    if (!started) sent(core.start(clock.now()), round_trip);
+    started = true;
+    MonoTime next_change = clock.now();
+    std::size_t made = 0;
+    const MonoTime end = clock.now() + every * static_cast<int>(count) + Duration{5000};
+    while (clock.now() < end) {
+      MonoTime next = std::min(core.next_deadline(), end);
+      if (made < count) next = std::min(next, next_change);
+      if (!in_flight.empty()) next = std::min(next, in_flight.begin()->first);
+      clock.set(std::max(clock.now(), next));
+      while (!in_flight.empty() && in_flight.begin()->first <= clock.now()) {
+        const auto [hub, down] = in_flight.begin()->second;
+        in_flight.erase(in_flight.begin());
+        sent(core.on_message(clock.now(), hub, down), round_trip);
+      }
+      if (made < count && clock.now() >= next_change) {
+        const auto id = "i" + std::to_string(made);
+        sent(core.add_registration(clock.now(), reg("svc", id, "10.0.0.1:" + std::to_string(made))),
+             round_trip);
+        if (made % 5 == 4) sent(core.remove_registration(clock.now(), key("svc"), id), round_trip);
+        ++made;
+        next_change = clock.now() + every;
+      }
+      if (core.next_deadline() <= clock.now()) sent(core.on_timer(clock.now()), round_trip);
+    }
+    return counts;
+  }
+
+  using Set = std::map<proto::InstanceKey, proto::Registration>;
+  Set mine() const {
+    Set set;
+    for (const auto& r : core.registrations())
+      set[{r.service, r.instance.id}] = r;
+    return set;
+  }
+
+  explicit DeltaWaveTest(std::size_t hubs = 1, std::size_t per_beat = 0)
+      : core{uplink_config(hubs, per_beat), /*rng_seed=*/1} {}
+
+  FakeClock clock;
+  AgentCore core;
+  std::map<std::size_t, Set> held;  // by hub: what each model hub holds
+  std::multimap<MonoTime, std::pair<std::size_t, proto::DownBeat>> in_flight;
+  Counts counts;
+  bool started = false;
+  std::size_t whole_sets_to_lose = 0;  // the network drops the next so many whole sets
+  std::size_t largest_beat = 0;        // registrations and removals in one beat, at most
+  std::uint64_t mirror_epoch = 1;      // hub 1's incarnation
+
+ private:
+  // The hub applies a beat on arrival; the answer reaches the agent later.
+  void sent(const AgentActions& actions, Duration round_trip) {
+    for (const auto& out : actions.send) {
+      const auto* beat = std::get_if<proto::UpBeat>(&out.message);
+      if (beat == nullptr) continue;
+      largest_beat = std::max(largest_beat, carried(*beat));
+      if (beat->registrations && whole_sets_to_lose > 0) {
+        --whole_sets_to_lose;
+        continue;
+      }
+      proto::DownBeat down;
+      down.hub_id = "l2";
+      down.hub_epoch = out.hub == 1 ? mirror_epoch : 1;
+      down.node_id = beat->node_id;
+      down.ack_seq = beat->seq;
+      down.lease_ms = 6000;
+      down.send_full = !apply(held[out.hub], *beat);
+      counts.refused += down.send_full ? 1 : 0;
+      in_flight.emplace(clock.now() + round_trip, std::pair{out.hub, down});
+    }
+  }
+  static std::size_t carried(const proto::UpBeat& beat) {
+    std::size_t n = beat.registrations ? beat.registrations->size() : 0;
+    if (beat.delta) n += beat.delta->upserts.size() + beat.delta->removed.size();
+    return n;
+  }
+  bool apply(Set& set, const proto::UpBeat& beat) {
+    if (beat.registrations) {
+      ++counts.whole_sets;
+      counts.carried += beat.registrations->size();
+      set.clear();
+      for (const auto& r : *beat.registrations)
+        set[{r.service, r.instance.id}] = r;
+    }
+    if (beat.delta) {
+      if (beat.delta->reset) {
+        ++counts.whole_sets;
+        set.clear();
+      }
+      counts.carried += beat.delta->upserts.size();
+      for (const auto& r : beat.delta->upserts)
+        set[{r.service, r.instance.id}] = r;
+      for (const auto& k : beat.delta->removed)
+        set.erase(k);
+      if (beat.delta->more) return true;  // judged at the last chunk
+    }
+    proto::SetDigest digest;
+    for (const auto& [k, r] : set)
+      digest.add(r);
+    return digest.value() == beat.digest;
+  }
+};
+
+TEST_F(DeltaWaveTest, AWaveFasterThanTheAnswersSendsTheWholeSetOnceThenDeltas) {
+  const auto wave = run_wave(Duration{500}, Duration{5}, 1000);
+  EXPECT_EQ(wave.whole_sets, 1u) << "the whole set with every change until it is answered";
+  EXPECT_EQ(wave.refused, 0u);
+  EXPECT_EQ(held[0], mine()) << "the upper hub holds the set";
+  EXPECT_EQ(mine().size(), 800u);
+}
+
+// Each delta still carries every change not yet answered: the carrying
+// factor is the round trip over the beat spacing, not the wave's length.
+TEST_F(DeltaWaveTest, ADeltaCarriesTheChangesNotYetAnswered) {
+  const auto wave = run_wave(Duration{100}, Duration{5}, 1000);
+  EXPECT_EQ(wave.whole_sets, 1u);
+  EXPECT_LE(wave.carried, 8u * 1000) << "~100 ms of changes in each 20 ms beat";
+}
+
+// The whole set is no longer repeated until it is answered: when it is lost
+// on the way, the next delta does not give the hub our digest and the hub's
+// send_full brings the whole set again.
+TEST_F(DeltaWaveTest, AWholeSetLostOnTheWayGoesAgainWhenTheHubRefusesTheNextDelta) {
+  whole_sets_to_lose = 1;
+  const auto wave = run_wave(Duration{100}, Duration{5}, 200);
+  EXPECT_GE(wave.refused, 1u) << "the delta on top of the lost set";
+  EXPECT_EQ(wave.whole_sets, 1u) << "received: the one sent again";
+  EXPECT_EQ(held[0], mine()) << "the upper hub holds the set";
+}
+
+// Beating to every upstream (a tier's uplink in kAll mode), the other hubs
+// took the whole set with every change, unchunked, until one answer matched a
+// digest that kept moving: they take deltas as the current hub does.
+class DeltaWaveToTwoHubsTest : public DeltaWaveTest {
+ protected:
+  DeltaWaveToTwoHubsTest() : DeltaWaveTest(2) {}
+};
+
+TEST_F(DeltaWaveToTwoHubsTest, EveryUpstreamTakesTheWholeSetOnceThenDeltas) {
+  const auto wave = run_wave(Duration{100}, Duration{5}, 1000);
+  EXPECT_EQ(wave.whole_sets, 2u) << "one to each hub";
+  EXPECT_EQ(wave.refused, 0u);
+  EXPECT_LE(wave.carried, 2u * 8 * 1000);
+  EXPECT_EQ(held[0], mine());
+  EXPECT_EQ(held[1], mine());
+}
+
+// A tier's set is larger than one frame may carry: every hub, mirrors too,
+// takes it and its deltas in chunks of max_registrations_per_beat.
+class ChunkedDeltaWaveToTwoHubsTest : public DeltaWaveTest {
+ protected:
+  ChunkedDeltaWaveToTwoHubsTest() : DeltaWaveTest(2, /*per_beat=*/50) {}
+};
+
+TEST_F(ChunkedDeltaWaveToTwoHubsTest, EveryUpstreamTakesTheSetInChunks) {
+  run_wave(Duration{100}, Duration{5}, 1000);
+  EXPECT_LE(largest_beat, 50u) << "a whole set or delta unchunked";
+  EXPECT_EQ(held[0], mine());
+  EXPECT_EQ(held[1], mine());
+}
+
+TEST_F(ChunkedDeltaWaveToTwoHubsTest, ARestartedMirrorTakesTheWholeSetInChunks) {
+  run_wave(Duration{100}, Duration{5}, 400);
+  held[1].clear();  // the mirror restarted from an empty disk
+  mirror_epoch = 2;
+  largest_beat = 0;
+  run_wave(Duration{100}, Duration{5}, 0);
+  EXPECT_LE(largest_beat, 50u);
+  EXPECT_EQ(held[1], mine()) << "the restarted mirror holds our set again";
+}
+
+}  // namespace
+}  // namespace cascade::agent

@@ -6,7 +6,8 @@
 //  - the new incarnation serves the restored tiers at once; a change lost
 //    with the unflushed batch was never acknowledged, so dc1's uplink repeats
 //    it and the new L2 applies it;
-//  - each L1 below re-sends its set to the new incarnation on its own;
+//  - each L1 below re-sends its set to the new incarnation on its own (once:
+//    one lost on the way is not repeated while the restored set matches);
 //  - nothing below loses a same-tier instance, no lease runs out anywhere,
 //    no consumer's view ever regresses, and everyone holds the live set
 //    within kRestartBound of the crash.
@@ -89,8 +90,11 @@ void SimTiersL2RestartTest::run_scenario(HubCrash crash) {
   const auto& d = departures.of(stopping);
   EXPECT_TRUE(d.present.empty()) << "the stopped instance survives somewhere";
   EXPECT_EQ(d.returns, lost ? 1u : 0u) << "back only with the lost batch, at the restart";
-  EXPECT_GE(world.hub(dc.l2).counters().full_sets_received, 2u)
-      << "each of the two L1s below re-sends its set to the new incarnation";
+  // Each L1 re-sends its set once to the new incarnation; one lost on the way
+  // is not repeated while the restored set gives the L1's digest (a delta or
+  // beat that does not is answered send_full), so under loss one may be missing.
+  EXPECT_GE(world.hub(dc.l2).counters().full_sets_received, 1u)
+      << "the L1s below re-send their sets to the new incarnation";
   for (std::size_t h = 0; h < world.hub_count(); ++h)
     EXPECT_EQ(world.hub(h).counters().nodes_expired, 0u) << world.hub(h).config().hub_id;
   EXPECT_EQ(world.hub(fleet.l3).registry().instance_count(), providers() - 1);
