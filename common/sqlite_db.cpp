@@ -190,18 +190,18 @@ std::int64_t Statement::column_int64(int index) const {
   return sqlite3_column_int64(stmt_, index);
 }
 
-std::string Statement::column_text(int index) const {
+std::string_view Statement::column_text_view(int index) const {
   const auto* text = sqlite3_column_text(stmt_, index);
   const int size = sqlite3_column_bytes(stmt_, index);  // after _text: the UTF-8 size
   if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+  return {reinterpret_cast<const char*>(text), static_cast<std::size_t>(size)};
 }
 
-std::string Statement::column_blob(int index) const {
+std::string_view Statement::column_blob_view(int index) const {
   const void* data = sqlite3_column_blob(stmt_, index);
   const int size = sqlite3_column_bytes(stmt_, index);
   if (data == nullptr) return {};
-  return std::string(static_cast<const char*>(data), static_cast<std::size_t>(size));
+  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
 }
 
 bool Statement::column_is_null(int index) const {

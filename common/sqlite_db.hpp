@@ -118,8 +118,13 @@ class Statement {
   void reset();
 
   std::int64_t column_int64(int index) const;
-  std::string column_text(int index) const;
-  std::string column_blob(int index) const;
+  std::string column_text(int index) const { return std::string(column_text_view(index)); }
+  std::string column_blob(int index) const { return std::string(column_blob_view(index)); }
+  // The column's bytes where SQLite holds them: valid until the next step(),
+  // reset() or read of the same column as another type. For reading many
+  // rows without a heap string per text.
+  std::string_view column_text_view(int index) const;
+  std::string_view column_blob_view(int index) const;
   bool column_is_null(int index) const;
 
  private:

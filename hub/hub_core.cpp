@@ -123,15 +123,16 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
                  granted_stretch_.held(), governor_.stretch());
   }
   std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
-  for (const auto& rec : snapshot.instances) {
-    Node* node = nodes_.find(rec.owner);
+  for (const InstanceRow row : snapshot.instances) {
+    Node* node = nodes_.find(row.owner);
     // Its agent was deleted: the row is an orphan, deleted at the first
     // batch. (Static instances, owned by kStaticOwner, were restored by
     // restore_admin.)
     if (node == nullptr) {
-      if (rec.owner != kStaticOwner) registry_.forget_row(rec.row);
+      if (row.owner != kStaticOwner) registry_.forget_row(row.row);
       continue;
     }
+    const InstanceRecord rec = row.record();  // one at a time: the store packed a million
     registry_.restore_instance(rec.service, rec.instance, rec.owner, rec.row);
     owned[node].push_back(owned_of(*registry_.find(rec.service), rec.instance.id));
   }

@@ -378,8 +378,9 @@ void HubCore::restore_admin(const HubSnapshot& snapshot) {
                    describe(mark.service, mark.id), proto::to_string(mark.status));
   }
   std::size_t statics = 0;
-  for (const auto& rec : snapshot.instances) {
-    if (rec.owner != kStaticOwner) continue;
+  for (const InstanceRow row : snapshot.instances) {
+    if (row.owner != kStaticOwner) continue;
+    const InstanceRecord rec = row.record();
     registry_.restore_instance(rec.service, rec.instance, rec.owner, rec.row);
     ++statics;
   }

@@ -25,6 +25,11 @@ InstanceRows::InstanceRows(std::initializer_list<InstanceRecord> records) {
     push_back(record);
 }
 
+InstanceRows::InstanceRows(const std::vector<InstanceRecord>& records) {
+  for (const auto& record : records)
+    push_back(record);
+}
+
 void InstanceRows::add(const InstanceFields& fields) {
   Span span{bytes_.size(), {}, fields.row, fields.weight, fields.status};
   const std::string_view texts[] = {fields.name,  fields.group,   fields.id,
@@ -37,6 +42,8 @@ void InstanceRows::add(const InstanceFields& fields) {
   AppendTo out{bytes_};
   if (fields.metadata != nullptr)
     msgpack::pack(out, *fields.metadata);
+  else if (!fields.metadata_blob.empty())
+    bytes_.append(fields.metadata_blob);
   else
     msgpack::pack(out, std::map<std::string, std::string>{});
   span.lengths.back() = static_cast<std::uint32_t>(bytes_.size() - packed_from);

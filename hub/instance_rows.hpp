@@ -63,9 +63,12 @@ struct InstanceFields {
   std::string_view owner{};
   std::string_view address{};
   std::string_view zone{};
-  const std::map<std::string, std::string>* metadata = nullptr;  // nullptr: none
+  const std::map<std::string, std::string>* metadata = nullptr;  // nullptr: metadata_blob
   std::uint32_t weight = 100;
   proto::InstanceStatus status = proto::InstanceStatus::kUp;
+  // The metadata packed already (as the store reads its column), taken as it
+  // is when `metadata` is nullptr; empty: none.
+  std::string_view metadata_blob{};
 };
 
 class InstanceRows {
@@ -74,6 +77,7 @@ class InstanceRows {
 
   InstanceRows() = default;
   InstanceRows(std::initializer_list<InstanceRecord> records);  // implicit, like a vector's
+  explicit InstanceRows(const std::vector<InstanceRecord>& records);
 
   void add(const InstanceFields& fields);
   void push_back(const InstanceRecord& record);

@@ -165,29 +165,31 @@ std::string describe_key(const proto::ServiceKey& service, std::string_view id) 
 
 // Columns as selected in read_instances(). Throws StoreError for a row that no
 // version of this code could have written.
-InstanceRecord instance_from_row(const sqlite::Statement& row, const std::filesystem::path& file) {
-  InstanceRecord record;
-  record.service = proto::ServiceKey{row.column_text(0), row.column_text(1)};
-  record.instance.id = row.column_text(2);
-  record.owner = row.column_text(3);
-  record.instance.address = row.column_text(4);
-  // The schema's CHECK constraints keep weight and status in range.
-  record.instance.weight = static_cast<std::uint32_t>(row.column_int64(5));
-  record.instance.zone = row.column_text(6);
-  record.instance.status = static_cast<proto::InstanceStatus>(row.column_int64(7));
+// One stored instance, checked (its row key in range, its metadata a map of
+// strings) and added to `rows` with its metadata as stored.
+void add_instance_row(const sqlite::Statement& row, const std::filesystem::path& file,
+                      InstanceRows& rows) {
+  const auto corrupt = [&](const std::string& why) {
+    const proto::ServiceKey service{row.column_text(0), row.column_text(1)};
+    return StoreError(file, "corrupt instance " + describe_key(service, row.column_text(2)), why);
+  };
   const auto key = row.column_int64(9);
-  if (key <= 0 || key > std::numeric_limits<std::uint32_t>::max()) {
-    throw StoreError(file, "corrupt instance " + describe_key(record.service, record.instance.id),
-                     "row " + std::to_string(key) + " is out of range");
-  }
-  record.row = static_cast<std::uint32_t>(key);
-  auto metadata = unpack_blob<Metadata>(row.column_blob(8));
-  if (!metadata) {
-    throw StoreError(file, "corrupt instance " + describe_key(record.service, record.instance.id),
-                     "metadata is not a MessagePack map of strings");
-  }
-  record.instance.metadata = std::move(*metadata);
-  return record;
+  if (key <= 0 || key > std::numeric_limits<std::uint32_t>::max())
+    throw corrupt("row " + std::to_string(key) + " is out of range");
+  const auto metadata = row.column_blob_view(8);
+  if (!unpack_blob<Metadata>(metadata))
+    throw corrupt("metadata is not a MessagePack map of strings");
+  // The schema's CHECK constraints keep weight and status in range.
+  rows.add({.row = static_cast<std::uint32_t>(key),
+            .name = row.column_text_view(0),
+            .group = row.column_text_view(1),
+            .id = row.column_text_view(2),
+            .owner = row.column_text_view(3),
+            .address = row.column_text_view(4),
+            .zone = row.column_text_view(6),
+            .weight = static_cast<std::uint32_t>(row.column_int64(5)),
+            .status = static_cast<proto::InstanceStatus>(row.column_int64(7)),
+            .metadata_blob = metadata});
 }
 
 }  // namespace
@@ -498,14 +500,14 @@ std::vector<NodeRecord> SqliteHubStore::read_nodes() {
   return nodes;
 }
 
-std::vector<InstanceRecord> SqliteHubStore::read_instances() {
+InstanceRows SqliteHubStore::read_instances() {
   sqlite::Statement select(db_,
                            "SELECT name, group_name, id, owner, address, weight, zone, status, "
                            "metadata, row FROM instances ORDER BY row");
-  std::vector<InstanceRecord> instances;
+  InstanceRows rows;
   while (select.step())
-    instances.push_back(instance_from_row(select, db_.path()));
-  return instances;
+    add_instance_row(select, db_.path(), rows);
+  return rows;
 }
 
 std::vector<ServiceRecord> SqliteHubStore::read_services() {

@@ -113,7 +113,7 @@ class SqliteHubStore final : public HubStore {
   void write_admin(const PersistBatch& batch);
   void write_config(const PersistBatch& batch);
   std::vector<NodeRecord> read_nodes();
-  std::vector<InstanceRecord> read_instances();
+  InstanceRows read_instances();
   std::vector<ServiceRecord> read_services();
   std::vector<OverrideRecord> read_overrides();
   std::vector<SettingRecord> read_settings();

@@ -185,7 +185,7 @@ struct PersistBatch {
 // The state a restarted hub starts from.
 struct HubSnapshot {
   std::vector<NodeRecord> nodes;
-  std::vector<InstanceRecord> instances;
+  InstanceRows instances;  // packed: a million rows are one buffer, not ten million blocks
   std::vector<ServiceRecord> services;
   std::vector<OverrideRecord> overrides;
   std::vector<SettingRecord> settings;

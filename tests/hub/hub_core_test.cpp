@@ -319,7 +319,7 @@ class HubRestartTest : public ::testing::Test {
     auto batch = before.take_persist_batch();
     HubSnapshot snap;
     snap.nodes = batch.node_upserts;
-    snap.instances = batch.instance_upserts.records();
+    snap.instances = batch.instance_upserts;
     snap.services = batch.service_versions;
     return snap;
   }
@@ -364,9 +364,8 @@ TEST_F(HubRestartTest, RowsContinueAfterEveryStoredOneAndOrphanRowsAreDeleted) {
     h.handle(clock.now(), beat_with_set("n2", 1, {reg("svc", "i2", "a:2")}));
   });
   ASSERT_EQ(snap.instances.size(), 2u);
-  const auto& orphan =
-      snap.instances[0].instance.id == "i2" ? snap.instances[0] : snap.instances[1];
-  const auto& kept = snap.instances[0].instance.id == "i1" ? snap.instances[0] : snap.instances[1];
+  const auto orphan = snap.instances[0].id == "i2" ? snap.instances[0] : snap.instances[1];
+  const auto kept = snap.instances[0].id == "i1" ? snap.instances[0] : snap.instances[1];
   std::erase_if(snap.nodes, [](const NodeRecord& n) { return n.node_id == "n2"; });
   HubCore after{HubCoreConfig{"hub-a", 1, kLease}, 2, clock.now()};
   after.restore(snap, clock.now());

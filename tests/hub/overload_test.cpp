@@ -91,7 +91,7 @@ TEST_F(OverloadTest, AHubRestartedWhileItsFleetWasStretchedGivesTheStretchedLeas
 
   HubSnapshot snapshot;
   snapshot.nodes = batch.node_upserts;
-  snapshot.instances = batch.instance_upserts.records();
+  snapshot.instances = batch.instance_upserts;
   snapshot.settings = batch.settings;
   HubCore restarted{config(), /*epoch=*/8, clock.now()};
   restarted.restore(snapshot, clock.now());

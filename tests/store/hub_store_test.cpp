@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -41,12 +42,17 @@ InstanceRecord make_instance(std::uint32_t row, std::string service, std::string
 
 // load() returns instances in row order, the rest in key order; tests build
 // their expectations in any order.
+std::vector<InstanceRecord> sorted(const InstanceRows& rows) {
+  auto records = rows.records();
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.service, a.instance.id) < std::tie(b.service, b.instance.id);
+  });
+  return records;
+}
+
 HubSnapshot sorted(HubSnapshot s) {
   std::sort(s.nodes.begin(), s.nodes.end(),
             [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
-  std::sort(s.instances.begin(), s.instances.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.service, a.instance.id) < std::tie(b.service, b.instance.id);
-  });
   std::sort(s.services.begin(), s.services.end(),
             [](const auto& a, const auto& b) { return a.service < b.service; });
   std::sort(s.overrides.begin(), s.overrides.end(), [](const auto& a, const auto& b) {
@@ -61,7 +67,7 @@ void expect_snapshot(const HubSnapshot& loaded, const HubSnapshot& expected) {
   const HubSnapshot actual = sorted(loaded);
   const HubSnapshot want = sorted(expected);
   EXPECT_EQ(actual.nodes, want.nodes);
-  EXPECT_EQ(actual.instances, want.instances);
+  EXPECT_EQ(sorted(actual.instances), sorted(want.instances));
   EXPECT_EQ(actual.services, want.services);
   EXPECT_EQ(actual.overrides, want.overrides);
   EXPECT_EQ(actual.settings, want.settings);
@@ -82,9 +88,15 @@ PersistBatch base_batch() {
 }
 
 HubSnapshot as_snapshot(const PersistBatch& b) {
-  return HubSnapshot{b.node_upserts,     b.instance_upserts.records(),
-                     b.service_versions, b.override_upserts,
-                     b.settings,         b.route_sets};
+  return HubSnapshot{b.node_upserts,     b.instance_upserts, b.service_versions,
+                     b.override_upserts, b.settings,         b.route_sets};
+}
+
+// The snapshot's instances edited as records (the rows are packed).
+void edit_instances(HubSnapshot& s, const std::function<void(std::vector<InstanceRecord>&)>& edit) {
+  auto records = s.instances.records();
+  edit(records);
+  s.instances = InstanceRows(records);
 }
 
 class SqliteHubStoreTest : public ::testing::Test {
@@ -161,7 +173,7 @@ TEST_F(SqliteHubStoreTest, DeletesRemoveOnlyTheNamedNodesAndInstances) {
 
   HubSnapshot expected = as_snapshot(base_batch());
   expected.nodes.erase(expected.nodes.begin() + 1);
-  expected.instances.erase(expected.instances.begin() + 1);
+  edit_instances(expected, [](auto& in) { in.erase(in.begin() + 1); });
   expect_snapshot(store->load(), expected);
 }
 
@@ -182,7 +194,7 @@ TEST_F(SqliteHubStoreTest, UpsertOverwritesEveryFieldOfAnExistingRow) {
 
   HubSnapshot expected = as_snapshot(base_batch());
   expected.nodes[0] = change.node_upserts[0];
-  expected.instances[0] = moved;
+  edit_instances(expected, [&](auto& in) { in[0] = moved; });
   expected.services[0].version = 6;
   expect_snapshot(store->load(), expected);
 }
@@ -198,7 +210,7 @@ TEST_F(SqliteHubStoreTest, AFreedServicesRowIsDeletedAndNotLoadedAgain) {
 
   HubSnapshot expected = as_snapshot(base_batch());
   expected.nodes.erase(expected.nodes.begin());
-  expected.instances.pop_back();
+  edit_instances(expected, [](auto& in) { in.pop_back(); });
   expected.services.pop_back();
   expect_snapshot(store->load(), expected);
 }
@@ -463,7 +475,7 @@ TEST_F(SqliteHubStoreTest, VersionFiveFileGetsItsInstancesNumberedInKeyOrder) {
   next.instance_upserts = {make_instance(4, "orders", "c1", "node-c")};
   store->apply(next);
   HubSnapshot after = as_snapshot(expected);
-  after.instances[1] = next.instance_upserts[0].record();
+  edit_instances(after, [&](auto& in) { in[1] = next.instance_upserts[0].record(); });
   expect_snapshot(store->load(), after);
   store.reset();
   sqlite::Db raw(dir() / "hub.db", {});
