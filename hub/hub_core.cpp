@@ -117,11 +117,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     // a grace of the longest lease it may hold.
     if (known == nullptr) leases_.add(node, lease_deadline(now, granted_stretch_.held()));
   }
-  if (granted_stretch_.held() > 1) {
-    governor_.resume(now, granted_stretch_.held());
-    spdlog::info("the crashed hub had stretched its fleet's intervals up to x{}: granting x{}",
-                 granted_stretch_.held(), governor_.stretch());
-  }
+  if (granted_stretch_.held() > 1) governor_.resume(now, granted_stretch_.held());
   std::unordered_map<Node*, std::vector<OwnedInstance>> owned;
   for (const InstanceRow row : snapshot.instances) {
     Node* node = nodes_.find(row.owner);
@@ -149,9 +145,14 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     });
   }
   registry_.stamp_noted(now, config_.empty_service_ttl);  // the services restored empty
-  spdlog::info("restored {} agents, {} services, {} instances; grace until lease expiry ({} ms)",
-               nodes_.size(), registry_.service_count(), registry_.instance_count(),
-               (config_.lease * granted_stretch_.held()).count());
+  // The stretch the crashed hub had granted (x1: none) lengthens the grace,
+  // and the governor grants it again until the load says otherwise.
+  spdlog::info(
+      "restored {} agents, {} services, {} instances; grace until lease expiry ({} ms: intervals "
+      "stretched up to x{} before the restart; granting x{})",
+      nodes_.size(), registry_.service_count(), registry_.instance_count(),
+      (config_.lease * granted_stretch_.held()).count(), granted_stretch_.held(),
+      governor_.stretch());
 }
 
 HandleResult HubCore::handle(MonoTime now, const proto::Message& message, const Peer& peer) {

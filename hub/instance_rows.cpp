@@ -58,7 +58,7 @@ void InstanceRows::push_back(const InstanceRecord& record) {
 
 InstanceRow InstanceRows::operator[](std::size_t i) const {
   const Span& span = spans_[i];
-  std::array<std::string_view, std::tuple_size_v<decltype(span.lengths)>> texts;
+  std::array<std::string_view, Span::kTexts> texts;
   std::size_t at = span.start;
   for (std::size_t t = 0; t < texts.size(); ++t) {
     texts[t] = std::string_view(bytes_).substr(at, span.lengths[t]);

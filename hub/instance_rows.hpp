@@ -104,8 +104,9 @@ class InstanceRows {
   // Where one instance's texts are: its first byte in bytes_, then each
   // text's length, in InstanceRow's order.
   struct Span {
+    static constexpr std::size_t kTexts = 7;  // name, group, id, owner, address, zone, metadata
     std::size_t start = 0;
-    std::array<std::uint32_t, 7> lengths{};
+    std::array<std::uint32_t, kTexts> lengths{};
     std::uint32_t row = 0;
     std::uint32_t weight = 100;
     proto::InstanceStatus status = proto::InstanceStatus::kUp;
