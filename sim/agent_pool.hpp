@@ -75,7 +75,7 @@ inline Address agent_address(std::size_t agent) {
 
 struct AgentPoolConfig {
   agent::AgentCoreConfig agent{};  // shared by every agent; node_id, epoch, hub_count per agent
-  Duration use_interval{10'000};   // how often a consumer resolves each service it uses
+  Duration use_interval{10'000};   // how often a consumer reads each service it uses
   Duration stop_timeout{2000};     // a stopping agent exits after this even without an ack
   MonoTime start{};                // the simulation's start, for wall-clock stamps
   WallMs wall_at_start = 0;
