@@ -81,9 +81,9 @@ HubCore make_core(const HubConfig& config, const Clock& clock, HubStore& store) 
                (clock.now() - loaded).count());
   snapshot = {};
   // The snapshot (the instance rows packed, every other row as heap strings)
-  // is freed by now; hand its pages back. Left to the allocator they stayed in the RSS: at 1M
-  // instances a restarted hub took 785 MiB against 401 before the restart
-  // (docs/benchmarks.md, "Hub restart at 1M instances").
+  // is freed by now; hand its pages back. Left to the allocator they stayed
+  // in the RSS: at 1M instances a restarted hub took 785 MiB against 401
+  // before the restart (docs/benchmarks.md, "Hub restart at 1M instances").
   ::malloc_trim(0);
   return core;
 }
