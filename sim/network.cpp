@@ -48,13 +48,24 @@ void Network::send(Address from, Address to, const proto::Message& message) {
     trace(from, to, bytes, kFateDropped);
     return;
   }
-  if (config_.in_order) {
-    MonoTime& last = last_arrival_[std::uint64_t{from} << 32 | to];
-    last = std::max(last, events_.now() + delay);
-    delay = last - events_.now();
-  }
+  if (config_.in_order) delay = in_order_delay(from, to, delay);
   trace(from, to, bytes, delay.count());
   events_.after(delay, [this, from, to, bytes = std::move(bytes)] { deliver(from, to, bytes); });
+}
+
+// No earlier than the link's last arrival. Only links with a message still
+// in flight constrain a send, so the map keeps only those (pruned once per
+// virtual second): with one entry per link ever used it missed the cache on
+// every send (10% of a 50,000-agent run).
+Duration Network::in_order_delay(Address from, Address to, Duration delay) {
+  const MonoTime now = events_.now();
+  if (now >= next_arrival_prune_) {
+    std::erase_if(last_arrival_, [&](const auto& link) { return link.second <= now; });
+    next_arrival_prune_ = now + kArrivalPruneEvery;
+  }
+  MonoTime& last = last_arrival_[std::uint64_t{from} << 32 | to];
+  last = std::max(last, now + delay);
+  return last - now;
 }
 
 void Network::deliver(Address from, Address to, const proto::Bytes& bytes) {

@@ -92,7 +92,12 @@ class Network {
   Receiver receiver_;
   FaultScript script_;
   SendTap tap_;
-  std::unordered_map<std::uint64_t, MonoTime> last_arrival_;  // by link, with config_.in_order
+  Duration in_order_delay(Address from, Address to, Duration delay);
+
+  static constexpr Duration kArrivalPruneEvery{1000};
+  // With config_.in_order: by link, the last arrival of a message in flight.
+  std::unordered_map<std::uint64_t, MonoTime> last_arrival_;
+  MonoTime next_arrival_prune_{};
   std::set<std::pair<Address, Address>> cut_links_;
   NetworkStats stats_;
   std::uint64_t trace_hash_ = 0xcbf29ce484222325ULL;
