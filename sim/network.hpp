@@ -85,6 +85,7 @@ class Network {
  private:
   void deliver(Address from, Address to, const proto::Bytes& bytes);
   void trace(Address from, Address to, const proto::Bytes& bytes, std::int64_t fate);
+  Duration in_order_delay(Address from, Address to, Duration delay);
 
   NetworkConfig config_;
   Rng rng_;
@@ -92,8 +93,6 @@ class Network {
   Receiver receiver_;
   FaultScript script_;
   SendTap tap_;
-  Duration in_order_delay(Address from, Address to, Duration delay);
-
   static constexpr Duration kArrivalPruneEvery{1000};
   // With config_.in_order: by link, the last arrival of a message in flight.
   std::unordered_map<std::uint64_t, MonoTime> last_arrival_;
