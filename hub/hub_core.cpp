@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -107,7 +108,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     registry_.restore_version(rec.service, rec.version);
   for (const auto& rec : snapshot.nodes) {
     Node* known = nodes_.find(rec.node_id);
-    Node& node = known != nullptr ? *known : nodes_.add(new_node(rec.node_id));
+    Node& node = known != nullptr ? *known : nodes_.add(rec.node_id);
     node.epoch = rec.epoch;
     node.epoch_seen = now;
     node.digest = rec.digest;
@@ -274,7 +275,7 @@ void HubCore::prefetch(const proto::Message& message) const {
 
 HubCore::Node& HubCore::admit(MonoTime now, const proto::UpBeat& beat, Node* known,
                               bool& state_changed) {
-  Node& node = known ? *known : nodes_.add(new_node(beat.node_id));
+  Node& node = known ? *known : nodes_.add(beat.node_id);
   if (!known) {
     node.epoch = beat.epoch;
     node.epoch_seen = now;
@@ -723,7 +724,9 @@ void HubCore::set_tier(Node& node, std::uint32_t tier) {
     child_hubs_.insert(&node);
   else
     child_hubs_.erase(&node);
-  node.tier = tier;
+  // A beat's tier is below this hub's (access_rules), and --tier is at most 16.
+  assert(tier <= 16);
+  node.tier = static_cast<std::uint8_t>(tier);
 }
 
 // A consumer of a service this tier lacks (or has too few UP instances of):

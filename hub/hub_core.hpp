@@ -334,18 +334,21 @@ class HubCore {
   };
   // A node's lease is its place in leases_ (the LeaseHook).
   struct Node : LeaseHook {
+    explicit Node(std::string_view node_id) : id(node_id) {}
+
     CompactText id;
     std::uint64_t epoch = 0;
     std::uint64_t last_seq = 0;
     std::uint64_t digest = 0;
-    // The small fields share two words (a node per agent: each byte is a
+    // The small fields share one word (a node per agent: each byte is a
     // megabyte at a million).
-    std::uint32_t tier = 0;          // 0: an agent; else a hub of a lower tier (set_tier writes it)
-    std::uint32_t table_slot = 0;    // its place in nodes_ (NodeTable)
-    bool set_known = false;          // the hub holds the set that `digest` names
-    bool follows_config = false;     // its last beat declared config groups
-    bool held = false;               // its lease ran out; eviction protection keeps it, unconfirmed
-    bool running_known = false;      // extras->running is computed
+    std::uint32_t table_slot = 0;  // its place in nodes_ (NodeTable)
+    // 0: an agent; else a hub of a lower tier, at most 16 (set_tier writes it).
+    std::uint8_t tier = 0;
+    bool set_known : 1 = false;       // the hub holds the set that `digest` names
+    bool follows_config : 1 = false;  // its last beat declared config groups
+    bool held : 1 = false;           // its lease ran out; eviction protection keeps it, unconfirmed
+    bool running_known : 1 = false;  // extras->running is computed
     MonoTime epoch_seen{};           // when `epoch` was first seen (or the hub restored it)
     SharedText owner_key;            // the key that registered it; "" on a hub without keys
     SharedText source;               // as the eviction guard knows it
@@ -361,11 +364,8 @@ class HubCore {
       return *extras;
     }
   };
-  static std::unique_ptr<Node> new_node(std::string_view id) {
-    auto node = std::make_unique<Node>();
-    node->id = id;
-    return node;
-  }
+  // A slot of nodes_ each: a byte here is a megabyte at a million nodes.
+  static_assert(sizeof(Node) <= 128);
   struct NodeIdOf {
     std::string_view operator()(const Node& node) const { return node.id; }
   };

@@ -241,7 +241,7 @@ void Registry::log_change(ServiceEntry& svc, std::string_view id) {
     // Once per version: every drain of served changes ends a transaction.
     enlist(served_changes_, static_cast<const ServiceEntry*>(&svc));
   }
-  svc.log.push_back({svc.version, std::string(id)});
+  svc.log.push_back({svc.version, id});
   // A log of a quarter of the list lets a delta reach back over a mass change
   // (a tenth of the instances expiring) without growing past a small share of
   // the list itself; a longer reach would make deltas as big as the list.

@@ -28,6 +28,7 @@
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/protocol.hpp"
+#include "cascade/hub/compact_text.hpp"
 #include "cascade/hub/instance_entry.hpp"
 #include "cascade/hub/instance_map.hpp"
 
@@ -41,7 +42,10 @@ inline constexpr std::string_view kStaticOwner = "\x01static";
 
 struct ChangeRecord {
   std::uint64_t version;
-  std::string instance_id;  // "" (never an instance id): the routing rules changed
+  // "" (never an instance id): the routing rules changed. 39 characters
+  // inside, so a UUID costs no heap block: a service keeps up to a quarter of
+  // its list here, ~10 bytes an instance saved at a million.
+  BasicCompactText<40> instance_id;
 };
 
 struct ServiceEntry {

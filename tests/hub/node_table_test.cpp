@@ -11,24 +11,23 @@ namespace cascade::hub {
 namespace {
 
 struct Member {
+  explicit Member(std::string member_id, std::shared_ptr<int> held = nullptr)
+      : id(std::move(member_id)), token(std::move(held)) {}
   std::string id;
-  std::size_t table_slot = 0;
+  std::shared_ptr<int> token;  // counts the members alive
+  std::uint32_t table_slot = 0;
 };
 struct IdOf {
   std::string_view operator()(const Member& m) const { return m.id; }
 };
 
-std::unique_ptr<Member> member(const std::string& id) {
-  return std::make_unique<Member>(Member{id});
-}
-
 TEST(NodeTable, ANodeStaysWhereItIsWhileOthersComeAndGo) {
   NodeTable<Member, IdOf> table;
   std::vector<Member*> added;
   for (int i = 0; i < 3000; ++i)
-    added.push_back(&table.add(member("n" + std::to_string(i))));
-  // Erase every other one, the first and the last among them: each erase
-  // moves the last pointer into the freed place.
+    added.push_back(&table.add("n" + std::to_string(i)));
+  // Erase every other one, the first and the last among them: across
+  // several chunks, none of the others moves.
   for (int i = 0; i < 3000; i += 2)
     table.erase(*added[i]);
   EXPECT_EQ(table.size(), 1500u);
@@ -44,7 +43,7 @@ TEST(NodeTable, ANodeStaysWhereItIsWhileOthersComeAndGo) {
 TEST(NodeTable, ForEachVisitsEveryNodeOnceAfterErasures) {
   NodeTable<Member, IdOf> table;
   for (int i = 0; i < 10; ++i)
-    table.add(member("n" + std::to_string(i)));
+    table.add("n" + std::to_string(i));
   table.erase(*table.find("n0"));
   table.erase(*table.find("n9"));
   table.erase(*table.find("n4"));
@@ -57,11 +56,70 @@ TEST(NodeTable, ForEachVisitsEveryNodeOnceAfterErasures) {
 
 TEST(NodeTable, TheOnlyNodeCanBeErasedAndTheTableReused) {
   NodeTable<Member, IdOf> table;
-  table.erase(table.add(member("solo")));
+  table.erase(table.add("solo"));
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(table.find("solo"), nullptr);
-  EXPECT_EQ(table.add(member("solo")).id, "solo");
+  EXPECT_EQ(table.add("solo").id, "solo");
   EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(NodeTable, AnErasedSlotIsTakenAgainBeforeANewChunk) {
+  NodeTable<Member, IdOf> table;
+  std::vector<Member*> added;
+  for (std::uint32_t i = 0; i < table.kChunkSlots; ++i)
+    added.push_back(&table.add("n" + std::to_string(i)));
+  EXPECT_EQ(table.chunks_held(), 1u);
+  Member* freed = added[100];
+  table.erase(*freed);
+  Member& again = table.add(std::string("again"));
+  EXPECT_EQ(&again, freed);
+  EXPECT_EQ(table.chunks_held(), 1u);
+  EXPECT_EQ(table.find("again"), &again);
+}
+
+TEST(NodeTable, ANewNodeGoesToTheLowestChunkWithRoomSoAShrinkingFleetEmptiesTheTop) {
+  NodeTable<Member, IdOf> table;
+  const std::uint32_t n = 2 * table.kChunkSlots;
+  for (std::uint32_t i = 0; i < n; ++i)
+    table.add("n" + std::to_string(i));
+  table.erase(*table.find("n" + std::to_string(n - 1)));  // room in the second chunk
+  table.erase(*table.find("n3"));                         // and in the first
+  EXPECT_LT(table.add(std::string("late")).table_slot, table.kChunkSlots);
+}
+
+TEST(NodeTable, AChunkLeftEmptyIsFreedAndTheTableShrinks) {
+  NodeTable<Member, IdOf> table;
+  const std::uint32_t per = table.kChunkSlots;
+  for (std::uint32_t i = 0; i < 3 * per; ++i)
+    table.add("n" + std::to_string(i));
+  EXPECT_EQ(table.chunks_held(), 3u);
+  for (std::uint32_t i = per; i < 2 * per; ++i)  // the middle chunk
+    table.erase(*table.find("n" + std::to_string(i)));
+  EXPECT_EQ(table.chunks_held(), 2u);
+  EXPECT_EQ(table.size(), 2u * per);
+  // The freed chunk is the lowest with room: it comes back for the next node.
+  EXPECT_EQ(table.add(std::string("back")).table_slot / per, 1u);
+  EXPECT_EQ(table.chunks_held(), 3u);
+  std::vector<Member*> all;
+  table.for_each([&](Member& m) { all.push_back(&m); });
+  for (Member* m : all)
+    table.erase(*m);
+  EXPECT_EQ(table.chunks_held(), 0u);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.add(std::string("fresh")).table_slot, 0u);
+}
+
+TEST(NodeTable, ErasingAndDestroyingTheTableDestroyEveryNode) {
+  auto token = std::make_shared<int>(0);
+  {
+    NodeTable<Member, IdOf> table;
+    for (int i = 0; i < 300; ++i)
+      table.add("n" + std::to_string(i), token);
+    EXPECT_EQ(token.use_count(), 301);
+    table.erase(*table.find("n7"));
+    EXPECT_EQ(token.use_count(), 300);
+  }
+  EXPECT_EQ(token.use_count(), 1);
 }
 
 }  // namespace
