@@ -365,7 +365,7 @@ class HubCore {
     }
   };
   // A slot of nodes_ each: a byte here is a megabyte at a million nodes.
-  static_assert(sizeof(Node) <= 128);
+  static_assert(sizeof(Node) <= 120);
   struct NodeIdOf {
     std::string_view operator()(const Node& node) const { return node.id; }
   };

@@ -66,9 +66,10 @@ TEST(CompactText, ComparesWithEveryStringKind) {
   EXPECT_EQ(sizeof(CompactText), 16u);
 }
 
+// Like OwnedInstance: two words, the first never zero in an item.
 struct Pair {
-  int a;
-  int b;
+  std::uint64_t a;
+  std::uint64_t b;
   bool operator==(const Pair&) const = default;
 };
 
@@ -76,7 +77,7 @@ TEST(SmallList, HoldsNoneOneOrManyItems) {
   for (std::size_t n : {0u, 1u, 2u, 7u}) {
     std::vector<Pair> items;
     for (std::size_t i = 0; i < n; ++i)
-      items.push_back({static_cast<int>(i), static_cast<int>(i * 2)});
+      items.push_back({i + 1, i * 2});  // the first item's second word is zero
     SmallList<Pair> list;
     list = items;
     EXPECT_EQ(list.size(), n);
@@ -90,6 +91,7 @@ TEST(SmallList, HoldsNoneOneOrManyItems) {
     moved = std::vector<Pair>{{9, 9}};  // many -> one frees the block
     EXPECT_EQ(moved.to_vector(), (std::vector<Pair>{{9, 9}}));
   }
+  EXPECT_EQ(sizeof(SmallList<Pair>), sizeof(Pair)) << "no size field beside the item";
 }
 
 TEST(SmallList, EditsAManyItemListInPlaceAndMovesBetweenInlineAndHeap) {
