@@ -9,9 +9,15 @@
 // object's address with 16 bits of the id's hash in the address's unused top
 // bits, so one probe into a flat array usually settles a lookup and a
 // non-match is rejected without touching the object; prefetch() lets a batch
-// start loading every slot it will need before the first is handled. At a
-// million ids the table is 2^21 words: 17 bytes an id (docs/benchmarks.md,
-// "Where an instance's bytes go").
+// start loading every slot it will need before the first is handled.
+//
+// The table is any size, not a power of two: a hash's low 32 bits are scaled
+// to the table (multiply and shift) rather than masked. A power-of-two table
+// kept half to three quarters full was 2^21 words at a million ids, 17 bytes
+// an id; sized freely, a rehash leaves it 5/9 full and the next comes at 4/5,
+// 10–14 bytes an id (docs/benchmarks.md, "Where an instance's bytes go").
+// Linear probing at 4/5 still settles a hit in ~3 probes, most in one cache
+// line.
 //
 // The index does not own the objects; `KeyOf` returns the id of one. Erased
 // slots become tombstones; a rehash (sized from the live count) drops them,
@@ -19,7 +25,7 @@
 // unspecified; erasing during iteration is safe, inserting is not (it may
 // rehash).
 
-#include <bit>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,7 +47,7 @@ class IdIndex {
 
   // `value` must not be indexed yet.
   void insert(T* value) {
-    if ((live_ + tombstones_ + 1) * 4 > slots_.size() * 3) rehash();
+    if ((live_ + tombstones_ + 1) * 5 > slots_.size() * 4) rehash();
     place(hash(KeyOf{}(*value)), value);
     ++live_;
   }
@@ -58,7 +64,7 @@ class IdIndex {
   }
 
   void prefetch(std::string_view id) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(id) & mask()]);
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(hash(id))]);
   }
 
   std::size_t size() const { return live_; }
@@ -110,13 +116,18 @@ class IdIndex {
   static T* value_of(std::uint64_t slot) {
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(slot & ~kTagMask));
   }
-  std::size_t mask() const { return slots_.size() - 1; }
+  // Where `h`'s probe starts: its low 32 bits scaled to the table (the tag
+  // takes the top 16, so the two stay independent).
+  std::size_t home(std::uint64_t h) const {
+    return static_cast<std::size_t>(((h & 0xffff'ffffu) * slots_.size()) >> 32);
+  }
+  std::size_t after(std::size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
 
   // The position of the slot holding `id`'s entry; kNone when there is none.
   std::size_t slot_of(std::string_view id) const {
     if (slots_.empty()) return kNone;
     const std::uint64_t h = hash(id);
-    for (std::size_t i = h & mask();; i = (i + 1) & mask()) {
+    for (std::size_t i = home(h);; i = after(i)) {
       const std::uint64_t s = slots_[i];
       if (s == kEmpty) return kNone;
       if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id) return i;
@@ -125,7 +136,7 @@ class IdIndex {
 
   void place(std::uint64_t h, T* value) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));
-    for (std::size_t i = h & mask();; i = (i + 1) & mask())
+    for (std::size_t i = home(h);; i = after(i))
       if (slots_[i] <= kTombstone) {
         if (slots_[i] == kTombstone) --tombstones_;
         slots_[i] = tag_of(h) | address;
@@ -133,10 +144,10 @@ class IdIndex {
       }
   }
 
-  // Live entries at most half the slots after a rehash, three quarters
-  // before the next: linear probing stays short, the table stays small.
+  // Live entries 5/9 of the slots after a rehash, at most 4/5 before the
+  // next: linear probing stays short, the table stays small.
   void rehash() {
-    std::vector<std::uint64_t> old(std::max(kMinSlots, std::bit_ceil((live_ + 1) * 2)));
+    std::vector<std::uint64_t> old(std::max(kMinSlots, (live_ + 1) * 9 / 5));
     old.swap(slots_);
     tombstones_ = 0;
     for (const std::uint64_t s : old)

@@ -80,16 +80,20 @@ TEST(IdIndex, IterationVisitsEveryLiveEntryOnce) {
     EXPECT_EQ(seen.count(std::to_string(i)), i % 3 == 0 ? 0u : 1u) << i;
 }
 
-// A million nodes' index is 17 bytes each: one word a slot, at most four
-// slots an entry (half full after a rehash, three quarters before the next).
-TEST(IdIndex, TableIsAWordASlotAndAtLeastAQuarterFull) {
+// A million nodes' index is 10–14 bytes each: one word a slot, at most 1.8
+// slots an entry (5/9 full after a rehash, 4/5 before the next), whatever
+// the count; a power-of-two table was 2^21 words at a million.
+TEST(IdIndex, TableIsAWordASlotAndMoreThanHalfFullAtAnyCount) {
   std::deque<Item> items;
   IdIndex<Item, IdOf> index;
   for (int i = 0; i < 100'000; ++i) {
     index.insert(&items.emplace_back(Item{"n" + std::to_string(i)}));
-    ASSERT_LE(index.capacity(), std::max<std::size_t>(8, 4 * index.size())) << i;
-    ASSERT_LE(index.size() * 4, index.capacity() * 3) << i;
+    ASSERT_LE(index.capacity() * 5, std::max<std::size_t>(40, 9 * index.size())) << i;
+    ASSERT_LE(index.size() * 5, index.capacity() * 4) << i;
   }
+  EXPECT_NE(index.capacity() & (index.capacity() - 1), 0u) << "sized freely, not to a power of two";
+  for (int i = 0; i < 100'000; ++i)
+    ASSERT_EQ(index.find("n" + std::to_string(i)), &items[static_cast<std::size_t>(i)]) << i;
 }
 
 TEST(IdIndex, EmptyIndexAllocatesNothing) {
