@@ -137,6 +137,7 @@ void HubCore::restore(const HubSnapshot& snapshot, MonoTime now) {
     std::sort(list.begin(), list.end());
     node->owned = std::move(list);
   }
+  registry_.settle_restored_rows();
   registry_.stamp_unversioned();
   if (uplink_) {
     registry_.take_changes();  // restoring changed nothing upstream does not learn below

@@ -300,7 +300,7 @@ class HubCore {
   struct OwnedInstance {
     ServiceEntry* service;
     const InstanceSlot* slot;
-    std::string_view id() const { return slot->id(); }
+    InstanceId id() const { return slot->id(); }
     const InstanceEntry& entry() const { return slot->entry(); }
     auto operator<=>(const OwnedInstance&) const = default;
   };

@@ -37,8 +37,7 @@ std::vector<const InstanceSlot*> at_address(const ServiceEntry& svc, std::string
   std::vector<const InstanceSlot*> found;
   for (const InstanceSlot& slot : svc.instances)
     if (slot.entry().address() == address) found.push_back(&slot);
-  std::sort(found.begin(), found.end(),
-            [](const InstanceSlot* a, const InstanceSlot* b) { return a->id() < b->id(); });
+  std::sort(found.begin(), found.end(), InstanceSlot::id_less);
   return found;
 }
 

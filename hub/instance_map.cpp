@@ -11,10 +11,19 @@ namespace cascade::hub {
 InstanceSlot* InstanceSlot::make(std::string_view id) {
   // Every path in checks ids against this bound; a longer one here is a bug.
   if (id.size() > proto::kMaxIdBytes) throw std::length_error("instance id over 255 bytes");
-  void* block = ::operator new(sizeof(InstanceSlot) + id.size());
-  auto* slot = new (block) InstanceSlot(id.size());
-  std::memcpy(reinterpret_cast<char*>(slot + 1), id.data(), id.size());
+  uuid_form::Packed packed;
+  const bool is_uuid = uuid_form::pack(id, packed);
+  const std::size_t tail = is_uuid ? packed.size() : id.size();
+  void* block = ::operator new(sizeof(InstanceSlot) + tail);
+  auto* slot = new (block) InstanceSlot(tail, is_uuid);
+  std::memcpy(reinterpret_cast<char*>(slot + 1),
+              is_uuid ? static_cast<const void*>(packed.data()) : id.data(), tail);
   return slot;
+}
+
+bool InstanceSlot::id_less(const InstanceSlot* a, const InstanceSlot* b) {
+  if (a->packed_ && b->packed_) return std::memcmp(a + 1, b + 1, uuid_form::kPackedSize) < 0;
+  return a->id() < b->id();
 }
 
 void InstanceSlot::destroy(InstanceSlot* slot) {
@@ -54,8 +63,7 @@ std::vector<const InstanceSlot*> InstanceMap::sorted() const {
   out.reserve(size());
   for (const InstanceSlot& slot : index_)
     out.push_back(&slot);
-  std::sort(out.begin(), out.end(),
-            [](const InstanceSlot* a, const InstanceSlot* b) { return a->id() < b->id(); });
+  std::sort(out.begin(), out.end(), InstanceSlot::id_less);
   return out;
 }
 

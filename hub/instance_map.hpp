@@ -11,6 +11,7 @@
 // instance is registered (nodes hold pointers to it). The map keeps no
 // order: sorted() gives one where a list goes out.
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -19,42 +20,61 @@
 
 #include "cascade/hub/id_index.hpp"
 #include "cascade/hub/instance_entry.hpp"
+#include "cascade/hub/instance_id.hpp"
 
 namespace cascade::hub {
 
-// The entry is a base, not a member, so the id's length and the row take
-// the entry's tail padding: with a 36-byte UUID the block is 116 bytes, a
-// 128-byte malloc chunk, where members would make it 124 and a 144-byte chunk.
+// The entry is a base, not a member, so the id's length, its form and the
+// row take the entry's tail padding. A UUID id is kept in its 16 bytes
+// (hub/instance_id.hpp): the block is 96 bytes, a 112-byte malloc chunk; as
+// 36 characters it was 116 bytes, a 128-byte chunk.
 class InstanceSlot : private InstanceEntry {
  public:
   InstanceSlot(const InstanceSlot&) = delete;
   InstanceSlot& operator=(const InstanceSlot&) = delete;
 
-  std::string_view id() const { return {reinterpret_cast<const char*>(this + 1), id_size_}; }
+  // The id, spelled out when it is kept packed: keep the InstanceId, not a
+  // view of it, beyond the expression.
+  InstanceId id() const {
+    const auto* tail = reinterpret_cast<const char*>(this + 1);
+    if (packed_) return InstanceId::of_packed(reinterpret_cast<const std::uint8_t*>(tail));
+    return InstanceId::of_text({tail, id_size_});
+  }
+  // Whether `a`'s id sorts before `b`'s (two packed ids by their bytes,
+  // which is the order of their texts).
+  static bool id_less(const InstanceSlot* a, const InstanceSlot* b);
   InstanceEntry& entry() { return *this; }
   const InstanceEntry& entry() const { return *this; }
+  // Rows are below 2^31: the top bit of their word says whether the id is
+  // packed (the registry numbers them anew when they run out).
+  static constexpr std::uint32_t kMaxRow = (std::uint32_t{1} << 31) - 1;
   // The key of the instance's row in the store (hub/store.hpp), given by the
   // registry when the instance is made; 0 until then.
   std::uint32_t row() const { return row_; }
-  void set_row(std::uint32_t row) { row_ = row; }
+  void set_row(std::uint32_t row) {
+    assert(row <= kMaxRow);
+    row_ = row & kMaxRow;
+  }
 
  private:
   friend class InstanceMap;
-  explicit InstanceSlot(std::size_t id_size) : id_size_(static_cast<std::uint8_t>(id_size)) {}
+  InstanceSlot(std::size_t tail_size, bool packed)
+      : id_size_(static_cast<std::uint8_t>(tail_size)), packed_(packed) {}
   ~InstanceSlot() = default;
   // The slot with `id`'s characters after it, one block.
   static InstanceSlot* make(std::string_view id);
   static void destroy(InstanceSlot* slot);
 
-  std::uint8_t id_size_;  // ids are at most proto::kMaxIdBytes (255)
-  std::uint32_t row_ = 0;
+  std::uint8_t id_size_;  // bytes after the slot; ids are at most proto::kMaxIdBytes (255)
+  std::uint32_t row_ : 31 = 0;
+  std::uint32_t packed_ : 1;  // the bytes after the slot are a UUID's 16 (uuid_form::pack)
 };
 static_assert(sizeof(InstanceSlot) == sizeof(InstanceEntry),
-              "the id's length and the row fit the entry's tail padding");
+              "the id's length and form and the row fit the entry's tail padding");
 
 class InstanceMap {
   struct IdOf {
-    std::string_view operator()(const InstanceSlot& slot) const { return slot.id(); }
+    InstanceId operator()(const InstanceSlot& slot) const { return slot.id(); }
   };
   using Index = IdIndex<InstanceSlot, IdOf>;
 

@@ -327,9 +327,15 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
     assign_row(*slot);
     enlist(dirty_instances_, {&svc, instance.id});
   } else {
-    slot->set_row(row);
+    // A row past the slots' bound (a store numbered with 32 bits) is
+    // renumbered with every other once the restore is done.
+    slot->set_row(row <= InstanceSlot::kMaxRow ? row : 0);
     last_row_ = std::max(last_row_, row);
   }
+}
+
+void Registry::settle_restored_rows() {
+  if (last_row_ > InstanceSlot::kMaxRow) renumber_rows();
 }
 
 void Registry::forget_row(std::uint32_t row) {
@@ -339,7 +345,7 @@ void Registry::forget_row(std::uint32_t row) {
 }
 
 void Registry::assign_row(InstanceSlot& slot) {
-  if (last_row_ == std::numeric_limits<std::uint32_t>::max()) {
+  if (last_row_ >= InstanceSlot::kMaxRow) {
     renumber_rows();  // `slot` is in its map already: numbered with the rest
     return;
   }

@@ -196,6 +196,9 @@ class Registry {
   // next batch.
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                         std::string_view owner, std::uint32_t row);
+  // After the restore: rows past InstanceSlot::kMaxRow (a store written when
+  // rows had 32 bits) give every instance a new row.
+  void settle_restored_rows();
   // A stored row nothing restores (an orphan): deleted at the next batch,
   // and never given to another instance.
   void forget_row(std::uint32_t row);

@@ -130,6 +130,52 @@ TEST(SmallList, AnEditThatThrowsLeavesTheListAsTheEditLeftIt) {
   EXPECT_EQ(list.to_vector(), (std::vector<Pair>{{1, 1}}));
 }
 
+TEST(UuidForm, PacksOnlyACanonicalLowercaseUuidAndSpellsItBackExactly) {
+  const std::string uuid = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";
+  uuid_form::Packed packed{};
+  ASSERT_TRUE(uuid_form::pack(uuid, packed));
+  EXPECT_EQ(packed[0], 0x6f);
+  EXPECT_EQ(packed[15], 0x6d);
+  std::string spelled(uuid_form::kTextSize, '?');
+  uuid_form::spell(packed.data(), spelled.data());
+  EXPECT_EQ(spelled, uuid);
+  for (const char* other : {"6F1C0A52-3D4E-4B7A-9C1D-0E2F3A4B5C6D",  // would spell back lowercase
+                            "6f1c0a523d4e-4b7a-9c1d-0e2f3a4b5c6d-",  // dashes out of place
+                            "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6",   // short
+                            "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6dd",
+                            "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6g", "node-1", ""})
+    EXPECT_FALSE(uuid_form::pack(other, packed)) << other;
+}
+
+TEST(InstanceMap, UuidAndTextIdsAreFoundByTheirTextAndSortedAsTheirTexts) {
+  InstanceMap map;
+  const std::vector<std::string> ids = {"ffffffff-0000-4000-8000-000000000000",
+                                        "00000000-0000-4000-8000-00000000000a",
+                                        "00000000-0000-4000-8000-000000000009",
+                                        "A0000000-0000-4000-8000-000000000000",
+                                        "9-not-a-uuid",
+                                        "a0000000-0000-4000-8000-000000000000",
+                                        "zeta"};
+  for (const auto& id : ids)
+    ASSERT_TRUE(map.try_emplace(id).made) << id;
+  for (const auto& id : ids) {
+    const InstanceSlot* slot = map.find(id);
+    ASSERT_NE(slot, nullptr) << id;
+    EXPECT_EQ(slot->id(), id);
+    EXPECT_FALSE(map.try_emplace(id).made) << id;
+  }
+  EXPECT_EQ(map.find("FFFFFFFF-0000-4000-8000-000000000000"), nullptr) << "ids are case-sensitive";
+  std::vector<std::string> sorted;
+  for (const InstanceSlot* slot : map.sorted())
+    sorted.push_back(slot->id().str());
+  std::vector<std::string> expected = ids;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(sorted, expected);
+  map.erase(map.find(ids[0]));
+  EXPECT_EQ(map.find(ids[0]), nullptr);
+  EXPECT_NE(map.find(ids[1]), nullptr);
+}
+
 TEST(InstanceMap, SlotsHoldTheirIdsAndStayPutWhileOthersComeAndGo) {
   InstanceMap map;
   const std::string uuid = "6f1c0a52-3d4e-4b7a-9c1d-0e2f3a4b5c6d";

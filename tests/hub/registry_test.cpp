@@ -189,7 +189,7 @@ TEST_F(RegistryRowsTest, ARestoreContinuesAfterTheHighestRowAndGivesRowlessRecor
 }
 
 TEST_F(RegistryRowsTest, WhenTheCounterRunsOutEveryInstanceIsNumberedAgainFromOne) {
-  constexpr auto kLast = std::numeric_limits<std::uint32_t>::max();
+  constexpr auto kLast = InstanceSlot::kMaxRow;
   reg.restore_instance(key, inst("a", "h:1"), "node", kLast - 1);
   reg.restore_instance(key, inst("b", "h:2"), "node", 5);
   add("c", "h:3");
@@ -206,6 +206,26 @@ TEST_F(RegistryRowsTest, WhenTheCounterRunsOutEveryInstanceIsNumberedAgainFromOn
   EXPECT_EQ(reg.take_dirty_instances().size(), 3u) << "every instance is written again";
   add("e", "h:5");
   EXPECT_EQ(row_of("e"), 4u);
+}
+
+// Rows had 32 bits before a slot's top bit marked a packed id: a store
+// numbered past 2^31 gets every row anew once the restore is done.
+TEST_F(RegistryRowsTest, AStoreNumberedPastTheSlotsBoundIsRenumberedAfterTheRestore) {
+  reg.restore_instance(key, inst("a", "h:1"), "node", InstanceSlot::kMaxRow + 7);
+  reg.restore_instance(key, inst("b", "h:2"), "node", 5);
+  reg.settle_restored_rows();
+  EXPECT_TRUE(reg.take_renumbered());
+  std::vector<std::uint32_t> rows{row_of("a"), row_of("b")};
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(reg.take_dirty_instances().size(), 2u) << "every instance is written again";
+}
+
+TEST_F(RegistryRowsTest, AStoreWithinTheBoundKeepsItsRows) {
+  reg.restore_instance(key, inst("a", "h:1"), "node", InstanceSlot::kMaxRow);
+  reg.settle_restored_rows();
+  EXPECT_FALSE(reg.take_renumbered());
+  EXPECT_EQ(row_of("a"), InstanceSlot::kMaxRow);
 }
 
 TEST_F(RegistryRowsTest, RowsOfAFailedBatchAreHandedOverAgain) {
