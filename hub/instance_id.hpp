@@ -72,7 +72,7 @@ class InstanceId {
  private:
   InstanceId() = default;
   std::string_view text_;
-  std::array<char, uuid_form::kTextSize> spelled_;
+  std::array<char, uuid_form::kTextSize> spelled_{};  // set when packed_ (zeroed: copies read it)
   bool packed_ = false;
 };
 

@@ -1311,9 +1311,12 @@ class DeltaWaveTest : public ::testing::Test {
   std::multimap<MonoTime, std::pair<std::size_t, proto::DownBeat>> in_flight;
   Counts counts;
   bool started = false;
-  std::size_t whole_sets_to_lose = 0;  // the network drops the next so many whole sets
-  std::size_t largest_beat = 0;        // registrations and removals in one beat, at most
-  std::uint64_t mirror_epoch = 1;      // hub 1's incarnation
+  std::size_t whole_sets_to_lose = 0;     // the network drops the next so many whole sets
+  std::size_t middle_chunks_to_lose = 0;  // ... and so many delta chunks neither first nor last
+  std::size_t middle_chunks_lost = 0;
+  std::map<std::size_t, bool> in_burst;  // by hub: the last beat sent it said `more`
+  std::size_t largest_beat = 0;          // registrations and removals in one beat, at most
+  std::uint64_t mirror_epoch = 1;        // hub 1's incarnation
 
  private:
   // The hub applies a beat on arrival; the answer reaches the agent later.
@@ -1324,6 +1327,14 @@ class DeltaWaveTest : public ::testing::Test {
       largest_beat = std::max(largest_beat, carried(*beat));
       if (beat->registrations && whole_sets_to_lose > 0) {
         --whole_sets_to_lose;
+        continue;
+      }
+      const bool more = beat->delta && beat->delta->more;
+      const bool middle = more && in_burst[out.hub];
+      in_burst[out.hub] = more;
+      if (middle && middle_chunks_to_lose > 0) {
+        --middle_chunks_to_lose;
+        ++middle_chunks_lost;
         continue;
       }
       proto::DownBeat down;
@@ -1425,6 +1436,27 @@ TEST_F(ChunkedDeltaWaveToTwoHubsTest, EveryUpstreamTakesTheSetInChunks) {
   EXPECT_LE(largest_beat, 50u) << "a whole set or delta unchunked";
   EXPECT_EQ(held[0], mine());
   EXPECT_EQ(held[1], mine());
+}
+
+// A delta of more changes than a beat may carry goes in chunks, and the hub
+// applies each as it comes. When one in the middle is lost, the hub applies
+// the others and the last chunk's digest does not match what it holds: it
+// answers send_full. That answer is to a burst the agent has already
+// followed with newer ones, and each delta carries every change after the
+// last one answered, the lost chunk's among them: the next burst heals the
+// hub without a whole set.
+class SmallChunksDeltaWaveTest : public DeltaWaveTest {
+ protected:
+  SmallChunksDeltaWaveTest() : DeltaWaveTest(1, /*per_beat=*/5) {}
+};
+
+TEST_F(SmallChunksDeltaWaveTest, AChunkLostInTheMiddleOfADeltaIsCarriedAgainByTheNextDelta) {
+  middle_chunks_to_lose = 1;
+  const auto wave = run_wave(Duration{100}, Duration{5}, 400);
+  ASSERT_EQ(middle_chunks_lost, 1u) << "no delta went in three chunks or more";
+  EXPECT_GE(wave.refused, 1u) << "the last chunk's digest did not match";
+  EXPECT_EQ(wave.whole_sets, 1u) << "the first only: the next delta carried the lost changes";
+  EXPECT_EQ(held[0], mine()) << "the upper hub holds the set";
 }
 
 TEST_F(ChunkedDeltaWaveToTwoHubsTest, ARestartedMirrorTakesTheWholeSetInChunks) {
