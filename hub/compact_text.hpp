@@ -87,7 +87,8 @@ class BasicCompactText {
   }
   void set(std::string_view text) {
     if (text.size() <= kInside) {
-      std::memcpy(bytes_, text.data(), text.size());
+      // An empty view may have no data at all: memcpy must not see its null.
+      if (!text.empty()) std::memcpy(bytes_, text.data(), text.size());
       bytes_[kTagByte] = static_cast<char>(text.size());
       return;
     }

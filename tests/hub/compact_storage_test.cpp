@@ -66,6 +66,14 @@ TEST(CompactText, ComparesWithEveryStringKind) {
   EXPECT_EQ(sizeof(CompactText), 16u);
 }
 
+// A change-log record marks the routing rules with an empty view, whose
+// data may be null (UndefinedBehaviorSanitizer's memcpy check).
+TEST(CompactText, AnEmptyViewWithoutDataMakesAnEmptyText) {
+  const BasicCompactText<40> text{std::string_view{}};
+  EXPECT_TRUE(text.empty());
+  EXPECT_EQ(text, "");
+}
+
 // Like OwnedInstance: two words, the first never zero in an item.
 struct Pair {
   std::uint64_t a;
