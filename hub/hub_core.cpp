@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cassert>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -725,9 +724,10 @@ void HubCore::set_tier(Node& node, std::uint32_t tier) {
     child_hubs_.insert(&node);
   else
     child_hubs_.erase(&node);
-  // A beat's tier is below this hub's (access_rules), and --tier is at most 16.
-  assert(tier <= 16);
-  node.tier = static_cast<std::uint8_t>(tier);
+  // A beat's tier is below this hub's (access_rules), and --tier is at most
+  // 16; a core configured past 255 (only a test or a fuzzer builds one) keeps
+  // its child hubs non-zero rather than wrapping them to agents.
+  node.tier = static_cast<std::uint8_t>(std::min<std::uint32_t>(tier, 255));
 }
 
 // A consumer of a service this tier lacks (or has too few UP instances of):

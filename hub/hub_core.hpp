@@ -343,7 +343,7 @@ class HubCore {
     // The small fields share one word (a node per agent: each byte is a
     // megabyte at a million).
     std::uint32_t table_slot = 0;  // its place in nodes_ (NodeTable)
-    // 0: an agent; else a hub of a lower tier, at most 16 (set_tier writes it).
+    // 0: an agent; else a lower tier's hub (at most 16 with --tier; set_tier caps it at 255).
     std::uint8_t tier = 0;
     bool set_known : 1 = false;       // the hub holds the set that `digest` names
     bool follows_config : 1 = false;  // its last beat declared config groups
