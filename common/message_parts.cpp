@@ -310,8 +310,18 @@ const M* assemble(std::map<Key, M>& held, const Key& key, const M& part, M& asse
 
 }  // namespace
 
+// A part that came whole while nothing is held is applied as it is, and
+// allocates nothing.
+template <typename Key, typename M, typename Append>
+const M* PartAssembler::add_part(std::map<Key, M> Held::*parts, M Held::*assembled, const Key& key,
+                                 const M& part, Append&& append_items) {
+  if (!held_ && !part.more) return &part;
+  if (!held_) held_ = std::make_unique<Held>();
+  return assemble((*held_).*parts, key, part, (*held_).*assembled, dropped_, append_items);
+}
+
 const ServiceUpdate* PartAssembler::add(const ServiceUpdate& part) {
-  return assemble(updates_, part.service, part, assembled_update_, dropped_,
+  return add_part(&Held::updates, &Held::assembled_update, part.service, part,
                   [](ServiceUpdate& whole, const ServiceUpdate& next) {
                     append(whole.upserts, next.upserts);
                     append(whole.removed, next.removed);
@@ -320,7 +330,7 @@ const ServiceUpdate* PartAssembler::add(const ServiceUpdate& part) {
 }
 
 const QueryReply* PartAssembler::add(const QueryReply& part) {
-  return assemble(replies_, part.request_id, part, assembled_reply_, dropped_,
+  return add_part(&Held::replies, &Held::assembled_reply, part.request_id, part,
                   [](QueryReply& whole, const QueryReply& next) {
                     append(whole.instances, next.instances);
                     return whole.instances.size() <= kMaxAssembledInstances;
@@ -328,7 +338,7 @@ const QueryReply* PartAssembler::add(const QueryReply& part) {
 }
 
 const ConfigUpdate* PartAssembler::add(const ConfigUpdate& part) {
-  return assemble(config_updates_, part.group, part, assembled_config_update_, dropped_,
+  return add_part(&Held::config_updates, &Held::assembled_config_update, part.group, part,
                   [](ConfigUpdate& whole, const ConfigUpdate& next) {
                     append(whole.upserts, next.upserts);
                     append(whole.removed, next.removed);
@@ -337,7 +347,7 @@ const ConfigUpdate* PartAssembler::add(const ConfigUpdate& part) {
 }
 
 const ConfigReply* PartAssembler::add(const ConfigReply& part) {
-  return assemble(config_replies_, part.request_id, part, assembled_config_reply_, dropped_,
+  return add_part(&Held::config_replies, &Held::assembled_config_reply, part.request_id, part,
                   [](ConfigReply& whole, const ConfigReply& next) {
                     append(whole.entries, next.entries);
                     append(whole.groups, next.groups);
@@ -348,15 +358,15 @@ const ConfigReply* PartAssembler::add(const ConfigReply& part) {
 }
 
 void PartAssembler::forget_reply(std::uint64_t request_id) {
-  replies_.erase(request_id);
-  config_replies_.erase(request_id);
+  if (!held_) return;
+  held_->replies.erase(request_id);
+  held_->config_replies.erase(request_id);
 }
 
+// Frees what was held: the receiver moved on, and its next lists in parts
+// start afresh.
 void PartAssembler::clear() {
-  updates_.clear();
-  replies_.clear();
-  config_updates_.clear();
-  config_replies_.clear();
+  held_.reset();
 }
 
 }  // namespace cascade::proto

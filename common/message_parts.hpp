@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,14 +63,25 @@ class PartAssembler {
       2 * kMaxConfigKeysPerGroup * kMaxConfigTiers;
 
  private:
-  std::map<ServiceKey, ServiceUpdate> updates_;
-  std::map<std::uint64_t, QueryReply> replies_;
-  std::map<std::string, ConfigUpdate> config_updates_;
-  std::map<std::uint64_t, ConfigReply> config_replies_;
-  ServiceUpdate assembled_update_;
-  QueryReply assembled_reply_;
-  ConfigUpdate assembled_config_update_;
-  ConfigReply assembled_config_reply_;
+  // Parts on their way and the last whole put together. Allocated with the
+  // first part that needs it: most receivers never see a list in parts, and
+  // an agent core (a million of them in a simulation) should not carry ~900
+  // bytes for it.
+  struct Held {
+    std::map<ServiceKey, ServiceUpdate> updates;
+    std::map<std::uint64_t, QueryReply> replies;
+    std::map<std::string, ConfigUpdate> config_updates;
+    std::map<std::uint64_t, ConfigReply> config_replies;
+    ServiceUpdate assembled_update;
+    QueryReply assembled_reply;
+    ConfigUpdate assembled_config_update;
+    ConfigReply assembled_config_reply;
+  };
+  template <typename Key, typename M, typename Append>
+  const M* add_part(std::map<Key, M> Held::*parts, M Held::*assembled, const Key& key,
+                    const M& part, Append&& append_items);
+
+  std::unique_ptr<Held> held_;
   std::uint64_t dropped_ = 0;
 };
 
