@@ -40,21 +40,36 @@ class IdIndex {
   static_assert(alignof(T) >= 2, "slot 1 marks an erased entry");
 
  public:
-  T* find(std::string_view id) const {
-    const std::size_t at = slot_of(id);
+  // An id with its hash: a find followed by the insert of the same id (a
+  // registration) hashes it once; an entry's own key may cost more to read
+  // than the id it came as (a packed UUID is spelled to be hashed).
+  struct Key {
+    explicit Key(std::string_view text) : id(text), hash(IdIndex::hash(text)) {}
+    std::string_view id;
+    std::uint64_t hash;
+  };
+
+  T* find(std::string_view id) const { return find(Key{id}); }
+  T* find(const Key& key) const {
+    const std::size_t at = slot_of(key);
     return at == kNone ? nullptr : value_of(slots_[at]);
   }
 
   // `value` must not be indexed yet.
-  void insert(T* value) {
+  void insert(T* value) { insert_hashed(value, hash(KeyOf{}(*value))); }
+  // The same, for a `value` whose id is `key.id`.
+  void insert(T* value, const Key& key) { insert_hashed(value, key.hash); }
+
+  // Room for one more entry, so that the next insert cannot throw: a caller
+  // that must not be left half done (an object made, then not indexed) asks
+  // for it before it changes anything.
+  void reserve_one() {
     if ((live_ + tombstones_ + 1) * 5 > slots_.size() * 4) rehash();
-    place(hash(KeyOf{}(*value)), value);
-    ++live_;
   }
 
   // The entry of `id`, removed and returned; nullptr when there is none.
   T* erase(std::string_view id) {
-    const std::size_t at = slot_of(id);
+    const std::size_t at = slot_of(Key{id});
     if (at == kNone) return nullptr;
     T* erased = value_of(slots_[at]);
     slots_[at] = kTombstone;
@@ -123,15 +138,21 @@ class IdIndex {
   }
   std::size_t after(std::size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
 
-  // The position of the slot holding `id`'s entry; kNone when there is none.
-  std::size_t slot_of(std::string_view id) const {
+  // The position of the slot holding `key.id`'s entry; kNone when there is none.
+  std::size_t slot_of(const Key& key) const {
     if (slots_.empty()) return kNone;
-    const std::uint64_t h = hash(id);
-    for (std::size_t i = home(h);; i = after(i)) {
+    for (std::size_t i = home(key.hash);; i = after(i)) {
       const std::uint64_t s = slots_[i];
       if (s == kEmpty) return kNone;
-      if (s != kTombstone && (s & kTagMask) == tag_of(h) && KeyOf{}(*value_of(s)) == id) return i;
+      if (s != kTombstone && (s & kTagMask) == tag_of(key.hash) && KeyOf{}(*value_of(s)) == key.id)
+        return i;
     }
+  }
+
+  void insert_hashed(T* value, std::uint64_t h) {
+    reserve_one();
+    place(h, value);
+    ++live_;
   }
 
   void place(std::uint64_t h, T* value) {

@@ -38,9 +38,10 @@ InstanceEntry& InstanceMap::at(std::string_view id) const {
 }
 
 InstanceMap::Placed InstanceMap::try_emplace(std::string_view id) {
-  if (InstanceSlot* found = find(id); found != nullptr) return {found, false};
+  const Index::Key key{id};  // hashed once for the find and the insert
+  if (InstanceSlot* found = index_.find(key); found != nullptr) return {found, false};
   InstanceSlot* made = InstanceSlot::make(id);
-  index_.insert(made);
+  index_.insert(made, key);
   return {made, true};
 }
 

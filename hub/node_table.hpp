@@ -62,6 +62,7 @@ class NodeTable {
   // must be one no node here has.
   template <typename... Args>
   T& add(Args&&... args) {
+    index_.reserve_one();  // what may throw comes before the table changes
     const std::uint32_t c = open_chunk();
     Chunk& chunk = *chunks_[c];
     const std::uint32_t i = chunk.first_free();

@@ -27,6 +27,37 @@ TEST(IdIndex, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_EQ(index.size(), 5000u);
 }
 
+// An entry's key may be dear to read (a packed UUID is spelled first): a
+// find and the insert that follows it with the same Key read no entry's key
+// to hash it, not even across the rehashes the inserts cause (they read every
+// entry's key once, to place it again).
+struct CountedIdOf {
+  static inline int reads = 0;
+  std::string_view operator()(const Item& i) const {
+    ++reads;
+    return i.id;
+  }
+};
+
+TEST(IdIndex, AFindThenInsertWithOneKeyHashesTheIdOnce) {
+  std::deque<Item> items;
+  IdIndex<Item, CountedIdOf> index;
+  CountedIdOf::reads = 0;
+  const IdIndex<Item, CountedIdOf>::Key key{"node-0"};
+  ASSERT_EQ(index.find(key), nullptr);
+  index.insert(&items.emplace_back(Item{"node-0"}), key);
+  EXPECT_EQ(CountedIdOf::reads, 0) << "the key's hash was used, the entry not read";
+  EXPECT_EQ(index.find("node-0"), &items[0]);
+  for (int i = 1; i < 1000; ++i) {
+    const std::string id = "node-" + std::to_string(i);
+    const IdIndex<Item, CountedIdOf>::Key k{id};
+    ASSERT_EQ(index.find(k), nullptr);
+    index.insert(&items.emplace_back(Item{id}), k);
+  }
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(index.find("node-" + std::to_string(i)), &items[static_cast<std::size_t>(i)]);
+}
+
 TEST(IdIndex, ErasedIdsAreGoneOthersStay) {
   std::deque<Item> items;
   IdIndex<Item, IdOf> index;

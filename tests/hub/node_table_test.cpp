@@ -40,6 +40,33 @@ TEST(NodeTable, ANodeStaysWhereItIsWhileOthersComeAndGo) {
   }
 }
 
+// A node whose construction throws (memory ran out) leaves the table as it
+// was: nothing counted, visited or indexed, and the slot taken by the next.
+struct Fragile {
+  explicit Fragile(std::string fragile_id) : id(std::move(fragile_id)) {
+    if (id == "throws") throw std::bad_alloc();
+  }
+  std::string id;
+  std::uint32_t table_slot = 0;
+};
+struct FragileIdOf {
+  std::string_view operator()(const Fragile& f) const { return f.id; }
+};
+
+TEST(NodeTable, ANodeThatFailsToConstructLeavesTheTableAsItWas) {
+  NodeTable<Fragile, FragileIdOf> table;
+  for (int i = 0; i < 7; ++i)
+    table.add("n" + std::to_string(i));
+  EXPECT_THROW(table.add("throws"), std::bad_alloc);
+  EXPECT_EQ(table.size(), 7u);
+  EXPECT_EQ(table.find("throws"), nullptr);
+  int visited = 0;
+  table.for_each([&](Fragile&) { ++visited; });
+  EXPECT_EQ(visited, 7);
+  EXPECT_EQ(table.add("n7").table_slot, 7u);
+  EXPECT_EQ(table.find("n7")->id, "n7");
+}
+
 TEST(NodeTable, ForEachVisitsEveryNodeOnceAfterErasures) {
   NodeTable<Member, IdOf> table;
   for (int i = 0; i < 10; ++i)
