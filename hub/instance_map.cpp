@@ -40,6 +40,7 @@ InstanceEntry& InstanceMap::at(std::string_view id) const {
 InstanceMap::Placed InstanceMap::try_emplace(std::string_view id) {
   const Index::Key key{id};  // hashed once for the find and the insert
   if (InstanceSlot* found = index_.find(key); found != nullptr) return {found, false};
+  index_.reserve_one();  // a rehash that throws comes before the slot is made
   InstanceSlot* made = InstanceSlot::make(id);
   index_.insert(made, key);
   return {made, true};
