@@ -858,6 +858,13 @@ std::optional<AgentCore::Held> AgentCore::held(MonoTime now,
   return Held{it->second.version, now - it->second.confirmed_at};
 }
 
+std::optional<bool> AgentCore::cache_lists(const proto::ServiceKey& service,
+                                           const std::string& instance_id) const {
+  auto it = cache_.find(service);
+  if (it == cache_.end()) return std::nullopt;
+  return it->second.instances.contains(instance_id);
+}
+
 std::optional<Resolution> AgentCore::lookup_any(MonoTime now, WallMs wall_now,
                                                 const proto::ServiceKey& service) {
   auto it = cache_.find(service);

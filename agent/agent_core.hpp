@@ -212,6 +212,10 @@ class AgentCore {
     Duration age{0};
   };
   std::optional<Held> held(MonoTime now, const proto::ServiceKey& service) const;
+  // Whether the cached list of the service names the instance, without
+  // copying the list (nullopt: the service is not cached).
+  std::optional<bool> cache_lists(const proto::ServiceKey& service,
+                                  const std::string& instance_id) const;
   // The routing rules held for a cached service, without copying them
   // (nullptr: not cached, or no hub has said; see Resolution::routes).
   const std::vector<proto::RouteRuleText>* routes_of(const proto::ServiceKey& service) const {

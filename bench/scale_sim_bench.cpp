@@ -57,6 +57,9 @@ constexpr const char* kUsage =
   --l1-downtime-ms MS     how long the L1 is down (default 2000)
   --audit-s S             live instances and zombies checked this often (default 10)
   --wall-limit-s S        the wall-time target (default 900)
+  --threads N             1: hubs and agents in lock step on this thread; 2: the hubs on a
+                          second one (the same run, the same trace hash; default 2)
+  --one-queue             every event in one queue, on one thread (the tests' worlds; another run)
 )";
 
 void declare_flags(bench::Flags& f, Options& o) {
@@ -84,12 +87,31 @@ void declare_flags(bench::Flags& f, Options& o) {
   f.on_value("--seed", [&o](const std::string& flag, const std::string& v) {
     o.scale.seed = bench::parse_count(flag, v, bench::kZeroOk);
   });
+  f.on_value("--threads", [&o](const std::string& flag, const std::string& v) {
+    const auto threads = bench::parse_count(flag, v);
+    if (threads > 2) throw std::invalid_argument(flag + ": 1 or 2 (hubs and agents)");
+    o.scale.partitions =
+        threads == 1 ? sim::Partitions::kLockStep : sim::Partitions::kLockStepThreaded;
+  });
+  f.on("--one-queue", [&o] { o.scale.partitions = sim::Partitions::kOneQueue; });
 }
 
 Options parse_options(int argc, char** argv) {
   auto o = bench::parse_flags<Options>(argc, argv, kUsage, declare_flags);
   o.scale.time_cores = true;
   return o;
+}
+
+const char* describe(sim::Partitions partitions) {
+  switch (partitions) {
+    case sim::Partitions::kOneQueue:
+      return "every event in one queue, one thread";
+    case sim::Partitions::kLockStep:
+      return "hubs and agents in lock step by the millisecond, one thread";
+    case sim::Partitions::kLockStepThreaded:
+      return "hubs and agents in lock step by the millisecond, the hubs on a second thread";
+  }
+  return "?";
 }
 
 std::size_t heap_in_use() {
@@ -210,6 +232,7 @@ int run(const Options& o) {
       s.datacenters, s.l1_per_dc, s.regions, s.l2_per_region, s.l3_hubs, s.agents, s.consumer_every,
       s.services, s.cross_dc_share * 100, static_cast<long long>(o.scale.timing.beat.count()),
       o.scale.timing.loss * 100, static_cast<unsigned long long>(o.scale.seed));
+  std::printf("%s\n", describe(o.scale.partitions));
   const auto started = SteadyClock::now();
   const auto heap_empty = heap_in_use();
   sim::ScaleScenario scenario(o.scale);

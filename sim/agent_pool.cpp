@@ -1,5 +1,6 @@
 #include "cascade/sim/agent_pool.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -30,6 +31,9 @@ AgentPool::AgentPool(AgentPoolConfig config, std::uint64_t seed, EventQueue& eve
       rng_(stream_seed(seed, kApplicationStream)) {}
 
 std::size_t AgentPool::add(AgentSpec spec, std::size_t hub_count) {
+  // Addresses and the events' captures are 32-bit (agent_address, narrow).
+  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
+    throw std::length_error("a simulation holds fewer than 2^32 - 1 agents");
   slots_.push_back(Slot{});
   slots_.back().spec = std::move(spec);
   slots_.back().hub_count = hub_count;
@@ -126,7 +130,7 @@ void AgentPool::stop(std::size_t agent) {
   Slot& slot = slots_[agent];
   slot.state = AgentState::kStopping;
   apply(agent, slot.core->shutdown(now()));
-  events_.after(config_.stop_timeout, [this, agent, life = slot.life] {
+  events_.after(config_.stop_timeout, [this, agent = narrow(agent), life = slot.life] {
     if (slots_[agent].life != life || state(agent) != AgentState::kStopping) return;
     ++stats_.stops_timed_out;
     end_process(agent);  // the process exits anyway; the lease cleans up
@@ -188,10 +192,12 @@ void AgentPool::arm_timer(std::size_t agent) {
   const MonoTime next = slot.core->next_deadline();
   if (slot.armed && *slot.armed == next) return;
   slot.armed = next;
-  events_.at(next, [this, agent, gen = ++slot.timer_gen] { on_timer(agent, gen); });
+  // Two 32-bit captures and `this` fit std::function's own storage: no
+  // allocation per timer (a 64-bit agent and generation made every one allocate).
+  events_.at(next, [this, index = narrow(agent), gen = ++slot.timer_gen] { on_timer(index, gen); });
 }
 
-void AgentPool::on_timer(std::size_t agent, std::uint64_t gen) {
+void AgentPool::on_timer(std::size_t agent, std::uint32_t gen) {
   Slot& slot = slots_[agent];
   if (gen != slot.timer_gen || !beating(agent)) return;
   slot.armed.reset();
@@ -204,7 +210,7 @@ void AgentPool::on_timer(std::size_t agent, std::uint64_t gen) {
 }
 
 void AgentPool::schedule_use(std::size_t agent, Duration delay) {
-  events_.after(delay, [this, agent, life = slots_[agent].life] {
+  events_.after(delay, [this, agent = narrow(agent), life = slots_[agent].life] {
     Slot& slot = slots_[agent];
     if (slot.life != life || slot.state != AgentState::kRunning) return;
     // What the application's reads do to the agent: keep the service in its

@@ -123,6 +123,12 @@ class AgentPool {
   // What the agent's cache holds for the service (AgentCore::peek: not a use).
   std::optional<std::vector<proto::Instance>> cached_instances(
       std::size_t agent, const proto::ServiceKey& service) const;
+  // Whether the agent's cache lists the instance (nullopt: the service is not
+  // cached), without copying the list (AgentCore::cache_lists).
+  std::optional<bool> cache_lists(std::size_t agent, const proto::ServiceKey& service,
+                                  const std::string& instance_id) const {
+    return core(agent).cache_lists(service, instance_id);
+  }
   // The health the agent's cache shows for the instance at `address`
   // (nullopt: not cached, or not listed).
   std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
@@ -157,8 +163,9 @@ class AgentPool {
     std::unique_ptr<agent::AgentCore> core;
     AgentState state = AgentState::kNew;
     std::uint64_t epoch = 0;
-    std::uint64_t life = 0;       // bumped whenever the process starts or ends
-    std::uint64_t timer_gen = 0;  // bumped whenever the armed timer is replaced
+    // 32 bits (with the agent's index) keep the events' captures small.
+    std::uint32_t life = 0;       // bumped whenever the process starts or ends
+    std::uint32_t timer_gen = 0;  // bumped whenever the armed timer is replaced
     std::optional<MonoTime> armed;
     std::map<std::uint64_t, proto::ServiceKey> queries;  // outstanding, by request id
   };
@@ -167,7 +174,9 @@ class AgentPool {
   void query(std::size_t agent, const proto::ServiceKey& service);
   bool beating(std::size_t agent) const;  // running or stopping: its timer is driven
   void arm_timer(std::size_t agent);
-  void on_timer(std::size_t agent, std::uint64_t gen);
+  void on_timer(std::size_t agent, std::uint32_t gen);
+  // An agent's index as events capture it (add() keeps indexes below 2^32).
+  static std::uint32_t narrow(std::size_t agent) { return static_cast<std::uint32_t>(agent); }
   void schedule_use(std::size_t agent, Duration delay);
   void end_process(std::size_t agent);
 

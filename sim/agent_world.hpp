@@ -69,16 +69,22 @@ class AgentWorld {
   // ---- time
   MonoTime now() const { return events_.now(); }
   WallMs wall_ms() const { return agents_.wall_ms(); }
-  void run_until(MonoTime until) { events_.run_until(until); }
-  void run_for(Duration d) { events_.run_until(now() + d); }
+  // Runs every event due up to `until` (TieredWorld's lock step: millisecond by millisecond).
+  virtual void run_until(MonoTime until) { events_.run_until(until); }
+  void run_for(Duration d) { run_until(now() + d); }
   // Runs `probe` at `when`, after the events already due then (for assertions).
-  void at(MonoTime when, EventQueue::Action probe) { events_.at(when, std::move(probe)); }
+  virtual void at(MonoTime when, EventQueue::Action probe) { events_.at(when, std::move(probe)); }
 
   // ---- the agents' caches, and the applications' calls through them
   // What the agent's cache holds for the service (AgentCore::peek: not a use).
   std::optional<std::vector<proto::Instance>> cached_instances(
       std::size_t agent, const proto::ServiceKey& service) const {
     return agents_.cached_instances(agent, service);
+  }
+  // Whether the agent's cache lists the instance (nullopt: not cached); no copy.
+  std::optional<bool> cache_lists(std::size_t agent, const proto::ServiceKey& service,
+                                  const std::string& instance_id) const {
+    return agents_.cache_lists(agent, service, instance_id);
   }
   // The health the agent's cache shows for the instance at `address` (nullopt: not listed).
   std::optional<proto::Health> cached_health(std::size_t agent, const proto::ServiceKey& service,
@@ -141,9 +147,9 @@ class AgentWorld {
   }
   // What a hub takes a request from `from` to come through (HubProcessConfig::
   // source_of): the agent's AgentSpec::source; "" for a hub, its own source.
-  std::string source_of(Address from) const {
+  std::string_view source_of(Address from) const {
     const auto agent = agent_at(from);
-    return agent ? agents_.spec(*agent).source : std::string{};
+    return agent ? std::string_view(agents_.spec(*agent).source) : std::string_view{};
   }
 
   EventQueue events_;

@@ -85,7 +85,7 @@ void HubProcess::receive(Address from, const proto::Message& message) {
   } else {
     if (const auto* beat = std::get_if<proto::UpBeat>(&message))
       routes_.insert_or_assign(beat->node_id, from);
-    const std::string source = config_.source_of ? config_.source_of(from) : std::string{};
+    const std::string_view source = config_.source_of ? config_.source_of(from) : "";
     auto result = timed_call(config_.time_core, stats_.core_time,
                              [&] { return core_->handle(now(), message, source); });
     if (result.deferred != 0)

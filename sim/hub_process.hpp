@@ -64,7 +64,8 @@ struct HubProcessConfig {
   std::vector<Address> upstreams{};  // by index of core.uplink->endpoints
   // What a request from `from` came through, for eviction protection (a rack,
   // a proxy); empty function or "": the sender is its own source.
-  std::function<std::string(Address from)> source_of{};
+  // Valid until the next event (no copy per request).
+  std::function<std::string_view(Address from)> source_of{};
   // Simulated time between audits of the core's running totals; 0: never.
   // O(nodes + instances) each: for tests, not for large simulations.
   Duration audit_interval{0};

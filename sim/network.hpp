@@ -16,18 +16,18 @@
 #include <functional>
 #include <optional>
 #include <set>
-#include <unordered_map>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "cascade/common/clock.hpp"
 #include "cascade/common/codec.hpp"
 #include "cascade/common/protocol.hpp"
 #include "cascade/common/random.hpp"
 #include "cascade/sim/event_queue.hpp"
+#include "cascade/sim/link_arrivals.hpp"
 
 namespace cascade::sim {
-
-using Address = std::uint32_t;
 
 struct NetworkConfig {
   double drop_probability = 0.05;
@@ -77,13 +77,43 @@ class Network {
   void set_fault_script(FaultScript script) { script_ = std::move(script); }  // empty: none
   void set_send_tap(SendTap tap) { tap_ = std::move(tap); }                   // empty: none
 
+  // ---- between partitions (TieredWorld's lock step, sim/lock_step.hpp)
+  // A message sent to another partition's network, not yet handed over.
+  struct Crossing {
+    MonoTime arrival{};
+    Address from = 0;
+    Address to = 0;
+    proto::Bytes bytes;
+  };
+  // The shortest delay a crossing message may have: the lock step's window.
+  static constexpr Duration kMinCrossingDelay{1};
+  // Messages to the addresses `remote` names leave through outbox() instead
+  // of this network's queue (empty function: none), after the same draws,
+  // trace and in-order delay as any other; a delay under kMinCrossingDelay
+  // is a logic_error.
+  void set_remote(std::function<bool(Address)> remote) { remote_ = std::move(remote); }
+  // What was sent to remote addresses since clear_outbox(); the buffers stay
+  // the network's (accept() swaps them), so crossing allocates nothing once warm.
+  std::span<Crossing> outbox() { return {outbox_.data(), outbox_used_}; }
+  void clear_outbox() { outbox_used_ = 0; }
+  // Delivers a message another partition's network sent, at its arrival.
+  void accept(Crossing& crossing);
+
   NetworkConfig& config() { return config_; }  // may be changed between events
   const NetworkStats& stats() const { return stats_; }
   // FNV-1a over every send: time, endpoints, bytes and fate. Equal hashes mean equal runs.
   std::uint64_t trace_hash() const { return trace_hash_; }
 
  private:
-  void deliver(Address from, Address to, const proto::Bytes& bytes);
+  // A message in flight: its endpoints and encoded bytes, in a reused slot.
+  struct InFlight {
+    Address from = 0;
+    Address to = 0;
+    proto::Bytes bytes;
+  };
+  std::uint32_t hold(Address from, Address to, proto::Bytes& bytes);  // swaps bytes into a slot
+  void cross(Address from, Address to, Duration delay);               // scratch_ into the outbox
+  void deliver(std::uint32_t slot);
   void trace(Address from, Address to, const proto::Bytes& bytes, std::int64_t fate);
   Duration in_order_delay(Address from, Address to, Duration delay);
 
@@ -93,10 +123,13 @@ class Network {
   Receiver receiver_;
   FaultScript script_;
   SendTap tap_;
-  static constexpr Duration kArrivalPruneEvery{1000};
-  // With config_.in_order: by link, the last arrival of a message in flight.
-  std::unordered_map<std::uint64_t, MonoTime> last_arrival_;
-  MonoTime next_arrival_prune_{};
+  LinkArrivals arrivals_;  // with config_.in_order
+  proto::Bytes scratch_;   // the message being sent
+  std::vector<InFlight> in_flight_;
+  std::vector<std::uint32_t> free_slots_;
+  std::function<bool(Address)> remote_;
+  std::vector<Crossing> outbox_;
+  std::size_t outbox_used_ = 0;
   std::set<std::pair<Address, Address>> cut_links_;
   NetworkStats stats_;
   std::uint64_t trace_hash_ = 0xcbf29ce484222325ULL;

@@ -34,7 +34,11 @@
 // service held it (ChangeTracker), instances still held anywhere past their
 // zombie bound, and live instances missing from their datacenter's L1s (at
 // every audit) and from any hub or consumer at the end.
-// Thread-safety: none.
+// The world runs hubs and agents in lock step, the hubs on a second thread
+// (ScaleConfig::partitions; sim/tiered_world.hpp): the tracker follows the
+// agents' side only, traffic is counted by the sender's side, and every
+// scenario action (churn, crashes, cuts, audits) runs between two windows.
+// Thread-safety: one thread drives run(); the world's worker is its own.
 
 #include <array>
 #include <cstdint>
@@ -104,6 +108,9 @@ struct ScaleConfig {
   ScaleTiming timing{};
   ScalePhases phases{};
   bool time_cores = false;  // report the time inside each tier's cores
+  // The bench runs the hubs and the agents in lock step on two threads
+  // (TieredWorld); one thread gives the same run.
+  Partitions partitions = Partitions::kLockStepThreaded;
 };
 
 // What crossed the links of one tier: messages a hub of that tier received
@@ -118,6 +125,7 @@ struct TierTraffic {
 
 inline constexpr std::size_t kTiers = 3;
 
+TierTraffic plus(const TierTraffic& a, const TierTraffic& b);
 TierTraffic minus(const TierTraffic& a, const TierTraffic& b);
 CoreTime minus(const CoreTime& a, const CoreTime& b);
 
@@ -201,7 +209,12 @@ class ScaleScenario {
   std::size_t initial_providers_ = 0;
   std::vector<std::size_t> dc_of_agent_;
   std::size_t next_instance_ = 0;
-  std::array<TierTraffic, kTiers> traffic_{};
+  // Counted by the sender's side: in threaded lock step, each from its own
+  // thread (a cache line apart).
+  using Traffic = std::array<TierTraffic, kTiers>;
+  Traffic traffic() const;
+  alignas(64) Traffic sent_by_agents_{};
+  alignas(64) Traffic sent_by_hubs_{};
   std::size_t phase_ = 0;  // the phase running, by index in the report
   bool churning_ = false;
   double churn_carry_ = 0;

@@ -19,6 +19,8 @@ inline std::uint64_t mix(std::uint64_t x) {
 inline constexpr std::uint64_t kNetworkStream = 1;
 inline constexpr std::uint64_t kApplicationStream = 2;  // when consumers resolve
 inline constexpr std::uint64_t kCallStream = 3;         // the applications' calls (call_load.hpp)
+// 4: the scale scenario's churn (scale_scenario.cpp)
+inline constexpr std::uint64_t kHubNetworkStream = 5;  // what hubs send, in TieredWorld's lock step
 
 inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
   return mix(seed ^ stream);

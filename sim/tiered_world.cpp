@@ -14,8 +14,83 @@ constexpr Address kFirstHubAddress = Address{1} << 31;
 }  // namespace
 
 TieredWorld::TieredWorld(TieredWorldConfig config)
-    : AgentWorld(config), config_(std::move(config)) {
+    : AgentWorld(config), config_(std::move(config)), between_windows_(config_.start) {
   agents_.time_cores(config_.time_cores);
+  if (config_.partitions != Partitions::kOneQueue) partition();
+}
+
+TieredWorld::~TieredWorld() = default;
+
+// ---------------------------------------------------------------- lock step
+
+void TieredWorld::partition() {
+  if (config_.network.min_delay < Network::kMinCrossingDelay)
+    throw std::invalid_argument("lock step needs every message delayed by at least 1 ms");
+  hub_events_ = std::make_unique<EventQueue>(config_.start);
+  hub_network_ = std::make_unique<Network>(
+      config_.network, stream_seed(config_.seed, kHubNetworkStream), *hub_events_,
+      [this](Address from, Address to, const proto::Message& m) { receive(from, to, m); });
+  network_.set_remote([](Address to) { return to >= kFirstHubAddress; });
+  hub_network_->set_remote([](Address to) { return to < kFirstHubAddress; });
+  lock_step_ = std::make_unique<LockStep>([this](MonoTime t) { events_.run_until(t); },
+                                          [this](MonoTime t) { hub_events_->run_until(t); },
+                                          config_.partitions == Partitions::kLockStepThreaded);
+}
+
+// Window by window: both partitions run the millisecond, then at()'s events
+// due in it, then what crossed enters the other's queue (arriving in a later
+// millisecond). The first window is the current millisecond again, for what
+// was scheduled into it between two calls.
+void TieredWorld::run_until(MonoTime until) {
+  if (!lock_step_) {
+    AgentWorld::run_until(until);
+    return;
+  }
+  for (MonoTime t = std::min(now(), until);; t += Duration{1}) {
+    lock_step_->run(t);
+    between_windows_.run_until(t);
+    hand_over();
+    if (t >= until) return;
+  }
+}
+
+void TieredWorld::at(MonoTime when, EventQueue::Action probe) {
+  if (lock_step_)
+    between_windows_.at(when, std::move(probe));
+  else
+    AgentWorld::at(when, std::move(probe));
+}
+
+void TieredWorld::hand_over() {
+  for (auto& crossing : network_.outbox())
+    hub_network_->accept(crossing);
+  network_.clear_outbox();
+  for (auto& crossing : hub_network_->outbox())
+    network_.accept(crossing);
+  hub_network_->clear_outbox();
+}
+
+void TieredWorld::set_send_tap(const Network::SendTap& tap) {
+  network_.set_send_tap(tap);
+  if (hub_network_) hub_network_->set_send_tap(tap);
+}
+
+std::uint64_t TieredWorld::trace_hash() const {
+  if (!hub_network_) return network_.trace_hash();
+  return mix(network_.trace_hash() ^ mix(hub_network_->trace_hash()));
+}
+
+NetworkStats TieredWorld::network_stats() const {
+  NetworkStats sum = network_.stats();
+  if (!hub_network_) return sum;
+  const NetworkStats& hubs = hub_network_->stats();
+  sum.sent += hubs.sent;
+  sum.dropped += hubs.dropped;
+  sum.cut += hubs.cut;
+  sum.delivered += hubs.delivered;
+  sum.bytes += hubs.bytes;
+  sum.decode_failures += hubs.decode_failures;
+  return sum;
 }
 
 // ---------------------------------------------------------------- hubs
@@ -62,23 +137,24 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
                           config_.time_cores};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
+  // The hub's own clock: in threaded lock step the agents' moves meanwhile.
   HubHooks hooks{[this, index](Address from, const proto::Message& m) {
-                   observer_->on_hub_received(now(), index, from, m);
+                   observer_->on_hub_received(hub_events().now(), index, from, m);
                  },
-                 [this, index] { observer_->on_hub_tick(now(), index); },
-                 [this, index] { observer_->on_hub_started(now(), index); }};
-  hubs_.push_back(
-      std::make_unique<HubProcess>(std::move(config), events_, network_, std::move(hooks)));
+                 [this, index] { observer_->on_hub_tick(hub_events().now(), index); },
+                 [this, index] { observer_->on_hub_started(hub_events().now(), index); }};
+  hubs_.push_back(std::make_unique<HubProcess>(std::move(config), hub_events(), hub_network(),
+                                               std::move(hooks)));
   hubs_.back()->boot();
   return index;
 }
 
 void TieredWorld::cut(std::size_t hub_a, std::size_t hub_b) {
-  network_.cut_both_ways(hub_address(hub_a), hub_address(hub_b));
+  hub_network().cut_both_ways(hub_address(hub_a), hub_address(hub_b));
 }
 
 void TieredWorld::heal(std::size_t hub_a, std::size_t hub_b) {
-  network_.heal_both_ways(hub_address(hub_a), hub_address(hub_b));
+  hub_network().heal_both_ways(hub_address(hub_a), hub_address(hub_b));
 }
 
 // ---------------------------------------------------------------- agents

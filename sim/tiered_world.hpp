@@ -12,6 +12,15 @@
 // agent and its L1 or between two hubs, crosses the network: it can be lost,
 // delayed, reordered or cut by a partition.
 //
+// Lock step (TieredWorldConfig::partitions): the hubs and the agents as two
+// partitions, each with its own queue and network (and its own draws), run
+// millisecond by millisecond (sim/lock_step.hpp), the hubs on a thread of
+// their own if asked. A message between them (every message has a delay of
+// at least 1 ms) crosses at the end of the millisecond it was sent in;
+// at()'s events run then too, with both partitions still. The same run on
+// one thread or two, and another run than the one queue's. In it hub hooks
+// (TieredObserver::on_hub_*) run on the hubs' thread: they may read only hubs.
+//
 // Addresses: agent i is agent_address(i) as in World; hub h is hub_address(h).
 // Everything random comes from generators seeded from TieredWorldConfig::seed
 // (the uplinks draw from their hub's epoch and id, as in a real hub), so one
@@ -35,6 +44,7 @@
 #include "cascade/sim/agent_world.hpp"
 #include "cascade/sim/event_queue.hpp"
 #include "cascade/sim/hub_process.hpp"
+#include "cascade/sim/lock_step.hpp"
 #include "cascade/sim/memory_hub_store.hpp"
 #include "cascade/sim/network.hpp"
 #include "cascade/sim/tiered_observer.hpp"
@@ -48,6 +58,12 @@ struct TierHubSpec {
   Duration lease{6000};                  // what it grants to agents and lower hubs
   std::vector<std::size_t> upstreams{};  // hubs added earlier: the uplink's endpoints, in order
   std::string zone{};
+};
+
+enum class Partitions : std::uint8_t {
+  kOneQueue,          // every event in one queue (what the tests' worlds run)
+  kLockStep,          // hubs and agents in lock step, one after the other
+  kLockStepThreaded,  // ... the hubs on a thread of their own: the same run, sooner
 };
 
 struct TieredWorldConfig {
@@ -67,11 +83,16 @@ struct TieredWorldConfig {
   Duration stop_timeout{2000};    // a stopping agent exits after this even without an ack
   // Time the cores' calls: hub_stats(h).core_time, agent_stats().core_time (sim/core_time.hpp).
   bool time_cores = false;
+  Partitions partitions = Partitions::kOneQueue;  // lock step needs network.min_delay >= 1 ms
 };
 
 class TieredWorld final : public AgentWorld<TieredObserver> {
  public:
   explicit TieredWorld(TieredWorldConfig config);
+  ~TieredWorld() override;
+
+  void run_until(MonoTime until) override;
+  void at(MonoTime when, EventQueue::Action probe) override;
 
   // ---- hubs (indexes in order of add_hub); a hub serves from the moment it is added
   std::size_t add_hub(TierHubSpec spec);
@@ -100,6 +121,15 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   void cut(std::size_t hub_a, std::size_t hub_b);
   void heal(std::size_t hub_a, std::size_t hub_b);
 
+  // What hubs send goes through hub_network() (network(), the agents', in one queue).
+  Network& hub_network() { return hub_network_ ? *hub_network_ : network_; }
+  // Told of every message sent by an agent or a hub (Network::SendTap); in
+  // threaded lock step, from the sender's partition's thread.
+  void set_send_tap(const Network::SendTap& tap);
+  // The run's trace (Network::trace_hash), both networks' in lock step.
+  std::uint64_t trace_hash() const;
+  NetworkStats network_stats() const;  // summed over both networks
+
   // ---- agents (indexes in order of add_agent); driven and viewed through AgentWorld
   // Added down; start() brings it up. `hubs`: the L1 hubs it beats to, in failover order.
   std::size_t add_agent(AgentSpec spec, std::vector<std::size_t> hubs);
@@ -123,8 +153,16 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   hub::HubCoreConfig core_config(const TierHubSpec& spec) const;
   Address hub_address_for(std::size_t agent, std::size_t place) const override;
   void receive(Address from, Address to, const proto::Message& message) override;
+  void partition();  // lock step: the hubs' queue and network, the runner
+  EventQueue& hub_events() { return hub_events_ ? *hub_events_ : events_; }
+  void hand_over();  // what each partition sent the other, into the other's queue
 
   TieredWorldConfig config_;
+  // Lock step only: the hubs' partition, at()'s events, and what runs both.
+  std::unique_ptr<EventQueue> hub_events_;
+  std::unique_ptr<Network> hub_network_;
+  EventQueue between_windows_;
+  std::unique_ptr<LockStep> lock_step_;
   std::vector<std::vector<std::size_t>> agent_hubs_;  // by agent: its hubs, in failover order
   std::vector<std::unique_ptr<HubProcess>> hubs_;     // stable: hooks capture their index
 };

@@ -937,6 +937,19 @@ TEST_F(AgentCoreTest, AReplyNamingAListStaleShowsItStaleWithTheHubsAge) {
   EXPECT_EQ(fresh->age, Duration{0});
 }
 
+TEST_F(AgentCoreTest, CacheListsNamesWhatTheCachedListHoldsWithoutUsingIt) {
+  EXPECT_FALSE(core.cache_lists(key("svc"), "i1")) << "nothing cached yet";
+  start_with_svc_resolved();
+  core.on_message(clock.now(), 0, down_for(next_beat()));  // hub-a, incarnation 1, answers
+  EXPECT_EQ(core.cache_lists(key("svc"), "i1"), std::optional<bool>(true));
+  EXPECT_EQ(core.cache_lists(key("svc"), "i2"), std::optional<bool>(false));
+  EXPECT_FALSE(core.cache_lists(key("other"), "i1"));
+  core.on_message(clock.now(), 0,
+                  push_of({key("svc"), 5, 8, proto::UpdateKind::kFull, {inst("i2", "b:1")}, {}}));
+  EXPECT_EQ(core.cache_lists(key("svc"), "i1"), std::optional<bool>(false)) << "replaced";
+  EXPECT_EQ(core.cache_lists(key("svc"), "i2"), std::optional<bool>(true));
+}
+
 TEST_F(AgentCoreTest, AStaleQueryReplyIsShownStaleEvenWhenItsAgeIsShort) {
   core.start(clock.now());
   std::uint64_t id = 0;

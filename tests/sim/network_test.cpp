@@ -114,5 +114,45 @@ TEST_F(SimNetworkTest, AFaultScriptChoosesLossAndDelayForItsMessages) {
   EXPECT_EQ(delivered[1].at, kStart + Duration{30});
 }
 
+// Lock step (TieredWorld): a message for the other partition waits in the
+// outbox until handed over, then arrives there when its delay says.
+TEST_F(SimNetworkTest, AMessageToARemoteAddressCrossesThroughTheOutbox) {
+  Network net = make({0.0, Duration{7}, Duration{7}});
+  EventQueue other_events{kStart};
+  std::vector<Delivery> other_delivered;
+  Network other(NetworkConfig{0.0, Duration{7}, Duration{7}}, /*seed=*/10, other_events,
+                [&](Address from, Address to, const proto::Message& m) {
+                  other_delivered.push_back({other_events.now(), from, to, m});
+                });
+  net.set_remote([](Address to) { return to >= 100; });
+  net.send(1, 100, beat(1));
+  net.send(1, 2, beat(2));  // local
+  ASSERT_EQ(net.outbox().size(), 1u);
+  EXPECT_EQ(net.outbox()[0].arrival, kStart + Duration{7});
+  EXPECT_EQ(net.outbox()[0].to, 100u);
+  other.accept(net.outbox()[0]);
+  net.clear_outbox();
+  EXPECT_TRUE(net.outbox().empty());
+
+  events.run_until(kStart + Duration{50});
+  other_events.run_until(kStart + Duration{50});
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(std::get<proto::UpBeat>(delivered[0].message).seq, 2u);
+  ASSERT_EQ(other_delivered.size(), 1u);
+  EXPECT_EQ(other_delivered[0].at, kStart + Duration{7});
+  EXPECT_EQ(other_delivered[0].from, 1u);
+  EXPECT_EQ(other_delivered[0].message, proto::Message{beat(1)});
+  EXPECT_EQ(net.stats().sent, 2u) << "the sender counts (and traces) what crossed";
+}
+
+TEST_F(SimNetworkTest, AMessageCannotCrossWithinTheMillisecondItWasSentIn) {
+  Network net = make({0.0, Duration{1}, Duration{1}});
+  net.set_remote([](Address) { return true; });
+  net.set_fault_script([](Address, Address, const proto::Message&) {
+    return Network::Fault{false, Duration{0}};
+  });
+  EXPECT_THROW(net.send(1, 100, beat(1)), std::logic_error);
+}
+
 }  // namespace
 }  // namespace cascade::sim

@@ -16,9 +16,10 @@
 namespace cascade::sim {
 namespace {
 
-ScaleConfig scaled_config(std::uint64_t seed) {
+ScaleConfig scaled_config(std::uint64_t seed, Partitions partitions) {
   ScaleConfig config;
   config.seed = seed;
+  config.partitions = partitions;
   config.shape.agents = 3000;
   config.shape.services = 200;  // 20 per datacenter, one of them used from the others
   config.phases.registration = Duration{10'000};
@@ -31,9 +32,10 @@ ScaleConfig scaled_config(std::uint64_t seed) {
   return config;
 }
 
-ScaleReport run_scaled(std::uint64_t seed) {
+// The bench's way by default: hubs and agents in lock step, on two threads.
+ScaleReport run_scaled(std::uint64_t seed, Partitions partitions = Partitions::kLockStepThreaded) {
   spdlog::set_level(spdlog::level::err);  // the cores log every expiry and lost upstream
-  ScaleScenario scenario(scaled_config(seed));
+  ScaleScenario scenario(scaled_config(seed, partitions));
   return scenario.run();
 }
 
@@ -96,13 +98,25 @@ TEST_F(SimScaleTest, EveryTierCarriesTraffic) {
       EXPECT_GT(p.traffic[t].messages_in, 0u) << p.name << " L" << t + 1;
 }
 
-TEST_F(SimScaleTest, OneSeedGivesOneTraceAnotherSeedAnother) {
-  const auto again = run_scaled(kSeed);
+// Two threads in lock step run what one thread runs: the same trace.
+TEST_F(SimScaleTest, OneSeedGivesOneTraceOnOneThreadOrTwoAnotherSeedAnother) {
+  const auto again = run_scaled(kSeed, Partitions::kLockStep);
   EXPECT_EQ(report().trace_hash, again.trace_hash);
   EXPECT_EQ(report().messages, again.messages);
   EXPECT_EQ(report().bytes, again.bytes);
   EXPECT_EQ(report().zombies + report().lost_at_l1, again.zombies + again.lost_at_l1);
   EXPECT_NE(report().trace_hash, run_scaled(kSeed + 1).trace_hash);
+}
+
+// Every event in one queue (how the other simulations run): another run, the same verdicts.
+TEST_F(SimScaleTest, TheOneQueueRunPassesTheSameChecks) {
+  const auto one_queue = run_scaled(kSeed, Partitions::kOneQueue);
+  EXPECT_NE(one_queue.trace_hash, report().trace_hash);
+  EXPECT_EQ(one_queue.zombies + one_queue.zombie_caches, 0u)
+      << ::testing::PrintToString(one_queue.examples);
+  EXPECT_EQ(one_queue.lost_at_l1 + one_queue.lost_above + one_queue.consumers_off_live, 0u)
+      << ::testing::PrintToString(one_queue.examples);
+  EXPECT_EQ(one_queue.providers, 2700u);
 }
 
 }  // namespace
