@@ -46,6 +46,16 @@ struct NetworkStats {
   std::uint64_t delivered = 0;
   std::uint64_t bytes = 0;            // encoded bytes of every message sent
   std::uint64_t decode_failures = 0;  // a frame the codec could not read back: a codec bug
+
+  NetworkStats& operator+=(const NetworkStats& o) {
+    sent += o.sent;
+    dropped += o.dropped;
+    cut += o.cut;
+    delivered += o.delivered;
+    bytes += o.bytes;
+    decode_failures += o.decode_failures;
+    return *this;
+  }
 };
 
 class Network {

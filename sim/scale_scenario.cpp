@@ -552,13 +552,13 @@ void ScaleScenario::count_traffic(Address from, Address to, std::size_t bytes) {
   const auto receiver = world_->hub_at(to);
   const std::uint32_t from_tier = sender ? hub_tier_[*sender] : 0;
   const std::uint32_t to_tier = receiver ? hub_tier_[*receiver] : 0;
-  Traffic& traffic = sender ? sent_by_hubs_ : sent_by_agents_;
+  Traffic& counts = sender ? sent_by_hubs_ : sent_by_agents_;
   if (to_tier > from_tier) {
-    auto& t = traffic[to_tier - 1];
+    auto& t = counts[to_tier - 1];
     ++t.messages_in;
     t.bytes_in += bytes;
   } else if (from_tier > to_tier) {
-    auto& t = traffic[from_tier - 1];
+    auto& t = counts[from_tier - 1];
     ++t.messages_out;
     t.bytes_out += bytes;
   }

@@ -82,14 +82,7 @@ std::uint64_t TieredWorld::trace_hash() const {
 
 NetworkStats TieredWorld::network_stats() const {
   NetworkStats sum = network_.stats();
-  if (!hub_network_) return sum;
-  const NetworkStats& hubs = hub_network_->stats();
-  sum.sent += hubs.sent;
-  sum.dropped += hubs.dropped;
-  sum.cut += hubs.cut;
-  sum.delivered += hubs.delivered;
-  sum.bytes += hubs.bytes;
-  sum.decode_failures += hubs.decode_failures;
+  if (hub_network_) sum += hub_network_->stats();
   return sum;
 }
 
