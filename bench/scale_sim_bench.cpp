@@ -41,6 +41,9 @@ constexpr const char* kUsage =
     R"(cascade_scale_sim_bench: ten datacenters, three tiers, on a virtual clock
 
   --agents N              agents, one AgentCore each (default 1000000)
+  --datacenters N         datacenters, two L1 hubs each (default 10; 2 with 200000 agents
+                          gives each L1 the load it has at 1M, with a fifth of the state)
+  --regions N             L2 regions, two L2 hubs each; they split the datacenters evenly (default 2)
   --services N            services, spread over the datacenters (default 10000)
   --consumer-every N      one agent in N is a consumer, the others provide one instance (default 10)
   --seed N                the run's seed: one seed, one trace hash (default 1)
@@ -60,6 +63,8 @@ constexpr const char* kUsage =
   --threads N             1: hubs and agents in lock step on this thread; 2: the hubs on a
                           second one (the same run, the same trace hash; default 2)
   --one-queue             every event in one queue, on one thread (the tests' worlds; another run)
+  --l1-beside-agents F     lock step: this share of the L1 hubs runs in the agents' partition,
+                          to balance the two threads (default 0.2; another run)
 )";
 
 void declare_flags(bench::Flags& f, Options& o) {
@@ -68,6 +73,8 @@ void declare_flags(bench::Flags& f, Options& o) {
   auto& p = o.scale.phases;
   f.add({
       {"--agents", &s.agents},
+      {"--datacenters", &s.datacenters},
+      {"--regions", &s.regions},
       {"--services", &s.services},
       {"--consumer-every", &s.consumer_every},
       {"--beat-ms", &t.beat},
@@ -94,6 +101,11 @@ void declare_flags(bench::Flags& f, Options& o) {
         threads == 1 ? sim::Partitions::kLockStep : sim::Partitions::kLockStepThreaded;
   });
   f.on("--one-queue", [&o] { o.scale.partitions = sim::Partitions::kOneQueue; });
+  f.on_value("--l1-beside-agents", [&o](const std::string& flag, const std::string& v) {
+    const double share = bench::parse_number(flag, v, bench::kZeroOk);
+    if (share > 1) throw std::invalid_argument(flag + ": a share of the L1 hubs, 0 to 1");
+    o.scale.l1_share_beside_agents = share;
+  });
 }
 
 Options parse_options(int argc, char** argv) {
@@ -143,6 +155,10 @@ double per_second(std::uint64_t count, Duration length) {
   return static_cast<double>(count) * 1000.0 / static_cast<double>(length.count());
 }
 
+double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
+
 double us_per_call(const sim::CoreTime& t) {
   return t.calls == 0 ? 0.0 : static_cast<double>(t.ns) / 1000.0 / static_cast<double>(t.calls);
 }
@@ -175,6 +191,14 @@ void print_phase(const sim::PhaseReport& phase, const std::array<std::size_t, si
   std::printf("  agents %zu: %s core calls/s (on_timer, on_message), %.2f us/call\n", agents,
               bench::si(per_second(phase.agent_time.calls, phase.length)).c_str(),
               us_per_call(phase.agent_time));
+  const auto& threads = phase.threads;
+  if (threads.first_wait.count() + threads.second_wait.count() > 0)
+    std::printf(
+        "  threads: the agents' waited %.1f s (for the hubs' in %.0f%% of the milliseconds), "
+        "the hubs' %.1f s\n",
+        seconds(threads.first_wait),
+        100.0 * static_cast<double>(threads.first_waited) / static_cast<double>(threads.windows),
+        seconds(threads.second_wait));
 }
 
 // The heap of every hub, per tier (hub_heap_mib), and what is left of the
@@ -210,14 +234,15 @@ void print_memory(const sim::ScaleScenario& scenario) {
 void print_convergence(const sim::ScaleReport& report) {
   std::printf(
       "\nconvergence: from a change (start, crash or stop of a provider) until every consumer of "
-      "the service held it\n");
-  std::printf("  phase          changes   p50_ms   p99_ms   max_ms  never_seen  past_bound\n");
+      "the service held it\n  (undone: additions removed again before every consumer saw them)\n");
+  std::printf(
+      "  phase          changes   p50_ms   p99_ms   max_ms  never_seen  past_bound  undone\n");
   for (const auto& phase : report.phases) {
     if (phase.changes == 0) continue;
     std::vector<double> ms = phase.convergence_ms;
     const auto p = bench::percentiles(ms);
-    std::printf("  %-13s %8zu %8.0f %8.0f %8.0f %11zu %11zu\n", phase.name.c_str(), phase.changes,
-                p.p50, p.p99, p.max, phase.unseen, phase.late);
+    std::printf("  %-13s %8zu %8.0f %8.0f %8.0f %11zu %11zu %7zu\n", phase.name.c_str(),
+                phase.changes, p.p50, p.p99, p.max, phase.unseen, phase.late, phase.undone);
   }
 }
 

@@ -261,6 +261,13 @@ class HubCore {
   const Registry& registry() const { return registry_; }
   std::size_t node_count() const { return nodes_.size(); }
   bool knows_node(const std::string& id) const { return nodes_.contains(id); }
+  // Whether this core may ever send a NodeMessage to the node that sent
+  // `beat`: one that reads something (services, config groups) or a hub
+  // below. A server keeps a route back to those only.
+  static bool may_push_to(const proto::UpBeat& beat) {
+    return !beat.uses.empty() || !beat.configs.empty() || beat.configs_digest != 0 ||
+           beat.sender_tier != 0;
+  }
   // O(1): kept by set_uses / forget_uses.
   std::size_t subscription_count() const { return subscriptions_; }
   // Nodes that are hubs of a lower tier (beat with a tier > 0); O(1).

@@ -428,11 +428,7 @@ void HubServer::reply(Multipart& frames, std::vector<proto::Message> replies, bo
 
 void HubServer::learn_route(const proto::Message& message, const Multipart& frames) {
   const auto* beat = std::get_if<proto::UpBeat>(&message);
-  // Only a node that reads something (services, config groups) or a hub
-  // below is ever pushed to: the others' routes are not worth keeping.
-  if (beat == nullptr || (beat->uses.empty() && beat->configs.empty() &&
-                          beat->configs_digest == 0 && beat->sender_tier == 0))
-    return;
+  if (beat == nullptr || !HubCore::may_push_to(*beat)) return;  // no route worth keeping
   auto& route = node_routes_[beat->node_id];
   const auto hops = frames.size() - 1;  // all but the payload
   bool same = route.size() == hops;

@@ -83,7 +83,9 @@ void HubProcess::receive(Address from, const proto::Message& message) {
     timed_call(config_.time_core, stats_.core_time,
                [&] { core_->on_upstream_message(now(), *upstream, message); });
   } else {
-    if (const auto* beat = std::get_if<proto::UpBeat>(&message))
+    // As the server does: a route back only to a node the core may push to.
+    if (const auto* beat = std::get_if<proto::UpBeat>(&message);
+        beat != nullptr && hub::HubCore::may_push_to(*beat))
       routes_.insert_or_assign(beat->node_id, from);
     const std::string_view source = config_.source_of ? config_.source_of(from) : "";
     auto result = timed_call(config_.time_core, stats_.core_time,

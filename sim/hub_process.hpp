@@ -156,7 +156,8 @@ class HubProcess {
   std::optional<MonoTime> next_audit_;   // nullopt: audits are off
   std::vector<HeldReply> held_replies_;  // durable replies waiting for the next flush
   std::unordered_map<std::uint64_t, Address> deferred_;  // token -> who asked
-  std::unordered_map<std::string, Address> routes_;      // node id -> where its last beat came from
+  std::unordered_map<std::string, Address>
+      routes_;  // node id -> its last beat's sender (may_push_to)
   HubProcessStats stats_;
 };
 

@@ -33,10 +33,13 @@ void LockStep::run(MonoTime until) {
   } catch (...) {
     mine = std::current_exception();
   }
-  if (worker_.joinable())
-    wait_for(done_, window);  // acquires what the worker wrote
-  else
+  ++balance_.windows;
+  if (worker_.joinable()) {
+    if (done_.load(std::memory_order_relaxed) < window) ++balance_.first_waited;
+    wait_for(done_, window, balance_.first_wait);  // acquires what the worker wrote
+  } else {
     run_second(window);
+  }
   if (mine) std::rethrow_exception(mine);
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
@@ -47,21 +50,27 @@ void LockStep::run_second(std::uint64_t window) {
   } catch (...) {
     failure_ = std::current_exception();
   }
+  balance_.second_wait = second_wait_;  // published with done_
   done_.store(window, std::memory_order_release);
 }
 
 void LockStep::work() {
   for (std::uint64_t window = 1;; ++window) {
-    wait_for(posted_, window);
+    wait_for(posted_, window, second_wait_);
     if (posted_.load(std::memory_order_acquire) == kStop) return;
     run_second(window);
   }
 }
 
-// Until `value` reaches `expected` (or the stop mark, which is larger).
-void LockStep::wait_for(const std::atomic<std::uint64_t>& value, std::uint64_t expected) {
+// Until `value` reaches `expected` (or the stop mark, which is larger). The
+// clock is read only when the value is not there yet.
+void LockStep::wait_for(const std::atomic<std::uint64_t>& value, std::uint64_t expected,
+                        std::chrono::nanoseconds& waited) {
+  if (value.load(std::memory_order_acquire) >= expected) return;
+  const auto start = std::chrono::steady_clock::now();
   for (int spins = 0; value.load(std::memory_order_acquire) < expected;)
     if (++spins >= kSpinsBeforeYield) std::this_thread::yield();
+  waited += std::chrono::steady_clock::now() - start;
 }
 
 }  // namespace cascade::sim

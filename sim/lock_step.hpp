@@ -15,6 +15,7 @@
 // Thread-safety: one thread calls run(); the worker runs only `second`.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -37,14 +38,30 @@ class LockStep {
   // What the second threw is rethrown here.
   void run(MonoTime until);
 
+  // How the work splits, threaded: in how many windows the first partition
+  // finished before the second and waited for it, and how long each thread
+  // waited in all (the worker also while the caller works between windows).
+  // Measured for the report only: nothing in a run depends on it.
+  struct Balance {
+    std::uint64_t windows = 0;
+    std::uint64_t first_waited = 0;
+    std::chrono::nanoseconds first_wait{0};
+    std::chrono::nanoseconds second_wait{0};
+  };
+  Balance balance() const { return balance_; }
+
  private:
   void work();
   void run_second(std::uint64_t window);  // records what it threw, then marks the window done
-  static void wait_for(const std::atomic<std::uint64_t>& value, std::uint64_t expected);
+  // Spins, then yields, until `value` reaches `expected`; adds the time it took to `waited`.
+  static void wait_for(const std::atomic<std::uint64_t>& value, std::uint64_t expected,
+                       std::chrono::nanoseconds& waited);
 
   Window first_;
   Window second_;
   MonoTime until_{};
+  Balance balance_{};
+  std::chrono::nanoseconds second_wait_{0};  // the worker's; into balance_ at each window's end
   std::exception_ptr failure_;
   std::atomic<std::uint64_t> posted_{0};  // the window the worker is to run; kStop ends it
   std::atomic<std::uint64_t> done_{0};    // the last window the worker finished

@@ -68,6 +68,9 @@ class ScaleScenario::Tracker final : public TieredObserver {
     std::size_t phase = 0;
     std::vector<std::uint32_t> waiting;  // consumers that have not seen it yet
     std::optional<MonoTime> seen_by_all;
+    // An addition whose instance was removed again, within its deadline,
+    // before every consumer saw it: those consumers never will, nor need to.
+    bool undone = false;
   };
   struct Removed {
     std::uint32_t service = 0;
@@ -94,6 +97,7 @@ class ScaleScenario::Tracker final : public TieredObserver {
   }
 
   void note_change(std::uint32_t service, std::string id, bool added, std::size_t phase) {
+    if (!added) undo_addition(service, id);
     const auto& consumers = consumers_of_[service];
     Change change{service, id, added, world_.now(), phase, consumers, std::nullopt};
     if (consumers.empty())
@@ -158,6 +162,18 @@ class ScaleScenario::Tracker final : public TieredObserver {
     });
   }
 
+  // The churn draws among all running providers, a new one included: at a
+  // million agents one removal in a few thousand overtakes its own addition.
+  void undo_addition(std::uint32_t service, const std::string& id) {
+    std::erase_if(pending_[service], [&](std::size_t c) {
+      Change& change = changes_[c];
+      if (!change.added || change.instance_id != id || world_.now() > deadline(change.at))
+        return false;
+      change.undone = true;
+      return true;
+    });
+  }
+
   const TieredWorld& world_;
   const std::unordered_map<std::string, std::uint32_t>& index_;  // service name -> index
   Duration bound_;
@@ -210,10 +226,16 @@ ScaleScenario::~ScaleScenario() = default;
 void ScaleScenario::build_topology() {
   const auto& s = config_.shape;
   const auto& t = config_.timing;
+  const auto l1s = static_cast<double>(s.datacenters * s.l1_per_dc);
+  const auto l1s_beside_agents =
+      static_cast<std::size_t>(std::lround(config_.l1_share_beside_agents * l1s));
+  std::size_t l1s_added = 0;
   auto add_hub = [&](std::string id, std::uint32_t tier, Duration lease,
                      std::vector<std::size_t> ups, std::string zone) {
     hub_tier_.push_back(tier);
-    return world_->add_hub({std::move(id), tier, lease, std::move(ups), std::move(zone)});
+    const bool beside_agents = tier == 1 && l1s_added++ < l1s_beside_agents;
+    return world_->add_hub(
+        {std::move(id), tier, lease, std::move(ups), std::move(zone), beside_agents});
   };
   for (std::size_t i = 0; i < s.l3_hubs; ++i)
     l3s_.push_back(add_hub(numbered("l3-", i), 3, t.l3_lease(), {}, "global"));
@@ -349,6 +371,7 @@ void ScaleScenario::run_phase(const std::string& name, Duration length,
   const auto traffic_before = traffic();
   const auto hub_time_before = hub_time();
   const auto agent_time_before = world_->agent_stats().core_time;
+  const auto balance_before = world_->lock_step_balance();
   phase_ = index;
   begin();
   const MonoTime end = world_->now() + length;
@@ -376,6 +399,11 @@ void ScaleScenario::run_phase(const std::string& name, Duration length,
     phase.hub_time[t] = minus(hub_time_after[t], hub_time_before[t]);
   }
   phase.agent_time = minus(world_->agent_stats().core_time, agent_time_before);
+  const auto balance_after = world_->lock_step_balance();
+  phase.threads = {balance_after.windows - balance_before.windows,
+                   balance_after.first_waited - balance_before.first_waited,
+                   balance_after.first_wait - balance_before.first_wait,
+                   balance_after.second_wait - balance_before.second_wait};
   report.phases.push_back(std::move(phase));
   if (on_phase) on_phase(report.phases.back());
 }
@@ -530,6 +558,10 @@ void ScaleScenario::judge_changes(ScaleReport& report) const {
     ++phase.changes;
     const MonoTime due = tracker_->deadline(change.at);
     report.max_deadline = std::max(report.max_deadline, due - change.at);
+    if (change.undone) {
+      ++phase.undone;
+      continue;
+    }
     if (!change.seen_by_all) {
       ++phase.unseen;
       if (!change.added && world_->now() >= due) ++report.zombie_caches;
@@ -552,7 +584,9 @@ void ScaleScenario::count_traffic(Address from, Address to, std::size_t bytes) {
   const auto receiver = world_->hub_at(to);
   const std::uint32_t from_tier = sender ? hub_tier_[*sender] : 0;
   const std::uint32_t to_tier = receiver ? hub_tier_[*receiver] : 0;
-  Traffic& counts = sender ? sent_by_hubs_ : sent_by_agents_;
+  // One array per partition: in threaded lock step each side counts on its own thread.
+  Traffic& counts =
+      world_->in_hub_partition(from) ? sent_in_hub_partition_ : sent_in_agent_partition_;
   if (to_tier > from_tier) {
     auto& t = counts[to_tier - 1];
     ++t.messages_in;
@@ -567,7 +601,7 @@ void ScaleScenario::count_traffic(Address from, Address to, std::size_t bytes) {
 ScaleScenario::Traffic ScaleScenario::traffic() const {
   Traffic sum{};
   for (std::size_t t = 0; t < kTiers; ++t)
-    sum[t] = plus(sent_by_agents_[t], sent_by_hubs_[t]);
+    sum[t] = plus(sent_in_agent_partition_[t], sent_in_hub_partition_[t]);
   return sum;
 }
 

@@ -111,6 +111,10 @@ struct ScaleConfig {
   // The bench runs the hubs and the agents in lock step on two threads
   // (TieredWorld); one thread gives the same run.
   Partitions partitions = Partitions::kLockStepThreaded;
+  // Lock step: this share of the L1 hubs (the first datacenters') runs in
+  // the agents' partition, so that the agents' thread does not wait for the
+  // hubs' (whose L1 cores are most of the work) at every millisecond.
+  double l1_share_beside_agents = 0.2;
 };
 
 // What crossed the links of one tier: messages a hub of that tier received
@@ -135,9 +139,13 @@ struct PhaseReport {
   std::array<TierTraffic, kTiers> traffic{};  // by tier - 1
   std::array<CoreTime, kTiers> hub_time{};    // by tier - 1
   CoreTime agent_time{};
+  // Threaded lock step: the phase's milliseconds, and those in which the
+  // agents' partition finished first and waited for the hubs'.
+  LockStep::Balance threads{};
   std::size_t changes = 0;               // instances added or removed in the phase
   std::vector<double> convergence_ms{};  // of those every consumer saw
   std::size_t unseen = 0;                // changes some consumer never saw
+  std::size_t undone = 0;                // additions removed again before every consumer saw them
   std::size_t late = 0;                  // seen by every consumer, after their deadline
 };
 
@@ -209,12 +217,12 @@ class ScaleScenario {
   std::size_t initial_providers_ = 0;
   std::vector<std::size_t> dc_of_agent_;
   std::size_t next_instance_ = 0;
-  // Counted by the sender's side: in threaded lock step, each from its own
+  // Counted by the sender's partition: in threaded lock step, each from its own
   // thread (a cache line apart).
   using Traffic = std::array<TierTraffic, kTiers>;
   Traffic traffic() const;
-  alignas(64) Traffic sent_by_agents_{};
-  alignas(64) Traffic sent_by_hubs_{};
+  alignas(64) Traffic sent_in_agent_partition_{};
+  alignas(64) Traffic sent_in_hub_partition_{};
   std::size_t phase_ = 0;  // the phase running, by index in the report
   bool churning_ = false;
   double churn_carry_ = 0;

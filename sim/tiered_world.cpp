@@ -30,8 +30,8 @@ void TieredWorld::partition() {
   hub_network_ = std::make_unique<Network>(
       config_.network, stream_seed(config_.seed, kHubNetworkStream), *hub_events_,
       [this](Address from, Address to, const proto::Message& m) { receive(from, to, m); });
-  network_.set_remote([](Address to) { return to >= kFirstHubAddress; });
-  hub_network_->set_remote([](Address to) { return to < kFirstHubAddress; });
+  network_.set_remote([this](Address to) { return in_hub_partition(to); });
+  hub_network_->set_remote([this](Address to) { return !in_hub_partition(to); });
   lock_step_ = std::make_unique<LockStep>([this](MonoTime t) { events_.run_until(t); },
                                           [this](MonoTime t) { hub_events_->run_until(t); },
                                           config_.partitions == Partitions::kLockStepThreaded);
@@ -86,6 +86,19 @@ NetworkStats TieredWorld::network_stats() const {
   return sum;
 }
 
+bool TieredWorld::in_hub_partition(Address address) const {
+  const auto hub = hub_at(address);
+  return hub && in_hub_partition_[*hub];
+}
+
+EventQueue& TieredWorld::events_of(const TierHubSpec& spec) {
+  return hub_events_ && !spec.beside_agents ? *hub_events_ : events_;
+}
+
+Network& TieredWorld::network_of(const TierHubSpec& spec) {
+  return hub_network_ && !spec.beside_agents ? *hub_network_ : network_;
+}
+
 // ---------------------------------------------------------------- hubs
 
 Address TieredWorld::hub_address(std::size_t hub) {
@@ -130,24 +143,29 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
                           config_.time_cores};
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
-  // The hub's own clock: in threaded lock step the agents' moves meanwhile.
-  HubHooks hooks{[this, index](Address from, const proto::Message& m) {
-                   observer_->on_hub_received(hub_events().now(), index, from, m);
+  // The hub's own clock: in threaded lock step the other partition's moves meanwhile.
+  EventQueue& events = events_of(spec);
+  HubHooks hooks{[this, index, &events](Address from, const proto::Message& m) {
+                   observer_->on_hub_received(events.now(), index, from, m);
                  },
-                 [this, index] { observer_->on_hub_tick(hub_events().now(), index); },
-                 [this, index] { observer_->on_hub_started(hub_events().now(), index); }};
-  hubs_.push_back(std::make_unique<HubProcess>(std::move(config), hub_events(), hub_network(),
-                                               std::move(hooks)));
+                 [this, index, &events] { observer_->on_hub_tick(events.now(), index); },
+                 [this, index, &events] { observer_->on_hub_started(events.now(), index); }};
+  in_hub_partition_.push_back(hub_events_ && !spec.beside_agents);
+  hubs_.push_back(
+      std::make_unique<HubProcess>(std::move(config), events, network_of(spec), std::move(hooks)));
   hubs_.back()->boot();
   return index;
 }
 
+// Each side's network drops what its own hubs send across the cut.
 void TieredWorld::cut(std::size_t hub_a, std::size_t hub_b) {
-  hub_network().cut_both_ways(hub_address(hub_a), hub_address(hub_b));
+  network_.cut_both_ways(hub_address(hub_a), hub_address(hub_b));
+  if (hub_network_) hub_network_->cut_both_ways(hub_address(hub_a), hub_address(hub_b));
 }
 
 void TieredWorld::heal(std::size_t hub_a, std::size_t hub_b) {
-  hub_network().heal_both_ways(hub_address(hub_a), hub_address(hub_b));
+  network_.heal_both_ways(hub_address(hub_a), hub_address(hub_b));
+  if (hub_network_) hub_network_->heal_both_ways(hub_address(hub_a), hub_address(hub_b));
 }
 
 // ---------------------------------------------------------------- agents

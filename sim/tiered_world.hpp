@@ -58,6 +58,10 @@ struct TierHubSpec {
   Duration lease{6000};                  // what it grants to agents and lower hubs
   std::vector<std::size_t> upstreams{};  // hubs added earlier: the uplink's endpoints, in order
   std::string zone{};
+  // Lock step only: the hub runs in the agents' partition (their queue,
+  // network and thread) instead of the hubs'. Its agents' messages then stay
+  // in one queue; the bench moves a few L1s across so neither thread waits.
+  bool beside_agents = false;
 };
 
 enum class Partitions : std::uint8_t {
@@ -121,13 +125,19 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   void cut(std::size_t hub_a, std::size_t hub_b);
   void heal(std::size_t hub_a, std::size_t hub_b);
 
-  // What hubs send goes through hub_network() (network(), the agents', in one queue).
-  Network& hub_network() { return hub_network_ ? *hub_network_ : network_; }
+  // Whether the process at `address` runs in the hubs' partition (lock step:
+  // every hub not beside_agents); false for agents, and for all in one queue.
+  bool in_hub_partition(Address address) const;
   // Told of every message sent by an agent or a hub (Network::SendTap); in
-  // threaded lock step, from the sender's partition's thread.
+  // threaded lock step, from the sender's partition's thread
+  // (in_hub_partition(from) says which).
   void set_send_tap(const Network::SendTap& tap);
   // The run's trace (Network::trace_hash), both networks' in lock step.
   std::uint64_t trace_hash() const;
+  // Lock step (first partition: the agents'); zeros in one queue.
+  LockStep::Balance lock_step_balance() const {
+    return lock_step_ ? lock_step_->balance() : LockStep::Balance{};
+  }
   NetworkStats network_stats() const;  // summed over both networks
 
   // ---- agents (indexes in order of add_agent); driven and viewed through AgentWorld
@@ -154,7 +164,8 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   Address hub_address_for(std::size_t agent, std::size_t place) const override;
   void receive(Address from, Address to, const proto::Message& message) override;
   void partition();  // lock step: the hubs' queue and network, the runner
-  EventQueue& hub_events() { return hub_events_ ? *hub_events_ : events_; }
+  EventQueue& events_of(const TierHubSpec& spec);  // the queue of the hub's partition
+  Network& network_of(const TierHubSpec& spec);
   void hand_over();  // what each partition sent the other, into the other's queue
 
   TieredWorldConfig config_;
@@ -165,6 +176,7 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   std::unique_ptr<LockStep> lock_step_;
   std::vector<std::vector<std::size_t>> agent_hubs_;  // by agent: its hubs, in failover order
   std::vector<std::unique_ptr<HubProcess>> hubs_;     // stable: hooks capture their index
+  std::vector<bool> in_hub_partition_;                // by hub; set before the run, read by both
 };
 
 }  // namespace cascade::sim

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -60,6 +61,21 @@ TEST_P(SimLockStepTest, WhenTheFirstPartitionThrowsTheSecondStillFinishesItsWind
                 [&](MonoTime) { ++second_runs; }, GetParam());
   EXPECT_THROW(step.run(kStart), std::logic_error);
   EXPECT_EQ(second_runs, 1) << "the other window ends before run() rethrows";
+}
+
+// The balance counts windows, and on one thread no one ever waits.
+TEST_P(SimLockStepTest, BalanceCountsTheWindowsInWhichTheFirstWaitedForTheSecond) {
+  constexpr int kWindows = 50;
+  LockStep step([](MonoTime) {},
+                [](MonoTime) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); },
+                GetParam());
+  for (int ms = 0; ms < kWindows; ++ms)
+    step.run(kStart + Duration{ms});
+  EXPECT_EQ(step.balance().windows, kWindows);
+  if (GetParam())
+    EXPECT_GT(step.balance().first_waited, kWindows / 2) << "the second sleeps, the first does not";
+  else
+    EXPECT_EQ(step.balance().first_waited, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(OnOneThreadAndOnTwo, SimLockStepTest, ::testing::Bool(),
