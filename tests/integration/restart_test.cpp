@@ -9,12 +9,14 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cascade/common/sqlite_db.hpp"
 #include "cascade/tests/integration/cluster.hpp"
 #include "cascade/tests/integration/hub_probe.hpp"
 
@@ -51,6 +53,19 @@ std::optional<Millis> age_in(const std::string& line) {
   return Millis{std::stoll(match[1].str())};
 }
 
+// Whether the hub has committed an instance at `address` to its store, read
+// with a connection of its own as an operator's sqlite3 shell would. Listed is
+// not yet durable: a query answers from memory while the batch commits, and
+// a hub killed then comes back without it (the agent was not acknowledged).
+bool stored(const std::filesystem::path& data, const std::string& address) {
+  sqlite::DbOptions options;
+  options.read_only = true;
+  sqlite::Db db(data / "hub.db", options);
+  sqlite::Statement select(db, "SELECT count(*) FROM instances WHERE address = ?1");
+  select.bind_text(1, address);
+  return select.step() && select.column_int64(0) > 0;
+}
+
 constexpr Millis kSchedulingMargin{200};
 constexpr Millis kRestartLease{1500};
 
@@ -77,6 +92,9 @@ TEST_F(IntegrationRestart,
     ASSERT_TRUE(status);
     first_epoch = status->hub_epoch;
   }
+  ASSERT_TRUE(poll_until(
+      [&] { return stored(first.data, "10.0.0.1:8080") && stored(first.data, "10.0.0.2:8080"); },
+      kPatience));
 
   // The provider dies first, then the hub; nobody will renew `doomed` again.
   doomed.kill_and_wait();
@@ -130,6 +148,7 @@ TEST_F(IntegrationRestart, LiveProviderRenewsWithinTheGraceAfterAHubOutageOfSeco
   const auto first = start_hub();
   auto& live = start_provider(first.endpoint, "live", "orders=10.0.0.2:8080");
   ASSERT_TRUE(wait_until_listed(first.endpoint, "orders", "10.0.0.2:8080"));
+  ASSERT_TRUE(poll_until([&] { return stored(first.data, "10.0.0.2:8080"); }, kPatience));
   first.process->kill_and_wait();
   // The scenario is the length of the outage (a slow restart, a deploy): the
   // time has to pass, there is nothing to poll for. 2.4 s: long enough that an
