@@ -64,7 +64,7 @@ constexpr const char* kUsage =
                           second one (the same run, the same trace hash; default 2)
   --one-queue             every event in one queue, on one thread (the tests' worlds; another run)
   --l1-beside-agents F     lock step: this share of the L1 hubs runs in the agents' partition,
-                          to balance the two threads (default 0.2; another run)
+                          to balance the two threads (default 0; another run)
 )";
 
 void declare_flags(bench::Flags& f, Options& o) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cascade/sim/change_tracker.hpp"
 #include "cascade/sim/seed.hpp"
 
 namespace cascade::sim {
@@ -51,141 +52,6 @@ Duration ScaleTiming::cross_tier_bound() const {
   return 2 * (push + kReplyTimeout) + 3 * (pull + kReplyTimeout);
 }
 
-// ---------------------------------------------------------------- tracker
-
-// Follows every change (an instance added or removed) until every consumer of
-// its service holds it: a consumer's cache changes only when it takes a
-// DownBeat's update (a reply or a push) or a QueryReply, so those are the
-// moments checked. Keeps the fault windows that stretch a change's deadline,
-// and the removed instances the audits look for at the hubs.
-class ScaleScenario::Tracker final : public TieredObserver {
- public:
-  struct Change {
-    std::uint32_t service = 0;
-    std::string instance_id;
-    bool added = false;
-    MonoTime at;
-    std::size_t phase = 0;
-    std::vector<std::uint32_t> waiting;  // consumers that have not seen it yet
-    std::optional<MonoTime> seen_by_all;
-    // An addition whose instance was removed again, within its deadline,
-    // before every consumer saw it: those consumers never will, nor need to.
-    bool undone = false;
-  };
-  struct Removed {
-    std::uint32_t service = 0;
-    std::string instance_id;
-    MonoTime at;
-  };
-
-  // `index`: the services by name, their indexes those of every other argument.
-  Tracker(const TieredWorld& world, const std::unordered_map<std::string, std::uint32_t>& index,
-          Duration bound, Duration recovery)
-      : world_(world), index_(index), bound_(bound), recovery_(recovery) {
-    consumers_of_.resize(index.size());
-    pending_.resize(index.size());
-  }
-
-  void add_consumer(std::size_t agent, const std::vector<proto::ServiceKey>& uses) {
-    if (is_consumer_.size() <= agent) is_consumer_.resize(agent + 1, false);
-    is_consumer_[agent] = true;
-    for (const auto& service : uses)
-      consumers_of_[index_.at(service.name)].push_back(static_cast<std::uint32_t>(agent));
-  }
-  const std::vector<std::uint32_t>& consumers_of(std::uint32_t service) const {
-    return consumers_of_[service];
-  }
-
-  void note_change(std::uint32_t service, std::string id, bool added, std::size_t phase) {
-    if (!added) undo_addition(service, id);
-    const auto& consumers = consumers_of_[service];
-    Change change{service, id, added, world_.now(), phase, consumers, std::nullopt};
-    if (consumers.empty())
-      change.seen_by_all = world_.now();
-    else
-      pending_[service].push_back(changes_.size());
-    changes_.push_back(std::move(change));
-    if (!added) removed_.push_back({service, std::move(id), world_.now()});
-  }
-
-  // Changes whose bound overlaps [from, to] get until `to` plus one
-  // recovery and one bound (sim::ScaleTiming::zombie_bound).
-  void fault(MonoTime from, MonoTime to) { faults_.emplace_back(from, to); }
-
-  MonoTime deadline(MonoTime at) const {
-    MonoTime due = at + bound_;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (const auto& [from, to] : faults_) {
-        const MonoTime stretched = to + recovery_ + bound_;
-        if (from <= due && to >= at && stretched > due) {
-          due = stretched;
-          moved = true;
-        }
-      }
-    }
-    return due;
-  }
-
-  void on_agent_received(MonoTime now, std::size_t agent, const proto::Message& m) override {
-    if (agent >= is_consumer_.size() || !is_consumer_[agent]) return;
-    if (const auto* down = std::get_if<proto::DownBeat>(&m)) {
-      for (const auto& update : down->updates)
-        recheck(now, agent, update.service);
-    } else if (const auto* reply = std::get_if<proto::QueryReply>(&m)) {
-      recheck(now, agent, reply->service);
-    }
-  }
-
-  const std::vector<Change>& changes() const { return changes_; }
-  std::vector<Removed>& removed() { return removed_; }
-
- private:
-  void recheck(MonoTime now, std::size_t agent, const proto::ServiceKey& key) {
-    const auto it = index_.find(key.name);
-    if (it == index_.end()) return;
-    auto& pending = pending_[it->second];
-    if (pending.empty()) return;
-    const auto consumer = static_cast<std::uint32_t>(agent);
-    // Asks the cache about each change instead of copying its list: a copy
-    // per DownBeat was 6% of a 100,000-agent run.
-    std::erase_if(pending, [&](std::size_t c) {
-      Change& change = changes_[c];
-      const auto waiting = std::find(change.waiting.begin(), change.waiting.end(), consumer);
-      if (waiting == change.waiting.end()) return false;
-      const auto holds = world_.cache_lists(agent, key, change.instance_id);
-      if (!holds || *holds != change.added) return false;
-      change.waiting.erase(waiting);
-      if (!change.waiting.empty()) return false;
-      change.seen_by_all = now;
-      return true;
-    });
-  }
-
-  // The churn draws among all running providers, a new one included: at a
-  // million agents one removal in a few thousand overtakes its own addition.
-  void undo_addition(std::uint32_t service, const std::string& id) {
-    std::erase_if(pending_[service], [&](std::size_t c) {
-      Change& change = changes_[c];
-      if (!change.added || change.instance_id != id || world_.now() > deadline(change.at))
-        return false;
-      change.undone = true;
-      return true;
-    });
-  }
-
-  const TieredWorld& world_;
-  const std::unordered_map<std::string, std::uint32_t>& index_;  // service name -> index
-  Duration bound_;
-  Duration recovery_;
-  std::vector<std::vector<std::uint32_t>> consumers_of_;  // by service
-  std::vector<bool> is_consumer_;                         // by agent
-  std::vector<Change> changes_;
-  std::vector<std::vector<std::size_t>> pending_;  // by service: changes not seen by all
-  std::vector<Removed> removed_;                   // not yet checked gone from every hub
-  std::vector<std::pair<MonoTime, MonoTime>> faults_;
-};
-
 // ---------------------------------------------------------------- building
 
 ScaleScenario::ScaleScenario(ScaleConfig config)
@@ -212,8 +78,12 @@ ScaleScenario::ScaleScenario(ScaleConfig config)
   // grace, and its children rejoin within a failover backoff (a third of the
   // upper lease, jittered) and a lost round trip.
   const Duration rejoin = t.l2_lease() / 3 + t.l2_lease() / 15 + kReplyTimeout + 2 * t.max_delay;
-  tracker_ = std::make_unique<Tracker>(*world_, service_index_, t.zombie_bound(),
-                                       std::max(t.l1_lease(), rejoin));
+  tracker_ = std::make_unique<ChangeTracker>(
+      [this] { return world_->now(); },
+      [this](std::size_t agent, const proto::ServiceKey& service, const std::string& id) {
+        return world_->cache_lists(agent, service, id);
+      },
+      service_index_, t.zombie_bound(), std::max(t.l1_lease(), rejoin));
   world_->set_observer(tracker_.get());
   world_->set_send_tap(
       [this](Address from, Address to, std::size_t bytes) { count_traffic(from, to, bytes); });
@@ -493,7 +363,7 @@ void ScaleScenario::audit(ScaleReport& report) {
     if (lost_.insert(p).second) ++report.lost_at_l1;
   }
   auto& removed = tracker_->removed();
-  std::erase_if(removed, [&](const Tracker::Removed& r) {
+  std::erase_if(removed, [&](const ChangeTracker::Removed& r) {
     if (world_->now() < tracker_->deadline(r.at)) return false;
     const auto& key = services_[r.service];
     for (std::size_t h = 0; h < world_->hub_count(); ++h)

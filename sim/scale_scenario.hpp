@@ -56,6 +56,8 @@
 
 namespace cascade::sim {
 
+class ChangeTracker;
+
 struct ScaleShape {
   std::size_t datacenters = 10;
   std::size_t l1_per_dc = 2;
@@ -112,9 +114,11 @@ struct ScaleConfig {
   // (TieredWorld); one thread gives the same run.
   Partitions partitions = Partitions::kLockStepThreaded;
   // Lock step: this share of the L1 hubs (the first datacenters') runs in
-  // the agents' partition, so that the agents' thread does not wait for the
-  // hubs' (whose L1 cores are most of the work) at every millisecond.
-  double l1_share_beside_agents = 0.2;
+  // the agents' partition instead of the hubs', for a run whose hubs' thread
+  // keeps the agents' waiting (the bench's threads line says which waits).
+  // None by default: since a hub keeps routes to readers only, the agents'
+  // thread is the busier one (docs/benchmarks.md).
+  double l1_share_beside_agents = 0.0;
 };
 
 // What crossed the links of one tier: messages a hub of that tier received
@@ -184,8 +188,6 @@ class ScaleScenario {
   std::uint32_t tier_of_hub(std::size_t hub) const { return hub_tier_.at(hub); }
 
  private:
-  class Tracker;
-
   void build_topology();  // hubs and services
   void build_agents();
   void add_provider(std::size_t dc, std::size_t service, std::size_t start_in_ms);
@@ -205,7 +207,7 @@ class ScaleScenario {
 
   ScaleConfig config_;
   std::unique_ptr<TieredWorld> world_;
-  std::unique_ptr<Tracker> tracker_;
+  std::unique_ptr<ChangeTracker> tracker_;
   Rng rng_;                                             // the churn's draws
   std::vector<std::uint32_t> hub_tier_;                 // by hub
   std::vector<std::vector<std::size_t>> l1_of_dc_;      // by datacenter
