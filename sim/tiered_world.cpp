@@ -174,8 +174,9 @@ std::size_t TieredWorld::add_agent(AgentSpec spec, std::vector<std::size_t> hubs
   if (hubs.empty()) throw std::invalid_argument("agent " + spec.node_id + " needs a hub");
   for (auto h : hubs)
     if (h >= hubs_.size()) throw std::invalid_argument("agent " + spec.node_id + ": no such hub");
+  AgentHubs list(hubs);  // throws before the agent is added
   const auto agent = agents_.add(std::move(spec), hubs.size());
-  agent_hubs_.push_back(std::move(hubs));
+  agent_hubs_.push_back(list);
   return agent;
 }
 
@@ -194,10 +195,9 @@ void TieredWorld::receive(Address from, Address to, const proto::Message& messag
   const auto sender = hub_at(from);
   if (!agent || !sender) throw std::logic_error("a message to or from an unknown address");
   // The agent names its hubs by their place in its own list.
-  const auto& hubs = agent_hubs_[*agent];
-  const auto place = std::find(hubs.begin(), hubs.end(), *sender);
-  if (place == hubs.end()) throw std::logic_error("an agent got a message from a hub not its own");
-  deliver_to_agent(*agent, static_cast<std::size_t>(place - hubs.begin()), message);
+  const auto place = agent_hubs_[*agent].place_of(*sender);
+  if (!place) throw std::logic_error("an agent got a message from a hub not its own");
+  deliver_to_agent(*agent, *place, message);
 }
 
 }  // namespace cascade::sim

@@ -40,6 +40,7 @@
 #include "cascade/common/protocol.hpp"
 #include "cascade/hub/hub_core.hpp"
 #include "cascade/hub/uplink.hpp"
+#include "cascade/sim/agent_hubs.hpp"
 #include "cascade/sim/agent_pool.hpp"
 #include "cascade/sim/agent_world.hpp"
 #include "cascade/sim/event_queue.hpp"
@@ -143,7 +144,7 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   // ---- agents (indexes in order of add_agent); driven and viewed through AgentWorld
   // Added down; start() brings it up. `hubs`: the L1 hubs it beats to, in failover order.
   std::size_t add_agent(AgentSpec spec, std::vector<std::size_t> hubs);
-  const std::vector<std::size_t>& hubs_of(std::size_t agent) const { return agent_hubs_.at(agent); }
+  const AgentHubs& hubs_of(std::size_t agent) const { return agent_hubs_.at(agent); }
 
   // ---- views for assertions
   std::vector<proto::Instance> hub_instances(std::size_t hub,
@@ -174,9 +175,9 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   std::unique_ptr<Network> hub_network_;
   EventQueue between_windows_;
   std::unique_ptr<LockStep> lock_step_;
-  std::vector<std::vector<std::size_t>> agent_hubs_;  // by agent: its hubs, in failover order
-  std::vector<std::unique_ptr<HubProcess>> hubs_;     // stable: hooks capture their index
-  std::vector<bool> in_hub_partition_;                // by hub; set before the run, read by both
+  std::vector<AgentHubs> agent_hubs_;              // by agent: its hubs, in failover order
+  std::vector<std::unique_ptr<HubProcess>> hubs_;  // stable: hooks capture their index
+  std::vector<bool> in_hub_partition_;             // by hub; set before the run, read by both
 };
 
 }  // namespace cascade::sim
