@@ -91,14 +91,6 @@ bool TieredWorld::in_hub_partition(Address address) const {
   return hub && in_hub_partition_[*hub];
 }
 
-EventQueue& TieredWorld::events_of(const TierHubSpec& spec) {
-  return hub_events_ && !spec.beside_agents ? *hub_events_ : events_;
-}
-
-Network& TieredWorld::network_of(const TierHubSpec& spec) {
-  return hub_network_ && !spec.beside_agents ? *hub_network_ : network_;
-}
-
 // ---------------------------------------------------------------- hubs
 
 Address TieredWorld::hub_address(std::size_t hub) {
@@ -144,15 +136,16 @@ std::size_t TieredWorld::add_hub(TierHubSpec spec) {
   for (auto up : spec.upstreams)
     config.upstreams.push_back(hub_address(up));
   // The hub's own clock: in threaded lock step the other partition's moves meanwhile.
-  EventQueue& events = events_of(spec);
+  const bool in_hubs = hub_events_ && !spec.beside_agents;
+  EventQueue& events = in_hubs ? *hub_events_ : events_;
   HubHooks hooks{[this, index, &events](Address from, const proto::Message& m) {
                    observer_->on_hub_received(events.now(), index, from, m);
                  },
                  [this, index, &events] { observer_->on_hub_tick(events.now(), index); },
                  [this, index, &events] { observer_->on_hub_started(events.now(), index); }};
-  in_hub_partition_.push_back(hub_events_ && !spec.beside_agents);
-  hubs_.push_back(
-      std::make_unique<HubProcess>(std::move(config), events, network_of(spec), std::move(hooks)));
+  in_hub_partition_.push_back(in_hubs);
+  hubs_.push_back(std::make_unique<HubProcess>(
+      std::move(config), events, in_hubs ? *hub_network_ : network_, std::move(hooks)));
   hubs_.back()->boot();
   return index;
 }

@@ -165,8 +165,6 @@ class TieredWorld final : public AgentWorld<TieredObserver> {
   Address hub_address_for(std::size_t agent, std::size_t place) const override;
   void receive(Address from, Address to, const proto::Message& message) override;
   void partition();  // lock step: the hubs' queue and network, the runner
-  EventQueue& events_of(const TierHubSpec& spec);  // the queue of the hub's partition
-  Network& network_of(const TierHubSpec& spec);
   void hand_over();  // what each partition sent the other, into the other's queue
 
   TieredWorldConfig config_;
