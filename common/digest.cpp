@@ -49,6 +49,22 @@ void canonicalize(std::vector<Registration>& regs) {
   regs.erase(std::unique(regs.begin(), regs.end()), regs.end());
 }
 
+// std::sort takes the same steps for the same comparisons, so members equal
+// by key but not in content end in the order canonicalize() leaves them.
+std::vector<const Registration*> canonical_order(const std::vector<Registration>& regs) {
+  std::vector<const Registration*> order;
+  order.reserve(regs.size());
+  for (const auto& r : regs)
+    order.push_back(&r);
+  std::sort(order.begin(), order.end(), [](const Registration* a, const Registration* b) {
+    return sort_key(*a) < sort_key(*b);
+  });
+  order.erase(std::unique(order.begin(), order.end(),
+                          [](const Registration* a, const Registration* b) { return *a == *b; }),
+              order.end());
+  return order;
+}
+
 std::uint64_t registration_hash(const Registration& r) {
   Fnv h;
   h.bytes(r.service.name);

@@ -19,6 +19,9 @@ namespace cascade::proto {
 
 // Sorts by (service, id) and removes exact duplicates in place.
 void canonicalize(std::vector<Registration>& regs);
+// The same order and the same duplicates removed, as pointers into `regs`:
+// for a reader that must not copy the set (a hub applying a received one).
+std::vector<const Registration*> canonical_order(const std::vector<Registration>& regs);
 
 // The hash one registration contributes to its set's digest. The instance's
 // `tier` tag is not part of a registration and is not hashed.

@@ -453,20 +453,20 @@ void HubCore::log_configs_left_out(MonoTime now) {
   configs_left_out_logged_ = left_out;
 }
 
-bool HubCore::apply_registration_set(Node& node, std::vector<proto::Registration> regs) {
+bool HubCore::apply_registration_set(Node& node, const std::vector<proto::Registration>& set) {
   ++counters_.full_sets_received;
   registry_.begin_txn();
-  proto::canonicalize(regs);
+  const auto regs = proto::canonical_order(set);  // no copy of the set (a tenth of a registration)
   proto::SetDigest running;
-  for (const auto& reg : regs)
-    running.add(reg);
+  for (const auto* reg : regs)
+    running.add(*reg);
   const std::uint64_t digest = running.value();
   bool changed = digest != node.digest || !node.set_known;
   std::vector<OwnedInstance> now_owned;
   now_owned.reserve(regs.size());
-  for (const auto& reg : regs) {
-    ServiceEntry& svc = registry_.service(reg.service);
-    const auto upserted = registry_.upsert(svc, reg.instance, node.id);
+  for (const auto* reg : regs) {
+    ServiceEntry& svc = registry_.service(reg->service);
+    const auto upserted = registry_.upsert(svc, reg->instance, node.id);
     changed |= upserted.changed;
     now_owned.push_back({&svc, upserted.slot});
   }
@@ -514,9 +514,9 @@ bool HubCore::apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelt
     regs.insert(regs.end(), std::make_move_iterator(delta.upserts.begin()),
                 std::make_move_iterator(delta.upserts.end()));
     if (delta.more) return false;
-    auto set = std::move(regs);
+    const auto set = std::move(regs);
     staged_sets_.erase(staged);
-    return apply_registration_set(node, std::move(set));
+    return apply_registration_set(node, set);
   }
   // A delta applies only onto a set the hub holds; otherwise the reply asks
   // for the whole set (the digest will not match).
@@ -1204,6 +1204,14 @@ void HubCore::requeue(const PersistBatch& failed) {
   config_centre_.requeue_records(failed.config_changes);
 }
 
+void HubCore::reuse(PersistBatch&& done) {
+  // Room for a second of a registration wave at 100k instances/s; a larger
+  // batch (a renumbering rewrites every row) is not kept.
+  constexpr std::size_t kMaxSpareBytes = 16 << 20;
+  if (done.instance_upserts.capacity_bytes() <= kMaxSpareBytes)
+    spare_rows_ = std::move(done.instance_upserts);
+}
+
 PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   PersistBatch batch;
   std::sort(dirty_nodes_.begin(), dirty_nodes_.end());
@@ -1226,22 +1234,22 @@ PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
   return batch;
 }
 
-// A removed instance is dirty too (its service waits for the batch before
-// it may be reclaimed), but its row's delete comes from the erased rows.
+// A removed instance's row delete comes from the erased rows.
 void HubCore::take_instance_rows(PersistBatch& batch) {
   const auto dirty_instances = registry_.take_dirty_instances();
   // A registration wave's batch holds tens of thousands of rows: grown by
   // doubling, its buffer was copied and its pages faulted in again and again
   // (a tenth of the serving thread's time at 1M; docs/benchmarks.md).
   auto& rows = batch.instance_upserts;
+  rows = std::exchange(spare_rows_, {});
+  rows.clear();
   rows.reserve(dirty_instances.size(), dirty_instances.size() * row_bytes_hint_ * 9 / 8);
-  for (const auto& dirty : dirty_instances) {
-    const InstanceSlot* slot = dirty.service->instances.find(dirty.id);
-    if (slot == nullptr) continue;
-    InstanceFields fields = slot->entry().stored_fields(dirty.id);
+  for (const auto& [service, slot] : dirty_instances) {
+    const InstanceId id = slot->id();
+    InstanceFields fields = slot->entry().stored_fields(id);
     fields.row = slot->row();
-    fields.name = dirty.service->key.name;
-    fields.group = dirty.service->key.group;
+    fields.name = service->key.name;
+    fields.group = service->key.group;
     rows.add(fields);
   }
   if (!rows.empty()) row_bytes_hint_ = rows.text_bytes() / rows.size() + 1;

@@ -236,6 +236,11 @@ class HubCore {
   // next batch writes its current values; its audit records and config
   // changes come first in the next batch, in their order.
   void requeue(const PersistBatch& failed);
+  // Hands back a batch the store is done with: the next batch's rows reuse
+  // its buffers, up to a bound. A registration wave's batch is megabytes,
+  // whose pages were faulted in afresh for every batch (docs/benchmarks.md,
+  // "Registration with durable acks").
+  void reuse(PersistBatch&& done);
 
   // The shell reloaded the authorised keys an operator asked for
   // (HandleResult::reload_keys): the request's audit record gets the outcome.
@@ -419,7 +424,7 @@ class HubCore {
 
   // The node of this beat (`known`, or a new one), its lease renewed.
   Node& admit(MonoTime now, const proto::UpBeat& beat, Node* known, bool& state_changed);
-  bool apply_registration_set(Node& node, std::vector<proto::Registration> regs);
+  bool apply_registration_set(Node& node, const std::vector<proto::Registration>& set);
   bool apply_delta(Node& node, std::uint64_t seq, proto::RegistrationDelta delta);
   bool apply_incremental(Node& node, const proto::RegistrationDelta& delta);
   bool ensure_running_digest(Node& node);
@@ -565,6 +570,7 @@ class HubCore {
   // Text bytes per instance row in the last batch that had rows: the next
   // batch's buffer is sized from it.
   std::size_t row_bytes_hint_ = 160;
+  InstanceRows spare_rows_;  // a committed batch's, for the next (reuse)
   HubCounters counters_;
   std::vector<std::string> dirty_nodes_;
   // Chunked full sets being received (delta reset ... more=false), by node:

@@ -547,6 +547,7 @@ void HubServer::finish_commit(StoreWriter::Outcome outcome) {
       spdlog::critical("could not persist registry changes: {} [{} more suppressed]",
                        *outcome.error, suppressed);
   }
+  core_.reuse(std::move(outcome.batch));
   // Without the commit the acks it would release are dropped: agents that
   // get no ack resend (the set stays "unacknowledged" on their side). An
   // interface's operator is told (its HTTP answer says the change is not

@@ -50,6 +50,12 @@ void InstanceMap::erase(InstanceSlot* slot) {
   InstanceSlot::destroy(index_.erase(slot->id()));
 }
 
+InstanceMap::Detached InstanceMap::detach(InstanceSlot* slot) {
+  Detached out(index_.erase(slot->id()));
+  out->detached_ = true;
+  return out;
+}
+
 void InstanceMap::clear() {
   // The iterator reads only the slot words, never an object it has passed.
   for (auto it = index_.begin(); it != index_.end();) {

@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -45,9 +46,10 @@ class InstanceSlot : private InstanceEntry {
   static bool id_less(const InstanceSlot* a, const InstanceSlot* b);
   InstanceEntry& entry() { return *this; }
   const InstanceEntry& entry() const { return *this; }
-  // Rows are below 2^31: the top bit of their word says whether the id is
-  // packed (the registry numbers them anew when they run out).
-  static constexpr std::uint32_t kMaxRow = (std::uint32_t{1} << 31) - 1;
+  // Rows are below 2^29: the top bits of their word say whether the id is
+  // packed and the slot listed or detached (the registry numbers the rows
+  // anew when they run out, after half a billion instances were made).
+  static constexpr std::uint32_t kMaxRow = (std::uint32_t{1} << 29) - 1;
   // The key of the instance's row in the store (hub/store.hpp), given by the
   // registry when the instance is made; 0 until then.
   std::uint32_t row() const { return row_; }
@@ -55,6 +57,13 @@ class InstanceSlot : private InstanceEntry {
     assert(row <= kMaxRow);
     row_ = row & kMaxRow;
   }
+  // Whether the slot waits in the registry's list of rows to write (one
+  // entry per slot however often it changes before the batch).
+  bool listed() const { return listed_; }
+  void set_listed(bool listed) { listed_ = listed; }
+  // Taken out of its map while listed (InstanceMap::detach): no longer an
+  // instance, kept only until the list lets go of it.
+  bool detached() const { return detached_; }
 
  private:
   friend class InstanceMap;
@@ -66,11 +75,13 @@ class InstanceSlot : private InstanceEntry {
   static void destroy(InstanceSlot* slot);
 
   std::uint8_t id_size_;  // bytes after the slot; ids are at most proto::kMaxIdBytes (255)
-  std::uint32_t row_ : 31 = 0;
+  std::uint32_t row_ : 29 = 0;
   std::uint32_t packed_ : 1;  // the bytes after the slot are a UUID's 16 (uuid_form::pack)
+  std::uint32_t listed_ : 1 = 0;
+  std::uint32_t detached_ : 1 = 0;
 };
 static_assert(sizeof(InstanceSlot) == sizeof(InstanceEntry),
-              "the id's length and form and the row fit the entry's tail padding");
+              "the id's length and form, the flags and the row fit the entry's tail padding");
 
 class InstanceMap {
   struct IdOf {
@@ -101,6 +112,14 @@ class InstanceMap {
   Placed try_emplace(std::string_view id);
   // `slot` (one of this map's) is destroyed.
   void erase(InstanceSlot* slot);
+  // `slot` (one of this map's) leaves the map but lives on, marked
+  // detached(), until the owner returned is dropped: for a slot another list
+  // still points to.
+  struct Disposer {
+    void operator()(InstanceSlot* slot) const { InstanceSlot::destroy(slot); }
+  };
+  using Detached = std::unique_ptr<InstanceSlot, Disposer>;
+  Detached detach(InstanceSlot* slot);
   void clear();
 
   std::size_t size() const { return index_.size(); }

@@ -88,6 +88,14 @@ class InstanceRows {
     bytes_.reserve(bytes);
   }
   std::size_t text_bytes() const { return bytes_.size(); }
+  std::size_t capacity_bytes() const {
+    return bytes_.capacity() + spans_.capacity() * sizeof(Span);
+  }
+  // No rows; the buffers keep their room (HubCore::reuse).
+  void clear() {
+    bytes_.clear();
+    spans_.clear();
+  }
 
   std::size_t size() const { return spans_.size(); }
   bool empty() const { return spans_.empty(); }

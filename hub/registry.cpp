@@ -148,7 +148,7 @@ Registry::Upserted Registry::upsert(ServiceEntry& svc, const proto::Instance& in
     entry.set_report(instance, interner_);
   }
   recount(svc, totals_, before, tally_of(entry));
-  enlist(dirty_instances_, {&svc, instance.id});
+  list_dirty(svc, *slot);
   record_change(svc, instance.id);
   return {slot, true};
 }
@@ -170,18 +170,30 @@ bool Registry::remove(ServiceEntry& svc, std::string_view id, std::string_view n
     entry.owner = next.node;
     recount(svc, totals_, before, tally_of(entry));
     if (!next.same_content && ask_again != nullptr) *ask_again = std::move(next.node);
-    enlist(dirty_instances_, {&svc, std::string(id)});
+    list_dirty(svc, *slot);
     return false;
   }
   recount(svc, totals_, tally_of(entry), std::nullopt);
-  DirtyInstance dirty{&svc, std::string(id)};  // a copy: `id` may be the erased slot's own
+  record_change(svc, id);  // before the erase: `id` may be the slot's own
   erased_rows_.push_back(slot->row());
-  svc.instances.erase(slot);
+  erase_slot(svc, slot);
   --instance_count_;
-  record_change(svc, dirty.id);
-  enlist(dirty_instances_, std::move(dirty));
   if (svc.instances.empty()) note(svc);
   return true;
+}
+
+void Registry::list_dirty(ServiceEntry& svc, InstanceSlot& slot) {
+  if (slot.listed()) return;
+  slot.set_listed(true);
+  ++svc.waiting;
+  dirty_instances_.push_back({&svc, &slot});
+}
+
+void Registry::erase_slot(ServiceEntry& svc, InstanceSlot* slot) {
+  if (slot->listed())
+    detached_.push_back(svc.instances.detach(slot));
+  else
+    svc.instances.erase(slot);
 }
 
 bool Registry::set_verdict(ServiceEntry& svc, std::string_view id, Verdict verdict) {
@@ -325,7 +337,7 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
   if (made) ++instance_count_;
   if (row == 0) {
     assign_row(*slot);
-    enlist(dirty_instances_, {&svc, instance.id});
+    list_dirty(svc, *slot);
   } else {
     // A row past the slots' bound (a store numbered with 32 bits) is
     // renumbered with every other once the restore is done.
@@ -359,7 +371,7 @@ void Registry::renumber_rows() {
   for (auto& [key, svc] : services_) {
     for (InstanceSlot& slot : svc->instances) {
       slot.set_row(++last_row_);
-      enlist(dirty_instances_, {svc.get(), std::string(slot.id())});
+      list_dirty(*svc, slot);
     }
   }
 }
@@ -464,17 +476,29 @@ void Registry::mark_dirty(const proto::ServiceKey& key, const std::optional<std:
     reclaimed_.push_back(key);  // freed since: its row goes
     return;
   }
-  // An instance's row of a freed service: the entry comes back (empty,
-  // noted) until the delete is written.
-  ServiceEntry& svc = service(key);
-  if (id)
-    enlist(dirty_instances_, {&svc, *id});
-  else
-    enlist(dirty_services_, static_cast<const ServiceEntry*>(&svc));
+  if (id) {
+    // Gone since: its row's delete is requeued with the erased rows.
+    ServiceEntry* svc = find(key);
+    if (InstanceSlot* slot = svc ? svc->instances.find(*id) : nullptr) list_dirty(*svc, *slot);
+    return;
+  }
+  // A freed service's row: the entry comes back (empty, noted) until the
+  // delete is written.
+  enlist(dirty_services_, static_cast<const ServiceEntry*>(&service(key)));
 }
 
-std::vector<DirtyInstance> Registry::take_dirty_instances() {
-  return drain(dirty_instances_);
+// Listed once each (InstanceSlot::listed): no sort, no lookup by id.
+std::vector<DirtySlot> Registry::take_dirty_instances() {
+  std::vector<DirtySlot> out;
+  out.reserve(dirty_instances_.size());
+  for (const auto& [svc, slot] : dirty_instances_) {
+    --svc->waiting;
+    slot->set_listed(false);
+    if (!slot->detached()) out.push_back({svc, slot});
+  }
+  dirty_instances_ = {};  // a registration wave's list is not kept
+  detached_.clear();
+  return out;
 }
 
 std::vector<const ServiceEntry*> Registry::take_dirty_services() {

@@ -102,7 +102,14 @@ struct InstanceTotals {
   bool operator==(const InstanceTotals&) const = default;
 };
 
-// A (service, instance id) pair that must be written to the store.
+// An instance whose row must be written to the store. The slot stays valid
+// until the registry changes again.
+struct DirtySlot {
+  const ServiceEntry* service;
+  const InstanceSlot* slot;
+};
+
+// A (service, instance id) pair whose content changed, for the uplink.
 struct DirtyInstance {
   const ServiceEntry* service;
   std::string id;
@@ -197,7 +204,7 @@ class Registry {
   void restore_instance(const proto::ServiceKey& key, const proto::Instance& instance,
                         std::string_view owner, std::uint32_t row);
   // After the restore: rows past InstanceSlot::kMaxRow (a store written when
-  // rows had 32 bits) give every instance a new row.
+  // rows had more bits) give every instance a new row.
   void settle_restored_rows();
   // A stored row nothing restores (an orphan): deleted at the next batch,
   // and never given to another instance.
@@ -259,8 +266,9 @@ class Registry {
   // Persistence: marks an instance (or, without an id, the service version)
   // for rewriting; the service version of a freed service is its delete.
   void mark_dirty(const proto::ServiceKey& key, const std::optional<std::string>& id);
-  // Persistence: what changed since the last call (deduplicated).
-  std::vector<DirtyInstance> take_dirty_instances();
+  // Persistence: the instances added or changed since the last call, once
+  // each (a removed one's row delete comes from take_erased_rows()).
+  std::vector<DirtySlot> take_dirty_instances();
   std::vector<const ServiceEntry*> take_dirty_services();
   // Persistence: the rows of the instances removed since the last call, and
   // whether every row was renumbered meanwhile (then all instances are dirty
@@ -271,6 +279,11 @@ class Registry {
 
  private:
   void record_change(ServiceEntry& svc, std::string_view id);
+  // Lists the slot's row for the next batch, unless it waits there already.
+  void list_dirty(ServiceEntry& svc, InstanceSlot& slot);
+  // Takes the slot out of its service; a listed one lives until the list
+  // is taken.
+  void erase_slot(ServiceEntry& svc, InstanceSlot* slot);
   // Issues the transaction's version of `svc` (once per transaction) and logs
   // `id` under it; bounded by the log capacity.
   void log_change(ServiceEntry& svc, std::string_view id);
@@ -295,7 +308,12 @@ class Registry {
   InstanceTotals totals_;
   InstanceInterner interner_;
   std::unordered_map<proto::ServiceKey, std::unique_ptr<ServiceEntry>> services_;
-  std::vector<DirtyInstance> dirty_instances_;
+  struct Listed {
+    const ServiceEntry* service;
+    InstanceSlot* slot;
+  };
+  std::vector<Listed> dirty_instances_;
+  std::vector<InstanceMap::Detached> detached_;  // removed while listed
   std::vector<const ServiceEntry*> dirty_services_;
   std::uint32_t last_row_ = 0;  // the highest row given
   std::vector<std::uint32_t> erased_rows_;

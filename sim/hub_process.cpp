@@ -139,7 +139,9 @@ void HubProcess::route_core_output() {
 
 // Like the hub server: one batch per flush interval, then the replies it held.
 void HubProcess::flush() {
-  disk_.apply(core_->take_persist_batch());
+  auto batch = core_->take_persist_batch();
+  disk_.apply(batch);
+  core_->reuse(std::move(batch));
   auto replies = std::move(held_replies_);
   held_replies_.clear();
   for (const auto& reply : replies)

@@ -272,6 +272,29 @@ TEST(CodecGolden, UpBeatDigestIsTheDigestOfItsCanonicalRegistrations) {
   EXPECT_NE(beat.digest, 0u) << "0 is reserved for the empty set";
 }
 
+// A hub applies a received set in canonical order without copying it: the
+// pointers must come out in the order canonicalize() leaves the members,
+// including members with one key but two contents (which of them the
+// registry keeps depends on it) and exact duplicates (dropped).
+TEST(CodecDigest, CanonicalOrderIsCanonicalizeWithoutACopy) {
+  std::mt19937 rng(7);
+  std::vector<Registration> set;
+  for (int i = 0; i < 300; ++i) {
+    Registration r;
+    r.service.name = "svc-" + std::to_string(rng() % 5);
+    r.instance.id = "i-" + std::to_string(rng() % 40);
+    r.instance.address = "h:" + std::to_string(rng() % 3);
+    set.push_back(r);
+  }
+  auto copy = set;
+  canonicalize(copy);
+  std::vector<Registration> ordered;
+  for (const Registration* r : canonical_order(set))
+    ordered.push_back(*r);
+  ASSERT_LT(copy.size(), set.size()) << "the sample must hold exact duplicates";
+  EXPECT_EQ(ordered, copy);
+}
+
 TEST(CodecGolden, ErrorSampleIsWhatTheDecoderAnswersToItsFault) {
   auto beat = golden::upbeat();
   beat.seq = golden::error_reply().ref;

@@ -285,6 +285,20 @@ TEST_F(HubCoreTest, PersistBatchCoalescesAndReflectsCurrentValues) {
   EXPECT_TRUE(hub.take_persist_batch().empty());
 }
 
+TEST_F(HubCoreTest, ABatchHandedBackLendsItsBuffersButNoneOfItsRows) {
+  send(beat_with_set("n1", 1, {reg("svc", "i1", "a:1"), reg("svc", "i2", "a:2")}));
+  auto first = hub.take_persist_batch();
+  ASSERT_EQ(first.instance_upserts.size(), 2u);
+  const auto room = first.instance_upserts.capacity_bytes();
+  hub.reuse(std::move(first));
+  send(beat_with_set("n2", 1, {reg("svc", "i3", "a:3")}));
+  auto second = hub.take_persist_batch();
+  ASSERT_EQ(second.instance_upserts.size(), 1u);
+  EXPECT_EQ(second.instance_upserts[0].id, "i3");
+  EXPECT_EQ(second.instance_upserts[0].address, "a:3");
+  EXPECT_GE(second.instance_upserts.capacity_bytes(), room) << "the first batch's room, reused";
+}
+
 TEST_F(HubCoreTest, SteadyBeatsWriteNothing) {
   const std::vector<proto::Registration> set{reg("svc", "i1", "a:1")};
   send(beat_with_set("n1", 1, set));

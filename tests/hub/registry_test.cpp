@@ -183,7 +183,7 @@ TEST_F(RegistryRowsTest, ARestoreContinuesAfterTheHighestRowAndGivesRowlessRecor
   EXPECT_EQ(row_of("c"), 42u);
   const auto dirty = reg.take_dirty_instances();
   ASSERT_EQ(dirty.size(), 1u) << "c is written again, with its row";
-  EXPECT_EQ(dirty[0].id, "c");
+  EXPECT_EQ(dirty[0].slot->id(), "c");
   add("d", "h:4");
   EXPECT_EQ(row_of("d"), 43u);
 }
@@ -208,8 +208,8 @@ TEST_F(RegistryRowsTest, WhenTheCounterRunsOutEveryInstanceIsNumberedAgainFromOn
   EXPECT_EQ(row_of("e"), 4u);
 }
 
-// Rows had 32 bits before a slot's top bit marked a packed id: a store
-// numbered past 2^31 gets every row anew once the restore is done.
+// Rows had 32 bits, then 31, before a slot's top bits held its flags: a
+// store numbered past the bound gets every row anew once the restore is done.
 TEST_F(RegistryRowsTest, AStoreNumberedPastTheSlotsBoundIsRenumberedAfterTheRestore) {
   reg.restore_instance(key, inst("a", "h:1"), "node", InstanceSlot::kMaxRow + 7);
   reg.restore_instance(key, inst("b", "h:2"), "node", 5);
@@ -238,6 +238,82 @@ TEST_F(RegistryRowsTest, RowsOfAFailedBatchAreHandedOverAgain) {
   reg.requeue_rows(erased, true);
   EXPECT_TRUE(reg.take_renumbered());
   EXPECT_TRUE(reg.take_erased_rows().empty()) << "covered by the renumbering's delete of all";
+}
+
+// The rows to write (take_dirty_instances): each changed instance once, by
+// its slot, however often it changed since the last batch; a removed one
+// is not written (its row's delete is), even when it changed first.
+class RegistryDirtyTest : public RegistryRowsTest {
+ protected:
+  std::vector<std::string> dirty_ids() {
+    std::vector<std::string> ids;
+    for (const auto& [service, slot] : reg.take_dirty_instances()) {
+      EXPECT_EQ(service, &svc);
+      ids.push_back(slot->id().str());
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+};
+
+TEST_F(RegistryDirtyTest, AnInstanceChangedThreeTimesBeforeTheBatchIsWrittenOnce) {
+  add("a", "h:1");
+  add("a", "h:2");
+  add("b", "h:1");
+  add("a", "h:3");
+  EXPECT_EQ(dirty_ids(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(dirty_ids().empty()) << "taken: nothing left to write";
+  add("a", "h:4");
+  EXPECT_EQ(dirty_ids(), std::vector<std::string>{"a"}) << "listed again after the batch";
+}
+
+TEST_F(RegistryDirtyTest, AnInstanceRemovedAfterAChangeIsNotWrittenButItsRowIsDeleted) {
+  add("a", "h:1");
+  add("b", "h:1");
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  EXPECT_EQ(dirty_ids(), std::vector<std::string>{"b"});
+  EXPECT_EQ(reg.take_erased_rows(), std::vector<std::uint32_t>{1});
+}
+
+TEST_F(RegistryDirtyTest, AnInstanceRemovedAndRegisteredAgainWritesItsNewRow) {
+  add("a", "h:1");
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  add("a", "h:2");
+  const auto dirty = reg.take_dirty_instances();
+  ASSERT_EQ(dirty.size(), 1u);
+  EXPECT_EQ(dirty[0].slot, svc.instances.find("a"));
+  EXPECT_EQ(dirty[0].slot->row(), 2u);
+  EXPECT_EQ(reg.take_erased_rows(), std::vector<std::uint32_t>{1});
+}
+
+// The service of a listed instance is not freed before the batch: the list
+// points to it.
+TEST_F(RegistryDirtyTest, AListedInstanceKeepsItsServiceUntilTheBatchIsTaken) {
+  add("a", "h:1");
+  reg.take_dirty_services();
+  reg.take_served_changes();
+  EXPECT_EQ(svc.waiting, 1u) << "the instance's row to write";
+  reg.begin_txn();
+  reg.remove(svc, "a", "node");
+  reg.take_dirty_services();
+  reg.take_served_changes();
+  EXPECT_EQ(svc.waiting, 1u) << "removed while listed: the list still points to it";
+  EXPECT_TRUE(reg.take_dirty_instances().empty());
+  EXPECT_EQ(svc.waiting, 0u);
+}
+
+TEST_F(RegistryDirtyTest, AFailedBatchListsItsInstancesAgainUnlessRemovedSince) {
+  add("a", "h:1");
+  add("b", "h:1");
+  reg.take_dirty_instances();
+  reg.begin_txn();
+  reg.remove(svc, "b", "node");
+  reg.mark_dirty(key, "a");
+  reg.mark_dirty(key, "b");
+  reg.mark_dirty(key, "a");
+  EXPECT_EQ(dirty_ids(), std::vector<std::string>{"a"});
 }
 
 }  // namespace
