@@ -21,14 +21,6 @@ constexpr int kReceiveHighWaterMark = 100'000;
 // How long expiry (and the core's other timers) may wait while a backlog of
 // frames drains: a renewal queued behind them must not find its lease gone.
 constexpr Duration kMaxTickDeferral{500};
-// How often the registry's changes, and the replies that wait for them, are
-// handed to the writer while frames keep coming. Once the queue has drained
-// they go as soon as the writer is free (replies) or at the flush interval
-// (the rest); under a backlog a commit after every pass (5 ms) or every
-// flush interval (20 ms) would cost a transaction per frame or two, and at a
-// million instances each row of a small transaction writes a page of its
-// own: registration ran at half its rate.
-constexpr Duration kBacklogCommitInterval{250};
 constexpr int kUpstreamHighWaterMark = 1000;
 constexpr Duration kRoutePruneInterval{60'000};  // routes of departed nodes are dropped this often
 // The least room a reply in a large batch gets before its list goes in parts.
@@ -365,7 +357,14 @@ void HubServer::after_commit(std::function<void(bool committed)> then) {
 bool HubServer::commit_due(bool backlog) const {
   if (writer_.busy()) return false;
   const auto since = clock_.now() - last_flush_;
-  if (backlog) return since >= kBacklogCommitInterval;
+  // Under a backlog: as soon as the writer is free and a flush interval
+  // passed, so a batch holds what came in during the commit before it (group
+  // commit: the batches grow when commits slow down). This was 250 ms while
+  // the serving thread committed itself (commit 1358d04); since the writer
+  // has its own thread and rows are appended by integer key, the long wait
+  // only held acks back: registration at 1M went from ~100k to ~135k/s
+  // (docs/benchmarks.md, "Registration with durable acks").
+  if (backlog) return since >= config_.flush_interval;
   return !gathering_.replies.empty() || !gathering_.waiters.empty() ||
          since >= config_.flush_interval;
 }

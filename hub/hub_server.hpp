@@ -126,8 +126,7 @@ class HubServer {
   void flush();
   // Whether to flush now: never while the writer commits. With the queue
   // drained: when a reply or an interface waits for it, or at the flush
-  // interval. Under a backlog: every kBacklogCommitInterval, so commits stay
-  // large.
+  // interval. Under a backlog: at the flush interval.
   bool commit_due(bool backlog) const;
   // The writer's outcome: what waited for it is sent (or dropped, the batch
   // requeued and the failure logged).
