@@ -456,7 +456,7 @@ void HubCore::log_configs_left_out(MonoTime now) {
 bool HubCore::apply_registration_set(Node& node, const std::vector<proto::Registration>& set) {
   ++counters_.full_sets_received;
   registry_.begin_txn();
-  const auto regs = proto::canonical_order(set);  // no copy of the set (a tenth of a registration)
+  const auto regs = proto::canonical_order(set);  // the copy was ~6% of a registration wave
   proto::SetDigest running;
   for (const auto* reg : regs)
     running.add(*reg);

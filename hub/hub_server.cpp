@@ -362,7 +362,7 @@ bool HubServer::commit_due(bool backlog) const {
   // commit: the batches grow when commits slow down). This was 250 ms while
   // the serving thread committed itself (commit 1358d04); since the writer
   // has its own thread and rows are appended by integer key, the long wait
-  // only held acks back: registration at 1M went from ~100k to ~135k/s
+  // only held acks back: registration at 1M went from ~80k to ~125k/s
   // (docs/benchmarks.md, "Registration with durable acks").
   if (backlog) return since >= config_.flush_interval;
   return !gathering_.replies.empty() || !gathering_.waiters.empty() ||
