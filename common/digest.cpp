@@ -40,12 +40,14 @@ std::uint64_t finish(std::uint64_t z) {
 auto sort_key(const Registration& r) {
   return std::tie(r.service, r.instance.id);
 }
+bool key_less(const Registration& a, const Registration& b) {
+  return sort_key(a) < sort_key(b);
+}
 
 }  // namespace
 
 void canonicalize(std::vector<Registration>& regs) {
-  std::sort(regs.begin(), regs.end(),
-            [](const Registration& a, const Registration& b) { return sort_key(a) < sort_key(b); });
+  std::sort(regs.begin(), regs.end(), key_less);
   regs.erase(std::unique(regs.begin(), regs.end()), regs.end());
 }
 
@@ -56,9 +58,8 @@ std::vector<const Registration*> canonical_order(const std::vector<Registration>
   order.reserve(regs.size());
   for (const auto& r : regs)
     order.push_back(&r);
-  std::sort(order.begin(), order.end(), [](const Registration* a, const Registration* b) {
-    return sort_key(*a) < sort_key(*b);
-  });
+  std::sort(order.begin(), order.end(),
+            [](const Registration* a, const Registration* b) { return key_less(*a, *b); });
   order.erase(std::unique(order.begin(), order.end(),
                           [](const Registration* a, const Registration* b) { return *a == *b; }),
               order.end());

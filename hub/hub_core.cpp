@@ -1208,8 +1208,9 @@ void HubCore::reuse(PersistBatch&& done) {
   // Room for a second of a registration wave at 100k instances/s; a larger
   // batch (a renumbering rewrites every row) is not kept.
   constexpr std::size_t kMaxSpareBytes = 16 << 20;
-  if (done.instance_upserts.capacity_bytes() <= kMaxSpareBytes)
-    spare_rows_ = std::move(done.instance_upserts);
+  if (done.instance_upserts.capacity_bytes() > kMaxSpareBytes) return;
+  spare_rows_ = std::move(done.instance_upserts);
+  spare_rows_.clear();  // room, never rows
 }
 
 PersistBatch HubCore::take_persist_batch(WallMs wall_ms) {
@@ -1242,7 +1243,6 @@ void HubCore::take_instance_rows(PersistBatch& batch) {
   // (a tenth of the serving thread's time at 1M; docs/benchmarks.md).
   auto& rows = batch.instance_upserts;
   rows = std::exchange(spare_rows_, {});
-  rows.clear();
   rows.reserve(dirty_instances.size(), dirty_instances.size() * row_bytes_hint_ * 9 / 8);
   for (const auto& [service, slot] : dirty_instances) {
     const InstanceId id = slot->id();

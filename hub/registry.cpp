@@ -339,7 +339,7 @@ void Registry::restore_instance(const proto::ServiceKey& key, const proto::Insta
     assign_row(*slot);
     list_dirty(svc, *slot);
   } else {
-    // A row past the slots' bound (a store numbered with 32 bits) is
+    // A row past the slots' bound (a store numbered with more bits) is
     // renumbered with every other once the restore is done.
     slot->set_row(row <= InstanceSlot::kMaxRow ? row : 0);
     last_row_ = std::max(last_row_, row);
