@@ -3,6 +3,10 @@
 //
 //   BM_DecodeBeatBatch   a batch frame of 64 steady-state agent beats (what a
 //                        busy hub decodes per frame; items/s = beats/s)
+//   BM_DecodeRegistrationBatch
+//                        64 first beats of a registration wave, each carrying
+//                        its agent's one instance (UUID id, 30-60-byte
+//                        service, 2 metadata pairs: the 1M bench's names)
 //   BM_EncodeReplyBatch  the 64 down beats answering it
 //   BM_DecodeFullList    a down beat carrying a full list of 100 instances
 //   BM_EncodeFullList    encoding that down beat
@@ -29,6 +33,22 @@ UpBeat steady_beat(int i) {
   beat.seq = 4000 + static_cast<std::uint64_t>(i);
   beat.digest = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(i);
   beat.uses = {{{"orders", "default"}, 17}, {{"payments", "default"}, 9}};
+  return beat;
+}
+
+// An agent's first beat: its whole set, one instance named as in the hub
+// bench's --realistic-names.
+UpBeat registering_beat(int i) {
+  UpBeat beat = steady_beat(i);
+  beat.uses.clear();
+  Registration reg;
+  reg.service.name = "com.example.platform.orders-service-" + std::to_string(i % 1000);
+  reg.instance.id = "6f1c2e4a-0b7d-4c1e-9a3f-" + std::to_string(100000000000 + i);
+  reg.instance.address =
+      "10.20." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ":8080";
+  reg.instance.zone = "dc1-a";
+  reg.instance.metadata = {{"version", "2024.06.1"}, {"protocol", "http"}};
+  beat.registrations = std::vector<Registration>{std::move(reg)};
   return beat;
 }
 
@@ -76,6 +96,18 @@ void BM_DecodeBeatBatch(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(frame.size()));
 }
 BENCHMARK(BM_DecodeBeatBatch);
+
+void BM_DecodeRegistrationBatch(benchmark::State& state) {
+  std::vector<Message> beats;
+  for (int i = 0; i < kBatch; ++i)
+    beats.emplace_back(registering_beat(i));
+  const auto frame = encode_batch(beats);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(decode_frame(frame));
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(frame.size()));
+}
+BENCHMARK(BM_DecodeRegistrationBatch);
 
 void BM_EncodeReplyBatch(benchmark::State& state) {
   std::vector<Message> replies;

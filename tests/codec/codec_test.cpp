@@ -526,6 +526,19 @@ TEST(CodecRoundTrip, BatchOfEveryMessageTypeKeepsItsOrder) {
   EXPECT_TRUE(MatchesCase(frame, GoldenCase{"all", "", all, true}));
 }
 
+// The parser reads strings where the frame holds them; what it decodes must
+// own its bytes, so the frame's buffer can go (the next ZeroMQ message).
+TEST(CodecRoundTrip, DecodedMessagesOutliveTheFrameTheyCameFrom) {
+  std::vector<Message> all;
+  for (auto& s : golden::single_samples())
+    all.push_back(s.message);
+  auto bytes = encode_batch(all);
+  const auto frame = decode_frame(bytes);
+  std::fill(bytes.begin(), bytes.end(), '\xa5');
+  bytes = Bytes();
+  EXPECT_TRUE(MatchesCase(frame, GoldenCase{"all", "", all, true}));
+}
+
 TEST(CodecRoundTrip, EmptyBatchDecodesToNoItems) {
   const auto frame = decode_frame(encode_batch({}));
   EXPECT_TRUE(frame.batched);

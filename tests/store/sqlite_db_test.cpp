@@ -73,6 +73,38 @@ TEST_F(StoreSqliteDb, IntegersTextAndBlobsWithZeroBytesRoundTrip) {
   EXPECT_FALSE(select.step());
 }
 
+TEST_F(StoreSqliteDb, BorrowedBytesAreReadAtTheRunAndForgottenAfterIt) {
+  Db db(file(), {});
+  db.exec("CREATE TABLE t(i INTEGER, s TEXT, b BLOB)");
+  Statement insert(db, "INSERT INTO t VALUES (?1, ?2, ?3)");
+  std::string text = "first";
+  std::string blob("\x00\x01", 2);
+  insert.bind_int64(1, 1)
+      .bind_text(2, text, Statement::Bind::kBorrow)
+      .bind_blob(3, blob, Statement::Bind::kBorrow);
+  text = "later";  // same length: the bytes change where SQLite points
+  blob[1] = '\x02';
+  insert.run();
+  // A run without binding again: the borrowed bindings are gone (NULL), the
+  // copied one stays, as SQLite keeps bindings across a reset.
+  insert.bind_int64(1, 2).run();
+  insert.bind_int64(1, 3).bind_text(2, "copied").run();
+  insert.bind_int64(1, 4).run();
+
+  Statement select(db, "SELECT s, b FROM t ORDER BY i");
+  ASSERT_TRUE(select.step());
+  EXPECT_EQ(select.column_text(0), "later");
+  EXPECT_EQ(select.column_blob(1), std::string("\x00\x02", 2));
+  ASSERT_TRUE(select.step());
+  EXPECT_TRUE(select.column_is_null(0));
+  EXPECT_TRUE(select.column_is_null(1));
+  ASSERT_TRUE(select.step());
+  EXPECT_EQ(select.column_text(0), "copied");
+  ASSERT_TRUE(select.step());
+  EXPECT_EQ(select.column_text(0), "copied");
+  EXPECT_FALSE(select.step());
+}
+
 TEST_F(StoreSqliteDb, UnsignedValuesSurviveTheSignedColumnsBitForBit) {
   for (const std::uint64_t v :
        {std::uint64_t{0}, std::uint64_t{1} << 63, std::numeric_limits<std::uint64_t>::max()}) {
