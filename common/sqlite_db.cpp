@@ -71,8 +71,7 @@ namespace sqlite {
 // ------------------------------------------------------------------- Db
 
 Db::Db(std::filesystem::path file, const DbOptions& options) : path_(std::move(file)) {
-  static const bool configured = configure_library();
-  (void)configured;
+  [[maybe_unused]] static const bool configured = configure_library();
   // NOMUTEX: each connection is used by one thread at a time (its owner's,
   // or behind the owner's mutex), so SQLite's own lock on every call (bind,
   // step, reset) is pure cost.
