@@ -102,9 +102,9 @@ msgpack::unpack_limit wire_limits(std::size_t frame_bytes, std::size_t max_frame
   // Every element takes at least one byte, so no array may claim more items
   // than the frame has bytes; the parser reserves memory per claimed item
   // before reading any, so this bound is what keeps a 35-byte frame from
-  // reserving a gigabyte. Strings are copied only once all their bytes are
-  // present, so they (and byte strings, revision 6) may be checked against
-  // the frame limit. No field is an ext.
+  // reserving a gigabyte. Strings are taken (referenced in the frame) only
+  // once all their bytes are present, so they (and byte strings, revision 6)
+  // may be checked against the frame limit. No field is an ext.
   return msgpack::unpack_limit(/*array=*/frame_bytes, /*map=*/kMaxMetadataEntries * 16,
                                /*str=*/max_frame_bytes, /*bin=*/max_frame_bytes, /*ext=*/0,
                                /*depth=*/8);

@@ -153,7 +153,8 @@ Statement& Statement::bind_int64(int index, std::int64_t value) {
   return *this;
 }
 
-// TRANSIENT: SQLite copies the bytes; STATIC: it reads them in place.
+// TRANSIENT: SQLite copies the bytes; STATIC: it reads them in place, and
+// the statement remembers to clear that binding at its reset.
 Statement::Lifetime Statement::lifetime(Bind bind) {
   if (bind == Bind::kCopy) return SQLITE_TRANSIENT;
   borrowing_ = true;

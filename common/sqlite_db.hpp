@@ -135,7 +135,8 @@ class Statement {
 
  private:
   void check_bind(int rc, int index);
-  // SQLite's destructor argument (sqlite3_destructor_type) for this kind.
+  // SQLite's destructor argument (sqlite3_destructor_type) for this kind;
+  // a borrow also marks the bindings to be cleared at the reset.
   using Lifetime = void (*)(void*);
   Lifetime lifetime(Bind bind);
 
